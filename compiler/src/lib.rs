@@ -1,0 +1,1 @@
+//! `sci-compiler`: the driver behind `sci-compile`.

@@ -1,0 +1,1 @@
+//! `sci-frontend`: ONNX loading, shape inference and lowering to the IR.

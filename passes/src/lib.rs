@@ -1,0 +1,1 @@
+//! `sci-passes`: graph-to-graph transformations of the IR and autotuning.

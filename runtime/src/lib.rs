@@ -1,0 +1,1 @@
+//! `sci-runtime`: channels, crypto, OT, the CrypTFlow2 protocols and the plan executor.

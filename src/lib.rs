@@ -1,0 +1,1 @@
+//! sci: end-to-end tests live in `tests/`.
