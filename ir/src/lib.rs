@@ -1,1 +1,32 @@
-//! `sci-ir`: the typed fixed-point IR, its text format, the reference interpreter and plan files.
+//! `sci-ir`: the typed fixed-point IR of sci — the contract between the frontend, the
+//! passes, the compiler, the plan files and the runtime.
+//!
+//! * [`types`]: value types — encoding (ring `Z_{2^ℓ}`, prime field `Z_n`, or f32), scale,
+//!   shape, owner.
+//! * [`ops`]: the closed set of operations ([`Op`]) with their exact semantics.
+//! * [`program`]: the SSA arena ([`Program`]) and its [`Builder`], which type-checks
+//!   every instruction ([`check`]), so every `Program` is well-typed.
+//! * [`secure`]: whether a program can be executed securely by the runtime.
+//! * [`fixed`]: fixed-point encode/decode and the exact `trunc` / `rdiv` (CrypTFlow2
+//!   equation 2, Corollary 4.2, Appendix E).
+//! * [`tensor`]: concrete tensors (constant data, interpreter inputs and outputs).
+//!
+//! The semantics are those of `shared/DESIGN.md`: arithmetic wraps in the ring (is mod n
+//! in the field); products add scales; `trunc` is the floor shift of the signed value;
+//! division by a public integer is the paper's `rdiv`; MaxPool/ArgMax break ties by first
+//! index.
+
+pub mod check;
+pub mod fixed;
+pub mod ops;
+pub mod program;
+pub mod secure;
+pub mod tensor;
+pub mod types;
+
+pub use check::{CheckError, CheckErrorKind};
+pub use ops::{Op, Pool2d, Scalar};
+pub use program::{Builder, ConstId, Instr, Params, ParamsError, Program, ValueId};
+pub use secure::SecureError;
+pub use tensor::{Data, Tensor, TensorError};
+pub use types::{Encoding, Owner, Type, TypeError};

@@ -1,0 +1,124 @@
+//! Whether a well-typed program can be executed securely by the runtime.
+//!
+//! The runtime shares every secret value over one ring `Z_{2^ℓ}` (SCI_OT) or one prime
+//! field `Z_n` (SCI_HE), and implements linear layers where one operand is known to the
+//! server (the weights) and the other is secret to it (CrypTFlow2 §5.1.1: OT-based or
+//! HE-based products of a server matrix with a shared one). So, on top of type
+//! correctness, a program is securely executable when:
+//!
+//! * it is quantized: every value has the same ring or field encoding (no `f32`);
+//! * every product (`Conv2d`, `MatMul`, `Mul`) has an operand the server knows in the
+//!   clear (`Server` or `Public`) unless both operands are known to the same single party
+//!   (then that party computes it locally). A product of two tensors secret from the
+//!   server (client × shared, shared × shared, client-owned weights) is not supported: it
+//!   would need a secret × secret multiplication protocol (Beaver triples), which the
+//!   runtime does not implement.
+
+use crate::ops::Op;
+use crate::program::Program;
+use crate::types::{Encoding, Owner};
+use thiserror::Error;
+
+/// Why a program cannot be executed securely.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum SecureError {
+    /// A value is not fixed-point.
+    #[error(
+        "%{value} = {op} has encoding f32: the program must be quantized before secure execution"
+    )]
+    NotQuantized {
+        /// The value.
+        value: String,
+        /// Its op.
+        op: &'static str,
+    },
+    /// Two encodings in one program.
+    #[error(
+        "%{value} = {op} has encoding {found}, but the program's secret values use {expected}: the runtime shares everything over one ring or field"
+    )]
+    MixedEncodings {
+        /// The value.
+        value: String,
+        /// Its op.
+        op: &'static str,
+        /// The first encoding of the program.
+        expected: Encoding,
+        /// This value's encoding.
+        found: Encoding,
+    },
+    /// A product of two values secret from the server.
+    #[error(
+        "%{value} = {op} multiplies two tensors secret from the server ({a} × {b}); secure products need one operand known to the server (server or public), e.g. the weights: a product of two secret tensors is not supported"
+    )]
+    SecretProduct {
+        /// The value.
+        value: String,
+        /// Its op.
+        op: &'static str,
+        /// Owner of the first factor.
+        a: Owner,
+        /// Owner of the second factor.
+        b: Owner,
+    },
+}
+
+/// Whether a product of operands owned by `a` and `b` is supported: one operand public,
+/// both owned by the same single party, or one owned by the server.
+pub fn product_supported(a: Owner, b: Owner) -> bool {
+    a == Owner::Public
+        || b == Owner::Public
+        || (a == b && a != Owner::Shared)
+        || a == Owner::Server
+        || b == Owner::Server
+}
+
+/// Checks the conditions of the module docs; the first violation is returned.
+pub fn check_secure(p: &Program) -> Result<(), SecureError> {
+    let mut encoding = None;
+    for i in p.instrs() {
+        let op = i.op.mnemonic();
+        let enc = i.ty.encoding();
+        if enc.is_real() {
+            return Err(SecureError::NotQuantized {
+                value: i.name.clone(),
+                op,
+            });
+        }
+        match encoding {
+            None => encoding = Some(enc),
+            Some(e) if e != enc => {
+                return Err(SecureError::MixedEncodings {
+                    value: i.name.clone(),
+                    op,
+                    expected: e,
+                    found: enc,
+                });
+            }
+            Some(_) => {}
+        }
+        let factors = match &i.op {
+            Op::Conv2d { x, w, .. } => Some((*x, *w)),
+            Op::MatMul { a, b, .. } | Op::Mul { a, b } => Some((*a, *b)),
+            _ => None,
+        };
+        if let Some((a, b)) = factors {
+            let (a, b) = (p.ty(a).owner(), p.ty(b).owner());
+            if !product_supported(a, b) {
+                return Err(SecureError::SecretProduct {
+                    value: i.name.clone(),
+                    op,
+                    a,
+                    b,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Program {
+    /// Whether the runtime can execute this program securely ([`check_secure`]).
+    pub fn check_secure(&self) -> Result<(), SecureError> {
+        check_secure(self)
+    }
+}
