@@ -1,0 +1,1 @@
+"""Generators for sci's test data (see testdata/README.md)."""
