@@ -18,6 +18,7 @@
 
 pub mod check;
 pub mod fixed;
+pub mod interp;
 pub mod ops;
 pub mod program;
 pub mod secure;

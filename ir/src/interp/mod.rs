@@ -1,0 +1,405 @@
+//! The reference interpreter: executes a typed program on concrete tensors with exactly
+//! the semantics of [`crate::Op`] — f32 for `Real`, wrapping ℓ-bit two's complement for
+//! rings (ℓ = 1 and 64 included), arithmetic mod n for fields; `trunc` and `div_public`
+//! are [`crate::fixed::trunc`] and [`crate::fixed::rdiv`] (CrypTFlow2 Corollary 4.2 and
+//! equation 2); MaxPool/ArgMax keep the first maximum.
+//!
+//! It is the oracle the secure protocols and the executor are tested against, and the
+//! frontend's float interpreter. Kernels are written once, generic over the element
+//! domain (`domain`), and parallel (rayon) over output planes / rows for large layers.
+//!
+//! [`run`] returns the outputs; [`eval`] can also keep every intermediate value and
+//! track, per value, the largest magnitude reached ([`Magnitude`]) — used by autotuning:
+//! run at ℓ = 64, read the magnitudes, pick the smallest ℓ that holds them.
+
+mod domain;
+mod kernels;
+
+use crate::fixed;
+use crate::ops::{Op, Scalar};
+use crate::program::{Instr, Program, ValueId};
+use crate::tensor::{Tensor, TensorError};
+use crate::types::{Encoding, ShapeDisplay, Type};
+use domain::{Dom, FieldD, RealD, RingD};
+use kernels::{ConvGeom, PoolKind};
+use thiserror::Error;
+
+/// Why an evaluation failed.
+#[derive(Clone, Debug, PartialEq, Error)]
+pub enum InterpError {
+    /// Wrong number of inputs.
+    #[error("the program has {expected} inputs, {found} were given")]
+    InputCount {
+        /// Inputs of the program.
+        expected: usize,
+        /// Inputs given.
+        found: usize,
+    },
+    /// An input tensor does not match the declared type.
+    #[error("input %{name}: expected {expected}, found {found}")]
+    InputType {
+        /// Input value name.
+        name: String,
+        /// Declared type.
+        expected: Type,
+        /// What was given (encoding and shape).
+        found: String,
+    },
+    /// A constant's data is withheld (the client's view of a plan).
+    #[error("constant %{name} has no data (server weights withheld in a client view)")]
+    Withheld {
+        /// Constant value name.
+        name: String,
+    },
+    /// A `trunc` marked `nonneg` met a negative value.
+    #[error("%{name} = trunc nonneg: element {index} of the operand is negative ({value})")]
+    NonNegViolated {
+        /// The trunc's value name.
+        name: String,
+        /// Row-major position of the offending element.
+        index: usize,
+        /// Its signed value.
+        value: i64,
+    },
+    /// Internal: a result did not form a valid tensor (would indicate a bug).
+    #[error("%{name}: {source}")]
+    Tensor {
+        /// Value name.
+        name: String,
+        /// The error.
+        source: TensorError,
+    },
+}
+
+/// The largest absolute value a tensor reached: `|signed(v)|` for rings and fields, `|x|`
+/// for f32.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Magnitude {
+    /// Largest `|signed(v)|` of a ring/field value.
+    Int(u64),
+    /// Largest `|x|` of an f32 value (NaNs ignored).
+    Real(f32),
+}
+
+impl Magnitude {
+    /// Smallest ring width ℓ whose signed range `[−2^(ℓ−1), 2^(ℓ−1) − 1]` holds every value
+    /// of magnitude at most this one (both signs): `bit_length(m) + 1`. `None` for `Real`.
+    pub fn ring_bits(&self) -> Option<u32> {
+        match *self {
+            Magnitude::Int(m) => Some(64 - m.leading_zeros() + 1),
+            Magnitude::Real(_) => None,
+        }
+    }
+
+    /// The larger of two magnitudes of the same kind (the first if kinds differ).
+    pub fn max(self, other: Magnitude) -> Magnitude {
+        match (self, other) {
+            (Magnitude::Int(a), Magnitude::Int(b)) => Magnitude::Int(a.max(b)),
+            (Magnitude::Real(a), Magnitude::Real(b)) => Magnitude::Real(a.max(b)),
+            (a, _) => a,
+        }
+    }
+}
+
+/// What [`eval`] should keep besides the outputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Keep every intermediate value (otherwise values are freed after their last use).
+    pub keep_values: bool,
+    /// Record the largest magnitude of every value.
+    pub track_ranges: bool,
+}
+
+/// The result of [`eval`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// The outputs, in the order of [`Program::outputs`].
+    pub outputs: Vec<Tensor>,
+    /// With [`Options::keep_values`]: every value, indexed by [`ValueId::index`].
+    pub values: Option<Vec<Tensor>>,
+    /// With [`Options::track_ranges`]: the largest magnitude of every value, indexed by
+    /// [`ValueId::index`].
+    pub ranges: Option<Vec<Magnitude>>,
+}
+
+/// Runs `program` on `inputs` (in the order of [`Program::inputs`]) and returns the
+/// outputs (in the order of [`Program::outputs`]).
+pub fn run(program: &Program, inputs: &[Tensor]) -> Result<Vec<Tensor>, InterpError> {
+    eval(program, inputs, Options::default()).map(|e| e.outputs)
+}
+
+/// Runs `program` on `inputs` and also returns what `opts` asks for.
+pub fn eval(
+    program: &Program,
+    inputs: &[Tensor],
+    opts: Options,
+) -> Result<Evaluation, InterpError> {
+    let input_ids = program.inputs();
+    if input_ids.len() != inputs.len() {
+        return Err(InterpError::InputCount {
+            expected: input_ids.len(),
+            found: inputs.len(),
+        });
+    }
+    // Last use of every value, to free it early.
+    let n = program.instrs().len();
+    let mut last_use = vec![0usize; n];
+    for v in program.ids() {
+        for o in program.instr(v).op.operands() {
+            last_use[o.index()] = v.index();
+        }
+    }
+    let mut vals: Vec<Option<Tensor>> = vec![None; n];
+    let mut ranges = opts.track_ranges.then(|| Vec::with_capacity(n));
+    let mut next_input = inputs.iter();
+    let mut outputs = Vec::new();
+    for v in program.ids() {
+        let instr = program.instr(v);
+        let t = match &instr.op {
+            Op::Input { ty, .. } => {
+                let t = next_input.next().expect("input count checked above");
+                if t.encoding() != ty.encoding() || t.shape() != ty.shape() {
+                    return Err(InterpError::InputType {
+                        name: instr.name.clone(),
+                        expected: ty.clone(),
+                        found: format!("{}{}", t.encoding(), ShapeDisplay(t.shape())),
+                    });
+                }
+                t.clone()
+            }
+            Op::Const { id, .. } => {
+                program
+                    .const_data(*id)
+                    .cloned()
+                    .ok_or_else(|| InterpError::Withheld {
+                        name: instr.name.clone(),
+                    })?
+            }
+            op => {
+                let arg = |x: ValueId| {
+                    vals[x.index()]
+                        .as_ref()
+                        .expect("operands are computed before use and freed after their last use")
+                };
+                let enc = op
+                    .operands()
+                    .first()
+                    .map_or(instr.ty.encoding(), |x| arg(**x).encoding());
+                let data = match enc {
+                    Encoding::Real => eval_op(RealD, instr, &arg)?,
+                    Encoding::Ring { .. } => eval_op(RingD::new(enc), instr, &arg)?,
+                    Encoding::Field { modulus } => eval_op(FieldD::new(enc, modulus), instr, &arg)?,
+                };
+                Tensor::new(instr.ty.encoding(), instr.ty.shape().to_vec(), data).map_err(
+                    |source| InterpError::Tensor {
+                        name: instr.name.clone(),
+                        source,
+                    },
+                )?
+            }
+        };
+        if let Some(r) = ranges.as_mut() {
+            r.push(max_magnitude(&t));
+        }
+        if matches!(instr.op, Op::Output { .. }) {
+            outputs.push(t.clone());
+        }
+        vals[v.index()] = Some(t);
+        if !opts.keep_values {
+            for o in instr.op.operands() {
+                if last_use[o.index()] == v.index() {
+                    vals[o.index()] = None;
+                }
+            }
+        }
+    }
+    let values = opts.keep_values.then(|| {
+        vals.into_iter()
+            .map(|t| t.expect("every value is kept"))
+            .collect()
+    });
+    Ok(Evaluation {
+        outputs,
+        values,
+        ranges,
+    })
+}
+
+/// The largest magnitude of a tensor ([`Magnitude`]).
+pub fn max_magnitude(t: &Tensor) -> Magnitude {
+    match t.encoding() {
+        Encoding::Real => RealD.max_magnitude(RealD::slice(t)),
+        Encoding::Ring { .. } => RingD::new(t.encoding()).max_magnitude(RingD::slice(t)),
+        Encoding::Field { modulus } => {
+            FieldD::new(t.encoding(), modulus).max_magnitude(FieldD::slice(t))
+        }
+    }
+}
+
+/// Evaluates one (non-input, non-constant) instruction in domain `d`.
+fn eval_op<'a, D: Dom>(
+    d: D,
+    instr: &Instr,
+    arg: &impl Fn(ValueId) -> &'a Tensor,
+) -> Result<crate::tensor::Data, InterpError> {
+    let x_of = |v: ValueId| D::slice(arg(v));
+    let shape_of = |v: ValueId| arg(v).shape();
+    let out_shape = instr.ty.shape();
+    let map = |x: ValueId, f: &dyn Fn(D::E) -> D::E| -> Vec<D::E> {
+        x_of(x).iter().map(|&e| f(e)).collect()
+    };
+    let int_map = |x: ValueId, f: &dyn Fn(u64) -> u64| -> Vec<u64> {
+        arg(x)
+            .as_u64()
+            .expect("fixed-point only op on an integer tensor")
+            .iter()
+            .map(|&e| f(e))
+            .collect()
+    };
+    let v: Vec<D::E> = match &instr.op {
+        Op::Input { .. } | Op::Const { .. } => unreachable!("handled by the driver"),
+        Op::Conv2d {
+            x,
+            w,
+            bias,
+            strides,
+            pads,
+            dilations,
+            groups,
+        } => {
+            let (xs, ws) = (shape_of(*x), shape_of(*w));
+            let g = ConvGeom {
+                n: xs[0],
+                c: xs[1],
+                h: xs[2],
+                w: xs[3],
+                co: ws[0],
+                kh: ws[2],
+                kw: ws[3],
+                oh: out_shape[2],
+                ow: out_shape[3],
+                strides: *strides,
+                pads: *pads,
+                dilations: *dilations,
+                groups: *groups,
+            };
+            kernels::conv2d(d, x_of(*x), x_of(*w), bias.map(x_of), &g)
+        }
+        Op::MatMul { a, b, bias } => {
+            let (sa, sb) = (shape_of(*a), shape_of(*b));
+            kernels::matmul(d, x_of(*a), x_of(*b), bias.map(x_of), (sa[0], sa[1], sb[1]))
+        }
+        Op::Add { a, b } | Op::Sub { a, b } | Op::Mul { a, b } => {
+            let f = |p: D::E, q: D::E| match &instr.op {
+                Op::Add { .. } => d.add(p, q),
+                Op::Sub { .. } => d.sub(p, q),
+                _ => d.mul(p, q),
+            };
+            kernels::broadcast(x_of(*a), shape_of(*a), x_of(*b), shape_of(*b), out_shape, f)
+        }
+        Op::MulPublic { x, k } => map(*x, &|e| d.mul_public(e, *k)),
+        Op::ScaleUp { x, k } => {
+            // x · 2^k mod (2^ℓ or n): both factors are below 2^64, so the u128 product
+            // cannot overflow. (k < ℓ ≤ 64 and 2^k < n by the type checker.)
+            let enc = arg(*x).encoding();
+            let m = enc.modulus().expect("fixed-point only op");
+            let f = enc.reduce(1i128 << (*k).min(126));
+            return Ok(crate::tensor::Data::U64(int_map(*x, &|e| {
+                ((u128::from(e) * u128::from(f)) % m) as u64
+            })));
+        }
+        Op::Trunc { x, s, nonneg } => {
+            let t = arg(*x);
+            let enc = t.encoding();
+            if *nonneg {
+                let xs = t
+                    .as_u64()
+                    .expect("fixed-point only op on an integer tensor");
+                if let Some(index) = xs.iter().position(|&e| enc.signed(e) < 0) {
+                    return Err(InterpError::NonNegViolated {
+                        name: instr.name.clone(),
+                        index,
+                        value: enc.signed(xs[index]),
+                    });
+                }
+            }
+            return Ok(crate::tensor::Data::U64(int_map(*x, &|e| {
+                fixed::trunc(e, *s, enc)
+            })));
+        }
+        Op::DivPublic { x, d: q } => map(*x, &|e| d.div_public(e, *q)),
+        Op::Relu { x } => map(*x, &|e| if d.is_neg(e) { d.zero() } else { e }),
+        Op::MaxPool { x, pool } | Op::AvgPool { x, pool, .. } => {
+            let xs = shape_of(*x);
+            let kind = match &instr.op {
+                Op::AvgPool {
+                    count_include_pad, ..
+                } => PoolKind::Avg {
+                    count_include_pad: *count_include_pad,
+                },
+                _ => PoolKind::Max,
+            };
+            kernels::pool2d(
+                d,
+                x_of(*x),
+                [xs[0], xs[1], xs[2], xs[3]],
+                (out_shape[2], out_shape[3]),
+                pool,
+                kind,
+            )
+        }
+        Op::GlobalAvgPool { x } => {
+            let xs = shape_of(*x);
+            kernels::global_avgpool(d, x_of(*x), xs[0] * xs[1], xs[2] * xs[3])
+        }
+        Op::ArgMax { x, axis, .. } => kernels::argmax(d, x_of(*x), shape_of(*x), *axis),
+        Op::Reshape { x, .. }
+        | Op::Flatten { x, .. }
+        | Op::Identity { x }
+        | Op::Output { x, .. } => x_of(*x).to_vec(),
+        Op::Transpose { x, perm } => kernels::transpose(x_of(*x), shape_of(*x), perm),
+        Op::Concat { xs, axis } => {
+            let parts: Vec<(&[D::E], &[usize])> =
+                xs.iter().map(|&x| (x_of(x), shape_of(x))).collect();
+            kernels::concat(&parts, *axis)
+        }
+        Op::Pad { x, pads, value } => {
+            let t = arg(*x);
+            let fill = match (*value, t.encoding()) {
+                (Scalar::F32(f), _) => Tensor::real(vec![], vec![f]),
+                (Scalar::Int(i), enc) => Tensor::signed(enc, vec![], &[i]),
+            }
+            .map_err(|source| InterpError::Tensor {
+                name: instr.name.clone(),
+                source,
+            })?;
+            kernels::pad(x_of(*x), shape_of(*x), pads, out_shape, D::slice(&fill)[0])
+        }
+        Op::BatchNorm {
+            x,
+            scale,
+            bias,
+            mean,
+            var,
+            epsilon,
+        } => {
+            // Real only (checked): y = (x − mean) / sqrt(var + ε) · scale + bias.
+            let xs = arg(*x).as_f32().expect("batchnorm is float-only");
+            let p = |v: ValueId| arg(v).as_f32().expect("batchnorm is float-only");
+            let (g, b, m, s2) = (p(*scale), p(*bias), p(*mean), p(*var));
+            let sh = shape_of(*x);
+            let c = sh[1];
+            let inner: usize = sh[2..].iter().product();
+            let y: Vec<f32> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, &e)| {
+                    let ch = (i / inner.max(1)) % c.max(1);
+                    (e - m[ch]) / (s2[ch] + epsilon).sqrt() * g[ch] + b[ch]
+                })
+                .collect();
+            return Ok(crate::tensor::Data::F32(y));
+        }
+    };
+    Ok(D::wrap(v))
+}
