@@ -167,6 +167,11 @@ pub(crate) fn conv2d<D: Dom>(
                     let wv = w[((o * cg + ci) * g.kh + ky) * g.kw + kx];
                     let (x0, x1) =
                         valid_range(g.ow, g.w, g.strides[1], kx, g.dilations[1], g.pads[1]);
+                    if x0 >= x1 {
+                        // This kernel column only ever meets padding (and the first
+                        // input column below would be negative).
+                        continue;
+                    }
                     for oy in y0..y1 {
                         let iy = oy * g.strides[0] + ky * g.dilations[0] - g.pads[0];
                         let row = &xp[iy * g.w..][..g.w];
