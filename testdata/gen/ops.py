@@ -266,7 +266,7 @@ def gen_pools():
            auto_pad="SAME_UPPER")
     single("avgpool_k2s2_o21", "AveragePool", [A((1, 3, 8, 8))], 21, kernel_shape=[2, 2], strides=[2, 2])
 
-    single("globalavgpool_o1", "GlobalAveragePool", [A((1, 3, 5, 5))], 7)
+    single("globalavgpool_o7", "GlobalAveragePool", [A((1, 3, 5, 5))], 7)
     single("globalavgpool_o21", "GlobalAveragePool", [A((1, 4, 3, 3))], 21)
 
 
@@ -298,7 +298,7 @@ def gen_shape_ops():
     single("reshape_explicit_o14", "Reshape", [x, i64([1, 2, 6])], 14, allowzero=0)
     single("reshape_neg1_first_o21", "Reshape", [x, i64([-1, 4])], 21)
 
-    single("transpose_nchw_nhwc_o1", "Transpose", [x], 7, perm=[0, 2, 3, 1])
+    single("transpose_nchw_nhwc_o7", "Transpose", [x], 7, perm=[0, 2, 3, 1])
     single("transpose_default_reverse_o13", "Transpose", [x], 13)
     single("transpose_2d_o13", "Transpose", [A((3, 4))], 13, perm=[1, 0])
     single("transpose_o21", "Transpose", [A((1, 2, 3, 4))], 21, perm=[0, 3, 1, 2])
@@ -320,14 +320,14 @@ def gen_shape_ops():
     single("pad_input_o21", "Pad", [xp, i64([0, 0, 1, 1, 0, 0, 1, 1]), f32(0.0)], 21)
 
     s = A((1, 3, 1, 4))
-    single("squeeze_attr_o1", "Squeeze", [s], 7, axes=[2])
+    single("squeeze_attr_o7", "Squeeze", [s], 7, axes=[2])
     single("squeeze_attr_neg_o11", "Squeeze", [s], 11, axes=[-2])
     single("squeeze_attr_two_axes_o11", "Squeeze", [s], 11, axes=[0, 2])
     single("squeeze_input_o13", "Squeeze", [s, i64([2])], 13)
     single("squeeze_input_noaxes_o13", "Squeeze", [s], 13, note="no axes: squeeze all 1-dims")
     single("squeeze_input_o21", "Squeeze", [s, i64([0, -2])], 21)
     u = A((3, 4))
-    single("unsqueeze_attr_o1", "Unsqueeze", [u], 7, axes=[0])
+    single("unsqueeze_attr_o7", "Unsqueeze", [u], 7, axes=[0])
     single("unsqueeze_attr_two_axes_o11", "Unsqueeze", [u], 11, axes=[0, -1])
     single("unsqueeze_input_o13", "Unsqueeze", [u, i64([0, 3])], 13)
     single("unsqueeze_input_o21", "Unsqueeze", [u, i64([1])], 21)
@@ -336,7 +336,7 @@ def gen_shape_ops():
 def gen_misc():
     x = A((1, 3, 4, 4))
     single("identity_o13", "Identity", [x], 13)
-    single("identity_o1", "Identity", [x], 7)
+    single("identity_o7", "Identity", [x], 7)
     single("cast_float_to_float_o9", "Cast", [x], 9, to=TensorProto.FLOAT)
     single("cast_float_to_float_o13", "Cast", [x], 13, to=TensorProto.FLOAT)
     single("cast_float_to_float_o21", "Cast", [x], 21, to=TensorProto.FLOAT)
