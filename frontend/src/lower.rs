@@ -1,0 +1,322 @@
+//! Lowering a loaded ONNX graph to a float-stage (`Encoding::Real`) IR program.
+//!
+//! 1. The requested outputs (default: the graph outputs) select the nodes they
+//!    depend on; nodes of other domains or unsupported ops elsewhere are ignored.
+//! 2. Those nodes are ordered topologically (file order is not trusted).
+//! 3. Client inputs get their declared shape; a symbolic first (batch) dimension
+//!    is set to 1 and reported in a [`Note`]; any other unknown dimension is an error.
+//! 4. Each node is lowered by its registered op function ([`crate::ops`]): nodes
+//!    whose inputs are all constant are folded, the others emit IR ops whose types
+//!    (and so shapes) the IR's builder checks as they are pushed.
+//! 5. Each requested output becomes an IR `output` named after the ONNX tensor.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+
+use sci_ir::{Builder, Op, Owner, Program, Type, ValueId};
+
+use crate::error::{FrontendError, NodeDesc, Result};
+use crate::model::{Dim, Model, Node};
+use crate::ops::{self, Ctx, Value};
+
+/// Something the compiler should tell the user about the lowering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// A symbolic batch dimension of a graph input was set to 1.
+    BatchSetToOne {
+        /// The graph input.
+        input: String,
+        /// The symbolic name of the dimension, if any.
+        dim: Option<String>,
+    },
+    /// A trailing monotone op (`Softmax`, `LogSoftmax`) was dropped: the output
+    /// carries its input (e.g. logits instead of probabilities); the argmax is the same.
+    DroppedMonotone {
+        /// The dropped node.
+        node: NodeDesc,
+        /// The output tensor that now carries the op's input.
+        output: String,
+    },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::BatchSetToOne { input, dim } => match dim {
+                Some(d) => write!(f, "graph input '{input}': dynamic batch dimension '{d}' set to 1"),
+                None => write!(f, "graph input '{input}': dynamic batch dimension set to 1"),
+            },
+            Note::DroppedMonotone { node, output } => write!(
+                f,
+                "{node} dropped: it is monotone, so the argmax is unchanged; output '{output}' carries its input"
+            ),
+        }
+    }
+}
+
+/// A valid IR value name for an ONNX tensor name: characters other than ASCII
+/// letters, digits, `_` and `.` become `_`, and a leading digit or `.` gets a `_`
+/// prefix.
+pub fn ir_name(onnx: &str) -> String {
+    let mut s: String = onnx
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        s.insert(0, '_');
+    }
+    s
+}
+
+/// Ops that typically follow the network proper (probabilities, label lookup): an
+/// unsupported one gets a hint to compile up to its input with `--output`.
+const POST_PROCESSING: &[&str] = &[
+    "ZipMap",
+    "ArrayFeatureExtractor",
+    "LabelEncoder",
+    "CategoryMapper",
+    "Normalizer",
+    "TopK",
+    "Sigmoid",
+    "Hardmax",
+    "NonMaxSuppression",
+    "ReduceMax",
+    "OneHot",
+];
+
+impl Model {
+    /// Lowers the graph up to `outputs` (ONNX tensor names; `None`: the graph's
+    /// outputs) to a float-stage IR program, with notes for the user.
+    ///
+    /// The program's client inputs are the graph inputs the outputs depend on,
+    /// its server constants the (folded) weights, its outputs named after the
+    /// requested tensors. Errors name the offending node, op and attribute.
+    pub fn lower(&self, outputs: Option<&[String]>) -> Result<(Program, Vec<Note>)> {
+        let requested: Vec<String> = match outputs {
+            Some(o) => o.to_vec(),
+            None => self.outputs.clone(),
+        };
+        if requested.is_empty() {
+            return Err(FrontendError::Malformed("the graph declares no outputs".into()));
+        }
+        let mut producer: HashMap<&str, usize> = HashMap::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            for o in n.outputs.iter().filter(|o| !o.is_empty()) {
+                if producer.insert(o, i).is_some() {
+                    return Err(FrontendError::Malformed(format!("tensor '{o}' is produced by two nodes")));
+                }
+            }
+        }
+        let is_source = |name: &str| self.is_initializer(name) || self.inputs.iter().any(|i| i.name == name);
+        for r in &requested {
+            if !producer.contains_key(r.as_str()) && !is_source(r) {
+                return Err(FrontendError::UnknownOutput {
+                    name: r.clone(),
+                    graph_outputs: self.outputs.join(", "),
+                });
+            }
+        }
+        let order = self.needed_nodes(&requested, &producer)?;
+
+        // How often each tensor is read by the needed nodes.
+        let mut readers: HashMap<&str, usize> = HashMap::new();
+        for &i in &order {
+            for inp in self.nodes[i].inputs.iter().filter(|s| !s.is_empty()) {
+                *readers.entry(inp).or_default() += 1;
+            }
+        }
+
+        let mut st = State {
+            builder: Builder::new(),
+            values: HashMap::new(),
+            const_ids: HashMap::new(),
+            notes: Vec::new(),
+        };
+        // Sources: client inputs first (in graph order), then initializers on demand.
+        let mut needed_sources: HashSet<&str> = order
+            .iter()
+            .flat_map(|&i| self.nodes[i].inputs.iter().map(String::as_str))
+            .collect();
+        needed_sources.extend(requested.iter().map(String::as_str));
+        for input in &self.inputs {
+            if needed_sources.contains(input.name.as_str()) && !producer.contains_key(input.name.as_str()) {
+                let id = self.client_input(input, &mut st)?;
+                st.values.insert(input.name.clone(), Value::Act(id));
+            }
+        }
+        for name in &needed_sources {
+            if !st.values.contains_key(*name)
+                && !producer.contains_key(*name)
+                && let Some(t) = self.initializer(name)
+            {
+                st.values.insert(name.to_string(), Value::constant(t?));
+            }
+        }
+
+        let registry = ops::registry();
+        for &i in &order {
+            let node = &self.nodes[i];
+            if !node.is_default_domain() || !registry.contains_key(node.op_type()) {
+                return Err(unsupported(node));
+            }
+            let f = registry[node.op_type()];
+            let inputs = node
+                .inputs
+                .iter()
+                .enumerate()
+                .map(|(k, name)| {
+                    if name.is_empty() {
+                        return Ok(None);
+                    }
+                    st.values.get(name).cloned().map(Some).ok_or_else(|| {
+                        node.error(format!(
+                            "input #{k} '{name}' is not a graph input, an initializer, or an output the \
+                             frontend produces (e.g. the mask of Dropout or the indices of MaxPool)"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let final_outputs = node
+                .outputs
+                .iter()
+                .map(|o| requested.contains(o) && !readers.contains_key(o.as_str()))
+                .collect();
+            let mut cx = Ctx::new(
+                self.opset,
+                node,
+                inputs,
+                &mut st.builder,
+                &mut st.const_ids,
+                &mut st.notes,
+                final_outputs,
+            );
+            let outs = f(&mut cx)?;
+            for (name, v) in node.outputs.iter().zip(outs) {
+                if !name.is_empty() {
+                    st.values.insert(name.clone(), v);
+                }
+            }
+        }
+
+        for r in &requested {
+            let v = st.values.get(r).cloned().ok_or_else(|| match producer.get(r.as_str()) {
+                Some(&i) => self.nodes[i].error(format!("output '{r}' of this node is not produced by the frontend")),
+                None => FrontendError::UnknownOutput { name: r.clone(), graph_outputs: self.outputs.join(", ") },
+            })?;
+            let x = match v {
+                Value::Act(id) => id,
+                Value::Const(t) => {
+                    let shape = t.shape().to_vec();
+                    let data = sci_ir::Tensor::real(shape.clone(), t.to_f32())
+                        .map_err(|e| FrontendError::Ir(e.to_string()))?;
+                    let ty = Type::real(shape, Owner::Server).map_err(|e| FrontendError::Ir(e.to_string()))?;
+                    let name = st.builder.fresh_name(&ir_name(r));
+                    st.builder.constant(&name, ty, data).map_err(|e| FrontendError::Ir(e.to_string()))?
+                }
+            };
+            let name = st.builder.fresh_name(&format!("{}.out", ir_name(r)));
+            st.builder
+                .push(&name, Op::Output { x, name: r.clone() })
+                .map_err(|e| FrontendError::Ir(e.to_string()))?;
+        }
+        let program = st.builder.finish().map_err(|e| FrontendError::Ir(e.to_string()))?;
+        Ok((program, st.notes))
+    }
+
+    /// The nodes the `requested` tensors depend on, in a topological order.
+    fn needed_nodes(&self, requested: &[String], producer: &HashMap<&str, usize>) -> Result<Vec<usize>> {
+        let mut needed = vec![false; self.nodes.len()];
+        let mut stack: Vec<&str> = requested.iter().map(String::as_str).collect();
+        while let Some(t) = stack.pop() {
+            if let Some(&i) = producer.get(t)
+                && !needed[i]
+            {
+                needed[i] = true;
+                stack.extend(self.nodes[i].inputs.iter().map(String::as_str).filter(|s| !s.is_empty()));
+            }
+        }
+        // Kahn's algorithm over the needed nodes, preferring file order.
+        let mut deps = vec![0usize; self.nodes.len()];
+        let mut users: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate().filter(|(i, _)| needed[*i]) {
+            for inp in &n.inputs {
+                if let Some(&p) = producer.get(inp.as_str()) {
+                    deps[i] += 1;
+                    users[p].push(i);
+                }
+            }
+        }
+        let mut ready: VecDeque<usize> = (0..self.nodes.len()).filter(|&i| needed[i] && deps[i] == 0).collect();
+        let mut order = Vec::new();
+        while let Some(i) = ready.pop_front() {
+            order.push(i);
+            for &u in &users[i] {
+                deps[u] -= 1;
+                if deps[u] == 0 {
+                    ready.push_back(u);
+                }
+            }
+        }
+        let total = needed.iter().filter(|&&b| b).count();
+        if order.len() != total {
+            return Err(FrontendError::Malformed("the graph has a cycle".into()));
+        }
+        Ok(order)
+    }
+
+    /// Declares a client input: float type, declared shape with a dynamic batch
+    /// dimension set to 1.
+    fn client_input(&self, input: &crate::model::GraphInput, st: &mut State) -> Result<ValueId> {
+        let err = |msg: String| FrontendError::Input { input: input.name.clone(), msg };
+        input.float_dtype()?;
+        let dims = input
+            .dims
+            .as_ref()
+            .ok_or_else(|| err("the model declares no shape for it; every dimension must be known".into()))?;
+        let mut shape = Vec::with_capacity(dims.len());
+        for (k, d) in dims.iter().enumerate() {
+            match d {
+                Dim::Known(v) => shape.push(*v),
+                Dim::Unknown(name) if k == 0 => {
+                    st.notes.push(Note::BatchSetToOne { input: input.name.clone(), dim: name.clone() });
+                    shape.push(1);
+                }
+                Dim::Unknown(name) => {
+                    return Err(err(format!(
+                        "dimension {k} ({}) is unknown; only the first (batch) dimension may be dynamic",
+                        name.as_deref().unwrap_or("no name")
+                    )));
+                }
+            }
+        }
+        let ty = Type::real(shape, Owner::Client).map_err(|e| err(e.to_string()))?;
+        let name = st.builder.fresh_name(&ir_name(&input.name));
+        st.builder
+            .push(&name, Op::Input { name: input.name.clone(), ty })
+            .map_err(|e| err(e.to_string()))
+    }
+}
+
+/// Mutable state of one lowering.
+struct State {
+    builder: Builder,
+    values: HashMap<String, Value>,
+    const_ids: HashMap<String, ValueId>,
+    notes: Vec<Note>,
+}
+
+/// The error for a node whose op (or domain) has no lowering.
+fn unsupported(node: &Node) -> FrontendError {
+    let post = !node.is_default_domain() || POST_PROCESSING.contains(&node.op_type());
+    let input = node.inputs.first().map_or("", String::as_str);
+    let hint = if post && !input.is_empty() {
+        format!(
+            "; it looks like post-processing after the network: compile up to its input with --output {input}"
+        )
+    } else if !node.is_default_domain() {
+        format!("; only the default ONNX domain is supported, not '{}'", node.desc.domain)
+    } else {
+        String::new()
+    };
+    FrontendError::UnsupportedOp { node: Box::new(node.desc.clone()), supported: ops::supported_ops(), hint }
+}

@@ -1,0 +1,191 @@
+//! Elementwise arithmetic.
+//!
+//! `Add`, `Sub` and variadic `Sum` lower to the IR's broadcasting `add`/`sub`
+//! (between run-time tensors or with a constant); `Mul` needs a constant operand
+//! (IR `mul` by a server constant); `Div` by a constant lowers to `div_public`
+//! when the divisor is one positive integer, else to `mul` by the reciprocal.
+//! Before opset 7 these ops broadcast only with `broadcast = 1`, aligning the
+//! second operand at `axis`; that legacy form is converted to numpy broadcasting.
+//! The other ops here (`Neg`, `Sqrt`, `Equal`, `Where`, ...) appear in exporters'
+//! shape and weight computations and are evaluated on constants only.
+
+use std::collections::HashMap;
+
+use sci_ir::Op;
+
+use super::shape_ops::reshape_value;
+use super::{Ctx, OpFn, Value};
+use crate::error::Result;
+use crate::fold::{self, BinOp, UnOp};
+use crate::shape;
+use crate::tensor::{DType, Tensor};
+
+pub(crate) fn register(reg: &mut HashMap<&'static str, OpFn>) {
+    reg.insert("Add", |cx| binary(cx, BinOp::Add));
+    reg.insert("Sub", |cx| binary(cx, BinOp::Sub));
+    reg.insert("Mul", |cx| binary(cx, BinOp::Mul));
+    reg.insert("Div", |cx| binary(cx, BinOp::Div));
+    reg.insert("Sum", sum);
+    reg.insert("Equal", |cx| binary(cx, BinOp::Equal));
+    reg.insert("Less", |cx| binary(cx, BinOp::Less));
+    reg.insert("Greater", |cx| binary(cx, BinOp::Greater));
+    reg.insert("Max", |cx| variadic_const(cx, BinOp::Max));
+    reg.insert("Min", |cx| variadic_const(cx, BinOp::Min));
+    reg.insert("Neg", |cx| unary_const(cx, UnOp::Neg));
+    reg.insert("Sqrt", |cx| unary_const(cx, UnOp::Sqrt));
+    reg.insert("Reciprocal", |cx| unary_const(cx, UnOp::Reciprocal));
+    reg.insert("Abs", |cx| unary_const(cx, UnOp::Abs));
+    reg.insert("Floor", |cx| unary_const(cx, UnOp::Floor));
+    reg.insert("Ceil", |cx| unary_const(cx, UnOp::Ceil));
+    reg.insert("Not", |cx| unary_const(cx, UnOp::Not));
+    reg.insert("Where", where_op);
+}
+
+/// Before opset 7, `broadcast = 1` broadcasts `B` to `A`'s shape with `B`'s
+/// dimensions aligned at `axis` (default: trailing); rewritten as a reshape of `B`
+/// to `A`'s rank so that numpy broadcasting gives the same result.
+fn legacy_broadcast(cx: &mut Ctx<'_>, a_shape: &[usize], b: Value) -> Result<Value> {
+    let b_shape = cx.shape_of(&b);
+    if cx.node.attr_int_or("broadcast", 0)? == 0 {
+        if a_shape != b_shape.as_slice() {
+            return Err(cx.node.attr_error(
+                "broadcast",
+                format!("operand shapes {a_shape:?} and {b_shape:?} differ but broadcast = 0"),
+            ));
+        }
+        return Ok(b);
+    }
+    let Some(axis) = cx.node.attr_int("axis")? else { return Ok(b) };
+    let ax = shape::axis(axis, a_shape.len()).map_err(|e| cx.node.attr_error("axis", e))?;
+    if ax + b_shape.len() > a_shape.len() {
+        return Err(cx.node.attr_error("axis", format!("{b_shape:?} does not fit {a_shape:?} at axis {ax}")));
+    }
+    let mut aligned = vec![1; ax];
+    aligned.extend_from_slice(&b_shape);
+    aligned.resize(a_shape.len(), 1);
+    reshape_value(cx, &b, aligned)
+}
+
+/// An operand of a binary op: its value, and the node input it is exactly equal
+/// to (so that a constant input becomes the IR constant named after that tensor).
+struct Operand {
+    v: Value,
+    input: Option<usize>,
+}
+
+impl Operand {
+    fn of_input(cx: &Ctx<'_>, i: usize) -> Result<Operand> {
+        Ok(Operand { v: cx.input(i)?.clone(), input: Some(i) })
+    }
+
+    /// The operand as an IR value.
+    fn act(&self, cx: &mut Ctx<'_>, suffix: &str) -> Result<sci_ir::ValueId> {
+        match self.input {
+            Some(i) => cx.input_act(i),
+            None => cx.act(&self.v, suffix),
+        }
+    }
+}
+
+/// The two operands of a binary op, with legacy broadcasting resolved.
+fn operands(cx: &mut Ctx<'_>) -> Result<(Operand, Operand)> {
+    let a = Operand::of_input(cx, 0)?;
+    let mut b = Operand::of_input(cx, 1)?;
+    if cx.opset < 7 {
+        let a_shape = cx.shape_of(&a.v);
+        let aligned = legacy_broadcast(cx, &a_shape, b.v.clone())?;
+        if cx.shape_of(&aligned) != cx.shape_of(&b.v) {
+            b = Operand { v: aligned, input: None };
+        }
+    }
+    Ok((a, b))
+}
+
+fn binary(cx: &mut Ctx<'_>, op: BinOp) -> Result<Vec<Value>> {
+    let (a, b) = operands(cx)?;
+    Ok(vec![combine(cx, op, &a, &b)?])
+}
+
+/// `a op b`: folded if both are constant, else lowered to the IR.
+fn combine(cx: &mut Ctx<'_>, op: BinOp, a: &Operand, b: &Operand) -> Result<Value> {
+    let out_shape = shape::broadcast(&cx.shape_of(&a.v), &cx.shape_of(&b.v)).map_err(|e| cx.error(e))?;
+    match (op, &a.v, &b.v) {
+        (_, Value::Const(x), Value::Const(y)) => {
+            fold::binary(x, y, op).map(Value::constant).map_err(|e| cx.error(e))
+        }
+        (BinOp::Add | BinOp::Sub, _, _) => {
+            let (x, y) = (a.act(cx, "A")?, b.act(cx, "B")?);
+            let ir = if op == BinOp::Add { Op::Add { a: x, b: y } } else { Op::Sub { a: x, b: y } };
+            cx.emit_value(ir)
+        }
+        (BinOp::Mul, Value::Act(_), Value::Act(_)) => Err(cx.error(
+            "Mul of two run-time tensors is not supported (supported: Mul by a constant)",
+        )),
+        (BinOp::Mul, _, _) => {
+            let (x, y) = (a.act(cx, "A")?, b.act(cx, "B")?);
+            cx.emit_value(Op::Mul { a: x, b: y })
+        }
+        (BinOp::Div, Value::Act(x), Value::Const(d)) => {
+            if let Some(k) = single_positive_integer(d)
+                && out_shape == cx.shape_of(&a.v)
+            {
+                return cx.emit_value(Op::DivPublic { x: *x, d: k });
+            }
+            // x / d = x · (1/d), with 1/d rounded to the element type.
+            let recip = fold::unary(d, UnOp::Reciprocal).map_err(|e| cx.error(e))?;
+            let r = cx.act(&Value::constant(recip), "reciprocal")?;
+            cx.emit_value(Op::Mul { a: *x, b: r })
+        }
+        (BinOp::Div, _, _) => Err(cx.error(
+            "Div is only supported with a constant divisor (supported: run-time tensor / constant)",
+        )),
+        _ => Err(cx.error(format!(
+            "{op:?} is only supported on constants (it appears in shape computations)"
+        ))),
+    }
+}
+
+/// If every element of `d` is the same positive integer (up to 2^24, so that it is
+/// exact in f32), that integer.
+fn single_positive_integer(d: &Tensor) -> Option<u64> {
+    let v = d.to_f64();
+    let first = *v.first()?;
+    (v.iter().all(|&x| x == first) && first >= 1.0 && first <= f64::from(1u32 << 24) && first.fract() == 0.0)
+        .then_some(first as u64)
+}
+
+fn sum(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    // Opset 8 added multidirectional broadcasting; before, shapes must be equal.
+    let mut acc = Operand::of_input(cx, 0)?;
+    for i in 1..cx.num_inputs() {
+        let term = Operand::of_input(cx, i)?;
+        if cx.opset < 8 && cx.shape_of(&acc.v) != cx.shape_of(&term.v) {
+            return Err(cx.error("Sum operands must have equal shapes before opset 8"));
+        }
+        acc = Operand { v: combine(cx, BinOp::Add, &acc, &term)?, input: None };
+    }
+    Ok(vec![acc.v])
+}
+
+fn variadic_const(cx: &mut Ctx<'_>, op: BinOp) -> Result<Vec<Value>> {
+    let mut acc = (*cx.const_input(0, "operand; only supported on constants")?).clone();
+    for i in 1..cx.num_inputs() {
+        let t = cx.const_input(i, "operand; only supported on constants")?;
+        acc = fold::binary(&acc, &t, op).map_err(|e| cx.error(e))?;
+    }
+    Ok(vec![Value::constant(acc)])
+}
+
+fn unary_const(cx: &mut Ctx<'_>, op: UnOp) -> Result<Vec<Value>> {
+    let x = cx.const_input(0, "operand; only supported on constants")?;
+    fold::unary(&x, op).map(|t| vec![Value::constant(t)]).map_err(|e| cx.error(e))
+}
+
+fn where_op(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    let c = cx.const_input(0, "condition; Where is only supported on constants")?;
+    let (x, y) = (cx.const_input(1, "X")?, cx.const_input(2, "Y")?);
+    if c.dtype() != DType::Bool {
+        return Err(cx.error(format!("Where condition must be BOOL, found {}", c.dtype())));
+    }
+    fold::where_(&c, &x, &y).map(|t| vec![Value::constant(t)]).map_err(|e| cx.error(e))
+}
