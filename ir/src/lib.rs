@@ -10,6 +10,7 @@
 //! * [`fixed`]: fixed-point encode/decode and the exact `trunc` / `rdiv` (CrypTFlow2
 //!   equation 2, Corollary 4.2, Appendix E).
 //! * [`tensor`]: concrete tensors (constant data, interpreter inputs and outputs).
+//! * [`npy`]: NumPy `.npy` reading and writing (inputs, outputs, validation sets).
 //!
 //! The semantics are those of `shared/DESIGN.md`: arithmetic wraps in the ring (is mod n
 //! in the field); products add scales; `trunc` is the floor shift of the signed value;
@@ -19,6 +20,7 @@
 pub mod check;
 pub mod fixed;
 pub mod interp;
+pub mod npy;
 pub mod ops;
 pub mod program;
 pub mod secure;
