@@ -9,21 +9,35 @@ use crate::proto::attribute_proto::AttributeType as A;
 impl Node {
     /// An error about attribute `attr` of this node.
     pub fn attr_error(&self, attr: &str, msg: impl Into<String>) -> FrontendError {
-        FrontendError::Attribute { node: Box::new(self.desc.clone()), attr: attr.to_string(), msg: msg.into() }
+        FrontendError::Attribute {
+            node: Box::new(self.desc.clone()),
+            attr: attr.to_string(),
+            msg: msg.into(),
+        }
     }
 
     /// An error about this node.
     pub fn error(&self, msg: impl Into<String>) -> FrontendError {
-        FrontendError::Node { node: Box::new(self.desc.clone()), msg: msg.into() }
+        FrontendError::Node {
+            node: Box::new(self.desc.clone()),
+            msg: msg.into(),
+        }
     }
 
     /// The attribute `name`, checked to be of type `ty` (models that leave
     /// `type` unset are accepted when the matching field is filled).
     fn attr(&self, name: &str, ty: A) -> Result<Option<&AttributeProto>> {
-        let Some(a) = self.attributes.iter().find(|a| a.name.as_deref() == Some(name)) else {
+        let Some(a) = self
+            .attributes
+            .iter()
+            .find(|a| a.name.as_deref() == Some(name))
+        else {
             return Ok(None);
         };
-        let declared = a.r#type.and_then(|t| A::try_from(t).ok()).unwrap_or(A::Undefined);
+        let declared = a
+            .r#type
+            .and_then(|t| A::try_from(t).ok())
+            .unwrap_or(A::Undefined);
         let inferred = match declared {
             A::Undefined => {
                 if a.f.is_some() {
@@ -49,7 +63,11 @@ impl Node {
         if inferred != ty && !empty_list {
             return Err(self.attr_error(
                 name,
-                format!("expected type {}, found {}", ty.as_str_name(), inferred.as_str_name()),
+                format!(
+                    "expected type {}, found {}",
+                    ty.as_str_name(),
+                    inferred.as_str_name()
+                ),
             ));
         }
         Ok(Some(a))
@@ -102,7 +120,9 @@ impl Node {
 
     /// Whether the node has an attribute called `name` (of any type).
     pub fn has_attr(&self, name: &str) -> bool {
-        self.attributes.iter().any(|a| a.name.as_deref() == Some(name))
+        self.attributes
+            .iter()
+            .any(|a| a.name.as_deref() == Some(name))
     }
 
     /// Rejects any attribute whose name is not in `known`, so that an attribute
@@ -111,7 +131,11 @@ impl Node {
         for a in &self.attributes {
             let name = a.name.as_deref().unwrap_or("");
             if !known.contains(&name) {
-                let list = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                let list = if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                };
                 return Err(self.attr_error(name, format!("unknown attribute (supported: {list})")));
             }
         }
@@ -127,7 +151,12 @@ mod tests {
 
     fn node(attrs: Vec<AttributeProto>) -> Node {
         Node {
-            desc: NodeDesc { name: Some("n".into()), index: 0, op_type: "Conv".into(), domain: String::new() },
+            desc: NodeDesc {
+                name: Some("n".into()),
+                index: 0,
+                op_type: "Conv".into(),
+                domain: String::new(),
+            },
             inputs: vec![],
             outputs: vec![],
             attributes: attrs,
@@ -136,15 +165,33 @@ mod tests {
 
     #[test]
     fn typed_reads_and_errors() {
-        let ints = AttributeProto { name: Some("pads".into()), r#type: Some(7), ints: vec![1, 1], ..Default::default() };
-        let untyped = AttributeProto { name: Some("group".into()), i: Some(2), ..Default::default() };
+        let ints = AttributeProto {
+            name: Some("pads".into()),
+            r#type: Some(7),
+            ints: vec![1, 1],
+            ..Default::default()
+        };
+        let untyped = AttributeProto {
+            name: Some("group".into()),
+            i: Some(2),
+            ..Default::default()
+        };
         let n = node(vec![ints, untyped]);
         assert_eq!(n.attr_ints("pads").unwrap(), Some(vec![1, 1]));
         assert_eq!(n.attr_int_or("group", 1).unwrap(), 2);
         assert_eq!(n.attr_int_or("missing", 7).unwrap(), 7);
         let e = n.attr_int("pads").unwrap_err().to_string();
-        assert!(e.contains("node 'n'") && e.contains("Conv") && e.contains("'pads'") && e.contains("INTS"), "{e}");
+        assert!(
+            e.contains("node 'n'")
+                && e.contains("Conv")
+                && e.contains("'pads'")
+                && e.contains("INTS"),
+            "{e}"
+        );
         let e = n.check_known_attrs(&["pads"]).unwrap_err().to_string();
-        assert!(e.contains("'group'") && e.contains("supported: pads"), "{e}");
+        assert!(
+            e.contains("'group'") && e.contains("supported: pads"),
+            "{e}"
+        );
     }
 }

@@ -61,7 +61,9 @@ pub enum FrontendError {
         msg: String,
     },
     /// A tensor has an element type the frontend does not handle.
-    #[error("tensor '{tensor}' has data type {dtype}, which is not supported (supported: {supported})")]
+    #[error(
+        "tensor '{tensor}' has data type {dtype}, which is not supported (supported: {supported})"
+    )]
     UnsupportedDType {
         /// The tensor's name.
         tensor: String,

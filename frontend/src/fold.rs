@@ -75,13 +75,21 @@ fn make(dtype: DType, shape: Vec<usize>, data: Data) -> ShapeResult<Tensor> {
 /// `a op b` with numpy broadcasting. Both operands must have the same type.
 pub fn binary(a: &Tensor, b: &Tensor, op: BinOp) -> ShapeResult<Tensor> {
     if a.dtype() != b.dtype() {
-        return Err(format!("operand types differ ({} and {})", a.dtype(), b.dtype()));
+        return Err(format!(
+            "operand types differ ({} and {})",
+            a.dtype(),
+            b.dtype()
+        ));
     }
     let out = shape::broadcast(a.shape(), b.shape())?;
     shape::numel(&out)?;
     let ia = shape::broadcast_indices(a.shape(), &out);
     let ib = shape::broadcast_indices(b.shape(), &out);
-    let dtype = if op.is_comparison() { DType::Bool } else { a.dtype() };
+    let dtype = if op.is_comparison() {
+        DType::Bool
+    } else {
+        a.dtype()
+    };
     let data = match (a.data(), b.data()) {
         (Data::Float(x), Data::Float(y)) => {
             let f = |p: f64, q: f64| match op {
@@ -116,7 +124,12 @@ pub fn binary(a: &Tensor, b: &Tensor, op: BinOp) -> ShapeResult<Tensor> {
                     BinOp::Min => p.min(q),
                 })
             };
-            Data::Int(ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect::<ShapeResult<_>>()?)
+            Data::Int(
+                ia.iter()
+                    .zip(&ib)
+                    .map(|(&i, &j)| f(x[i], y[j]))
+                    .collect::<ShapeResult<_>>()?,
+            )
         }
         _ => return Err("operand storage classes differ".into()),
     };
@@ -165,7 +178,11 @@ pub fn unary(x: &Tensor, op: UnOp) -> ShapeResult<Tensor> {
 pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> ShapeResult<Tensor> {
     let c = cond.as_ints().ok_or("Where condition must be boolean")?;
     if x.dtype() != y.dtype() {
-        return Err(format!("Where branches differ in type ({} and {})", x.dtype(), y.dtype()));
+        return Err(format!(
+            "Where branches differ in type ({} and {})",
+            x.dtype(),
+            y.dtype()
+        ));
     }
     let out = shape::broadcast(&shape::broadcast(cond.shape(), x.shape())?, y.shape())?;
     shape::numel(&out)?;
@@ -174,10 +191,14 @@ pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> ShapeResult<Tensor> {
     let iy = shape::broadcast_indices(y.shape(), &out);
     let data = match (x.data(), y.data()) {
         (Data::Float(a), Data::Float(b)) => Data::Float(
-            (0..ic.len()).map(|k| if c[ic[k]] != 0 { a[ix[k]] } else { b[iy[k]] }).collect(),
+            (0..ic.len())
+                .map(|k| if c[ic[k]] != 0 { a[ix[k]] } else { b[iy[k]] })
+                .collect(),
         ),
         (Data::Int(a), Data::Int(b)) => Data::Int(
-            (0..ic.len()).map(|k| if c[ic[k]] != 0 { a[ix[k]] } else { b[iy[k]] }).collect(),
+            (0..ic.len())
+                .map(|k| if c[ic[k]] != 0 { a[ix[k]] } else { b[iy[k]] })
+                .collect(),
         ),
         _ => return Err("Where branches differ in storage class".into()),
     };
@@ -225,7 +246,9 @@ pub fn gather(data: &Tensor, indices: &Tensor, axis: i64) -> ShapeResult<Tensor>
             if (0..dim as i64).contains(&j) {
                 Ok(j as usize)
             } else {
-                Err(format!("Gather index {i} is out of range for dimension {dim}"))
+                Err(format!(
+                    "Gather index {i} is out of range for dimension {dim}"
+                ))
             }
         })
         .collect::<ShapeResult<Vec<usize>>>()?;
@@ -291,7 +314,9 @@ pub fn concat(xs: &[&Tensor], axis: i64) -> ShapeResult<Tensor> {
         for t in xs {
             let chunk: usize = t.shape()[ax..].iter().product();
             match (&mut data, t.data()) {
-                (Data::Float(d), Data::Float(s)) => d.extend_from_slice(&s[o * chunk..(o + 1) * chunk]),
+                (Data::Float(d), Data::Float(s)) => {
+                    d.extend_from_slice(&s[o * chunk..(o + 1) * chunk])
+                }
                 (Data::Int(d), Data::Int(s)) => d.extend_from_slice(&s[o * chunk..(o + 1) * chunk]),
                 _ => return Err("Concat operands differ in storage class".into()),
             }
@@ -328,7 +353,9 @@ pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> ShapeResult<Tens
 /// `ConstantOfShape(shape)`: a tensor of the given shape filled with `value`'s
 /// single element (default: float 0).
 pub fn constant_of_shape(shape_t: &Tensor, value: Option<&Tensor>) -> ShapeResult<Tensor> {
-    let dims = shape_t.as_ints().ok_or("ConstantOfShape input must be INT64")?;
+    let dims = shape_t
+        .as_ints()
+        .ok_or("ConstantOfShape input must be INT64")?;
     let shape = dims
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| format!("negative dimension {d}")))
@@ -368,18 +395,35 @@ mod tests {
         let c = binary(&a, &b, BinOp::Add).unwrap();
         assert_eq!(c.shape(), &[2, 3]);
         assert_eq!(c.to_f32(), vec![11.0, 21.0, 31.0, 12.0, 22.0, 32.0]);
-        assert_eq!(binary(&i(vec![2], vec![7, -7]), &i(vec![], vec![2]), BinOp::Div).unwrap().as_ints().unwrap(), &[3, -3]);
+        assert_eq!(
+            binary(&i(vec![2], vec![7, -7]), &i(vec![], vec![2]), BinOp::Div)
+                .unwrap()
+                .as_ints()
+                .unwrap(),
+            &[3, -3]
+        );
         assert!(binary(&i(vec![1], vec![1]), &i(vec![1], vec![0]), BinOp::Div).is_err());
         assert!(binary(&a, &i(vec![1], vec![1]), BinOp::Add).is_err());
-        let e = binary(&i(vec![2], vec![1, 2]), &i(vec![2], vec![1, 3]), BinOp::Equal).unwrap();
-        assert_eq!((e.dtype(), e.as_ints().unwrap()), (DType::Bool, &[1, 0][..]));
+        let e = binary(
+            &i(vec![2], vec![1, 2]),
+            &i(vec![2], vec![1, 3]),
+            BinOp::Equal,
+        )
+        .unwrap();
+        assert_eq!(
+            (e.dtype(), e.as_ints().unwrap()),
+            (DType::Bool, &[1, 0][..])
+        );
     }
 
     #[test]
     fn unary_ops() {
         let x = f(vec![2], &[4.0, -1.0]);
         assert_eq!(unary(&x, UnOp::Relu).unwrap().to_f32(), vec![4.0, 0.0]);
-        assert_eq!(unary(&f(vec![1], &[4.0]), UnOp::Sqrt).unwrap().to_f32(), vec![2.0]);
+        assert_eq!(
+            unary(&f(vec![1], &[4.0]), UnOp::Sqrt).unwrap().to_f32(),
+            vec![2.0]
+        );
         assert!(unary(&i(vec![1], vec![4]), UnOp::Sqrt).is_err());
         assert!(unary(&x, UnOp::Not).is_err());
     }
@@ -387,28 +431,53 @@ mod tests {
     #[test]
     fn gather_slice_concat_transpose() {
         let shape = i(vec![4], vec![1, 3, 28, 28]);
-        assert_eq!(gather(&shape, &i(vec![], vec![0]), 0).unwrap().as_ints().unwrap(), &[1]);
-        assert_eq!(gather(&shape, &i(vec![], vec![-1]), 0).unwrap().shape(), &[] as &[usize]);
+        assert_eq!(
+            gather(&shape, &i(vec![], vec![0]), 0)
+                .unwrap()
+                .as_ints()
+                .unwrap(),
+            &[1]
+        );
+        assert_eq!(
+            gather(&shape, &i(vec![], vec![-1]), 0).unwrap().shape(),
+            &[] as &[usize]
+        );
         assert!(gather(&shape, &i(vec![1], vec![4]), 0).is_err());
         let m = i(vec![2, 3], vec![0, 1, 2, 3, 4, 5]);
         let g = gather(&m, &i(vec![2], vec![2, 0]), 1).unwrap();
-        assert_eq!((g.shape(), g.as_ints().unwrap()), (&[2, 2][..], &[2, 0, 5, 3][..]));
+        assert_eq!(
+            (g.shape(), g.as_ints().unwrap()),
+            (&[2, 2][..], &[2, 0, 5, 3][..])
+        );
         let s = crate::shape::slice(m.shape(), &[1], &[3], Some(&[1]), None).unwrap();
         assert_eq!(slice(&m, &s).unwrap().as_ints().unwrap(), &[1, 2, 4, 5]);
         let c = concat(&[&m, &i(vec![2, 1], vec![9, 9])], 1).unwrap();
         assert_eq!(c.as_ints().unwrap(), &[0, 1, 2, 9, 3, 4, 5, 9]);
         let t = transpose(&m, None).unwrap();
-        assert_eq!((t.shape(), t.as_ints().unwrap()), (&[3, 2][..], &[0, 3, 1, 4, 2, 5][..]));
+        assert_eq!(
+            (t.shape(), t.as_ints().unwrap()),
+            (&[3, 2][..], &[0, 3, 1, 4, 2, 5][..])
+        );
     }
 
     #[test]
     fn generators() {
-        let r = range(&i(vec![], vec![0]), &i(vec![], vec![5]), &i(vec![], vec![2])).unwrap();
+        let r = range(
+            &i(vec![], vec![0]),
+            &i(vec![], vec![5]),
+            &i(vec![], vec![2]),
+        )
+        .unwrap();
         assert_eq!(r.as_ints().unwrap(), &[0, 2, 4]);
         let c = constant_of_shape(&i(vec![2], vec![2, 3]), None).unwrap();
         assert_eq!((c.shape(), c.dtype()), (&[2, 3][..], DType::F32));
         assert!(constant_of_shape(&i(vec![1], vec![-2]), None).is_err());
-        let w = where_(&Tensor::new(DType::Bool, vec![2], Data::Int(vec![1, 0])).unwrap(), &i(vec![1], vec![5]), &i(vec![2], vec![6, 7])).unwrap();
+        let w = where_(
+            &Tensor::new(DType::Bool, vec![2], Data::Int(vec![1, 0])).unwrap(),
+            &i(vec![1], vec![5]),
+            &i(vec![2], vec![6, 7]),
+        )
+        .unwrap();
         assert_eq!(w.as_ints().unwrap(), &[5, 7]);
     }
 }

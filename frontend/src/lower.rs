@@ -43,7 +43,10 @@ impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Note::BatchSetToOne { input, dim } => match dim {
-                Some(d) => write!(f, "graph input '{input}': dynamic batch dimension '{d}' set to 1"),
+                Some(d) => write!(
+                    f,
+                    "graph input '{input}': dynamic batch dimension '{d}' set to 1"
+                ),
                 None => write!(f, "graph input '{input}': dynamic batch dimension set to 1"),
             },
             Note::DroppedMonotone { node, output } => write!(
@@ -60,7 +63,13 @@ impl fmt::Display for Note {
 pub fn ir_name(onnx: &str) -> String {
     let mut s: String = onnx
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
         s.insert(0, '_');
@@ -97,17 +106,22 @@ impl Model {
             None => self.outputs.clone(),
         };
         if requested.is_empty() {
-            return Err(FrontendError::Malformed("the graph declares no outputs".into()));
+            return Err(FrontendError::Malformed(
+                "the graph declares no outputs".into(),
+            ));
         }
         let mut producer: HashMap<&str, usize> = HashMap::new();
         for (i, n) in self.nodes.iter().enumerate() {
             for o in n.outputs.iter().filter(|o| !o.is_empty()) {
                 if producer.insert(o, i).is_some() {
-                    return Err(FrontendError::Malformed(format!("tensor '{o}' is produced by two nodes")));
+                    return Err(FrontendError::Malformed(format!(
+                        "tensor '{o}' is produced by two nodes"
+                    )));
                 }
             }
         }
-        let is_source = |name: &str| self.is_initializer(name) || self.inputs.iter().any(|i| i.name == name);
+        let is_source =
+            |name: &str| self.is_initializer(name) || self.inputs.iter().any(|i| i.name == name);
         for r in &requested {
             if !producer.contains_key(r.as_str()) && !is_source(r) {
                 return Err(FrontendError::UnknownOutput {
@@ -139,7 +153,9 @@ impl Model {
             .collect();
         needed_sources.extend(requested.iter().map(String::as_str));
         for input in &self.inputs {
-            if needed_sources.contains(input.name.as_str()) && !producer.contains_key(input.name.as_str()) {
+            if needed_sources.contains(input.name.as_str())
+                && !producer.contains_key(input.name.as_str())
+            {
                 let id = self.client_input(input, &mut st)?;
                 st.values.insert(input.name.clone(), Value::Act(id));
             }
@@ -199,19 +215,31 @@ impl Model {
         }
 
         for r in &requested {
-            let v = st.values.get(r).cloned().ok_or_else(|| match producer.get(r.as_str()) {
-                Some(&i) => self.nodes[i].error(format!("output '{r}' of this node is not produced by the frontend")),
-                None => FrontendError::UnknownOutput { name: r.clone(), graph_outputs: self.outputs.join(", ") },
-            })?;
+            let v = st
+                .values
+                .get(r)
+                .cloned()
+                .ok_or_else(|| match producer.get(r.as_str()) {
+                    Some(&i) => self.nodes[i].error(format!(
+                        "output '{r}' of this node is not produced by the frontend"
+                    )),
+                    None => FrontendError::UnknownOutput {
+                        name: r.clone(),
+                        graph_outputs: self.outputs.join(", "),
+                    },
+                })?;
             let x = match v {
                 Value::Act(id) => id,
                 Value::Const(t) => {
                     let shape = t.shape().to_vec();
                     let data = sci_ir::Tensor::real(shape.clone(), t.to_f32())
                         .map_err(|e| FrontendError::Ir(e.to_string()))?;
-                    let ty = Type::real(shape, Owner::Server).map_err(|e| FrontendError::Ir(e.to_string()))?;
+                    let ty = Type::real(shape, Owner::Server)
+                        .map_err(|e| FrontendError::Ir(e.to_string()))?;
                     let name = st.builder.fresh_name(&ir_name(r));
-                    st.builder.constant(&name, ty, data).map_err(|e| FrontendError::Ir(e.to_string()))?
+                    st.builder
+                        .constant(&name, ty, data)
+                        .map_err(|e| FrontendError::Ir(e.to_string()))?
                 }
             };
             let name = st.builder.fresh_name(&format!("{}.out", ir_name(r)));
@@ -219,12 +247,19 @@ impl Model {
                 .push(&name, Op::Output { x, name: r.clone() })
                 .map_err(|e| FrontendError::Ir(e.to_string()))?;
         }
-        let program = st.builder.finish().map_err(|e| FrontendError::Ir(e.to_string()))?;
+        let program = st
+            .builder
+            .finish()
+            .map_err(|e| FrontendError::Ir(e.to_string()))?;
         Ok((program, st.notes))
     }
 
     /// The nodes the `requested` tensors depend on, in a topological order.
-    fn needed_nodes(&self, requested: &[String], producer: &HashMap<&str, usize>) -> Result<Vec<usize>> {
+    fn needed_nodes(
+        &self,
+        requested: &[String],
+        producer: &HashMap<&str, usize>,
+    ) -> Result<Vec<usize>> {
         let mut needed = vec![false; self.nodes.len()];
         let mut stack: Vec<&str> = requested.iter().map(String::as_str).collect();
         while let Some(t) = stack.pop() {
@@ -232,7 +267,13 @@ impl Model {
                 && !needed[i]
             {
                 needed[i] = true;
-                stack.extend(self.nodes[i].inputs.iter().map(String::as_str).filter(|s| !s.is_empty()));
+                stack.extend(
+                    self.nodes[i]
+                        .inputs
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|s| !s.is_empty()),
+                );
             }
         }
         // Kahn's algorithm over the needed nodes, preferring file order.
@@ -246,7 +287,9 @@ impl Model {
                 }
             }
         }
-        let mut ready: VecDeque<usize> = (0..self.nodes.len()).filter(|&i| needed[i] && deps[i] == 0).collect();
+        let mut ready: VecDeque<usize> = (0..self.nodes.len())
+            .filter(|&i| needed[i] && deps[i] == 0)
+            .collect();
         let mut order = Vec::new();
         while let Some(i) = ready.pop_front() {
             order.push(i);
@@ -267,18 +310,23 @@ impl Model {
     /// Declares a client input: float type, declared shape with a dynamic batch
     /// dimension set to 1.
     fn client_input(&self, input: &crate::model::GraphInput, st: &mut State) -> Result<ValueId> {
-        let err = |msg: String| FrontendError::Input { input: input.name.clone(), msg };
+        let err = |msg: String| FrontendError::Input {
+            input: input.name.clone(),
+            msg,
+        };
         input.float_dtype()?;
-        let dims = input
-            .dims
-            .as_ref()
-            .ok_or_else(|| err("the model declares no shape for it; every dimension must be known".into()))?;
+        let dims = input.dims.as_ref().ok_or_else(|| {
+            err("the model declares no shape for it; every dimension must be known".into())
+        })?;
         let mut shape = Vec::with_capacity(dims.len());
         for (k, d) in dims.iter().enumerate() {
             match d {
                 Dim::Known(v) => shape.push(*v),
                 Dim::Unknown(name) if k == 0 => {
-                    st.notes.push(Note::BatchSetToOne { input: input.name.clone(), dim: name.clone() });
+                    st.notes.push(Note::BatchSetToOne {
+                        input: input.name.clone(),
+                        dim: name.clone(),
+                    });
                     shape.push(1);
                 }
                 Dim::Unknown(name) => {
@@ -292,7 +340,13 @@ impl Model {
         let ty = Type::real(shape, Owner::Client).map_err(|e| err(e.to_string()))?;
         let name = st.builder.fresh_name(&ir_name(&input.name));
         st.builder
-            .push(&name, Op::Input { name: input.name.clone(), ty })
+            .push(
+                &name,
+                Op::Input {
+                    name: input.name.clone(),
+                    ty,
+                },
+            )
             .map_err(|e| err(e.to_string()))
     }
 }
@@ -314,9 +368,16 @@ fn unsupported(node: &Node) -> FrontendError {
             "; it looks like post-processing after the network: compile up to its input with --output {input}"
         )
     } else if !node.is_default_domain() {
-        format!("; only the default ONNX domain is supported, not '{}'", node.desc.domain)
+        format!(
+            "; only the default ONNX domain is supported, not '{}'",
+            node.desc.domain
+        )
     } else {
         String::new()
     };
-    FrontendError::UnsupportedOp { node: Box::new(node.desc.clone()), supported: ops::supported_ops(), hint }
+    FrontendError::UnsupportedOp {
+        node: Box::new(node.desc.clone()),
+        supported: ops::supported_ops(),
+        hint,
+    }
 }

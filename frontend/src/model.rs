@@ -1,8 +1,11 @@
 //! Loading an ONNX model: protobuf decoding, version checks, and the graph view
 //! the lowering works on.
 //!
-//! Versions: ONNX IR version 3 and up; default-domain (`""`/`"ai.onnx"`) opset 6
-//! to 21. Initializers that are also listed as graph inputs (old-style models,
+//! Versions: ONNX IR version 3 and up; default-domain (`""`/`"ai.onnx"`) opset 1
+//! to 21 (the op functions branch on the opset where an op's signature changed;
+//! before opset 6 the only differences for the supported ops are the ignored
+//! `consumed_inputs` attribute, `Cast.to` as a string, `Concat`'s optional axis
+//! and `Pad`'s `paddings`). Initializers that are also listed as graph inputs (old-style models,
 //! IR < 4) are weights, not client inputs. Nodes of other domains are kept and
 //! only rejected if the requested outputs need them.
 
@@ -16,7 +19,7 @@ use crate::proto::{self, AttributeProto, ModelProto, TensorProto};
 use crate::tensor::{DType, Tensor};
 
 /// The lowest supported default-domain opset.
-pub const MIN_OPSET: i64 = 6;
+pub const MIN_OPSET: i64 = 1;
 /// The highest supported default-domain opset.
 pub const MAX_OPSET: i64 = 21;
 /// The lowest supported ONNX IR version.
@@ -93,8 +96,10 @@ impl Model {
     /// the file's directory.
     pub fn load(path: impl AsRef<Path>) -> Result<Model> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path)
-            .map_err(|source| FrontendError::Io { path: path.to_path_buf(), source })?;
+        let bytes = std::fs::read(path).map_err(|source| FrontendError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let dir = match path.parent() {
             Some(p) if p.as_os_str().is_empty() => PathBuf::from("."),
             Some(p) => p.to_path_buf(),
@@ -112,9 +117,9 @@ impl Model {
     }
 
     fn from_proto(proto: ModelProto, dir: Option<PathBuf>) -> Result<Model> {
-        let ir_version = proto
-            .ir_version
-            .ok_or_else(|| FrontendError::Malformed("ir_version is missing (is this an ONNX model?)".into()))?;
+        let ir_version = proto.ir_version.ok_or_else(|| {
+            FrontendError::Malformed("ir_version is missing (is this an ONNX model?)".into())
+        })?;
         if ir_version < MIN_IR_VERSION {
             return Err(FrontendError::UnsupportedVersion(format!(
                 "ONNX IR version {ir_version} (supported: {MIN_IR_VERSION} and up)"
@@ -125,7 +130,9 @@ impl Model {
             .iter()
             .find(|o| matches!(o.domain.as_deref(), None | Some("") | Some("ai.onnx")))
             .and_then(|o| o.version)
-            .ok_or_else(|| FrontendError::Malformed("no opset import for the default ONNX domain".into()))?;
+            .ok_or_else(|| {
+                FrontendError::Malformed("no opset import for the default ONNX domain".into())
+            })?;
         if !(MIN_OPSET..=MAX_OPSET).contains(&opset) {
             return Err(FrontendError::UnsupportedVersion(format!(
                 "default-domain opset {opset} (supported: {MIN_OPSET} to {MAX_OPSET})"
@@ -135,7 +142,11 @@ impl Model {
             .graph
             .ok_or_else(|| FrontendError::Malformed("the model has no graph".into()))?;
         if let Some(s) = graph.sparse_initializer.first() {
-            let name = s.values.as_ref().and_then(|v| v.name.clone()).unwrap_or_default();
+            let name = s
+                .values
+                .as_ref()
+                .and_then(|v| v.name.clone())
+                .unwrap_or_default();
             return Err(FrontendError::Tensor {
                 tensor: name,
                 msg: "sparse initializers are not supported".into(),
@@ -145,10 +156,14 @@ impl Model {
         for t in graph.initializer {
             let name = t.name.clone().unwrap_or_default();
             if name.is_empty() {
-                return Err(FrontendError::Malformed("an initializer has no name".into()));
+                return Err(FrontendError::Malformed(
+                    "an initializer has no name".into(),
+                ));
             }
             if initializers.insert(name.clone(), t).is_some() {
-                return Err(FrontendError::Malformed(format!("initializer '{name}' is defined twice")));
+                return Err(FrontendError::Malformed(format!(
+                    "initializer '{name}' is defined twice"
+                )));
             }
         }
         let inputs = graph
@@ -159,7 +174,11 @@ impl Model {
                 (!initializers.contains_key(&name)).then(|| graph_input(name, vi))
             })
             .collect();
-        let outputs = graph.output.iter().map(|vi| vi.name.clone().unwrap_or_default()).collect();
+        let outputs = graph
+            .output
+            .iter()
+            .map(|vi| vi.name.clone().unwrap_or_default())
+            .collect();
         let nodes = graph
             .node
             .into_iter()
@@ -183,12 +202,23 @@ impl Model {
         )
         .trim()
         .to_string();
-        Ok(Model { ir_version, opset, producer, nodes, initializers, inputs, outputs, dir })
+        Ok(Model {
+            ir_version,
+            opset,
+            producer,
+            nodes,
+            initializers,
+            inputs,
+            outputs,
+            dir,
+        })
     }
 
     /// Decodes the initializer `name`, if there is one.
     pub fn initializer(&self, name: &str) -> Option<Result<Tensor>> {
-        self.initializers.get(name).map(|p| Tensor::from_proto(p, self.dir.as_deref()))
+        self.initializers
+            .get(name)
+            .map(|p| Tensor::from_proto(p, self.dir.as_deref()))
     }
 
     /// Whether `name` is an initializer.
@@ -224,7 +254,11 @@ fn graph_input(name: String, vi: &proto::ValueInfoProto) -> GraphInput {
             })
             .collect()
     });
-    GraphInput { name, elem_type, dims }
+    GraphInput {
+        name,
+        elem_type,
+        dims,
+    }
 }
 
 impl GraphInput {
@@ -240,7 +274,9 @@ impl GraphInput {
         } else {
             Err(FrontendError::Input {
                 input: self.name.clone(),
-                msg: format!("element type {dtype} is not supported for client inputs (supported: FLOAT, DOUBLE, FLOAT16)"),
+                msg: format!(
+                    "element type {dtype} is not supported for client inputs (supported: FLOAT, DOUBLE, FLOAT16)"
+                ),
             })
         }
     }

@@ -30,7 +30,9 @@ pub fn broadcast(a: &[usize], b: &[usize]) -> ShapeResult<Vec<usize>> {
             (x, y) if x == y => Ok(x),
             (1, y) => Ok(y),
             (x, 1) => Ok(x),
-            (x, y) => Err(format!("shapes {a:?} and {b:?} do not broadcast (dimension {x} vs {y})")),
+            (x, y) => Err(format!(
+                "shapes {a:?} and {b:?} do not broadcast (dimension {x} vs {y})"
+            )),
         })
         .collect()
 }
@@ -54,7 +56,13 @@ pub fn broadcast_indices(inp: &[usize], out: &[usize]) -> Vec<usize> {
     let mut result = Vec::with_capacity(numel);
     for _ in 0..numel {
         let flat = (0..inp.len())
-            .map(|i| if inp[i] == 1 { 0 } else { idx[i + off] * in_strides[i] })
+            .map(|i| {
+                if inp[i] == 1 {
+                    0
+                } else {
+                    idx[i + off] * in_strides[i]
+                }
+            })
             .sum();
         result.push(flat);
         for d in (0..out.len()).rev() {
@@ -86,13 +94,17 @@ pub fn reshape(input: &[usize], target: &[i64], allowzero: bool) -> ShapeResult<
                 out.push(1);
             }
             -1 => return Err(format!("reshape target {target:?} has more than one -1")),
-            0 if !allowzero => out.push(
-                *input
-                    .get(i)
-                    .ok_or_else(|| format!("reshape target {target:?}: 0 at position {i} has no input dimension"))?,
-            ),
-            t if t >= 0 => out.push(usize::try_from(t).map_err(|_| "dimension too large".to_string())?),
-            t => return Err(format!("reshape target {target:?} has invalid dimension {t}")),
+            0 if !allowzero => out.push(*input.get(i).ok_or_else(|| {
+                format!("reshape target {target:?}: 0 at position {i} has no input dimension")
+            })?),
+            t if t >= 0 => {
+                out.push(usize::try_from(t).map_err(|_| "dimension too large".to_string())?)
+            }
+            t => {
+                return Err(format!(
+                    "reshape target {target:?} has invalid dimension {t}"
+                ));
+            }
         }
     }
     let known = numel(&out)?;
@@ -102,7 +114,9 @@ pub fn reshape(input: &[usize], target: &[i64], allowzero: bool) -> ShapeResult<
         }
         out[i] = total / known;
     } else if known != total {
-        return Err(format!("cannot reshape {input:?} ({total} elements) to {out:?}"));
+        return Err(format!(
+            "cannot reshape {input:?} ({total} elements) to {out:?}"
+        ));
     }
     Ok(out)
 }
@@ -112,7 +126,10 @@ pub fn flatten(input: &[usize], axis: i64) -> ShapeResult<Vec<usize>> {
     let r = input.len() as i64;
     let a = if axis < 0 { axis + r } else { axis };
     if !(0..=r).contains(&a) {
-        return Err(format!("flatten axis {axis} is out of range for rank {}", input.len()));
+        return Err(format!(
+            "flatten axis {axis} is out of range for rank {}",
+            input.len()
+        ));
     }
     let a = a as usize;
     Ok(vec![numel(&input[..a])?, numel(&input[a..])?])
@@ -123,10 +140,16 @@ pub fn squeeze(input: &[usize], axes: Option<&[i64]>) -> ShapeResult<Vec<usize>>
     match axes {
         None => Ok(input.iter().copied().filter(|&d| d != 1).collect()),
         Some(axes) => {
-            let axes = axes.iter().map(|&a| axis(a, input.len())).collect::<ShapeResult<Vec<_>>>()?;
+            let axes = axes
+                .iter()
+                .map(|&a| axis(a, input.len()))
+                .collect::<ShapeResult<Vec<_>>>()?;
             for &a in &axes {
                 if input[a] != 1 {
-                    return Err(format!("cannot squeeze axis {a} of size {} in {input:?}", input[a]));
+                    return Err(format!(
+                        "cannot squeeze axis {a} of size {} in {input:?}",
+                        input[a]
+                    ));
                 }
             }
             Ok(input
@@ -142,14 +165,23 @@ pub fn squeeze(input: &[usize], axes: Option<&[i64]>) -> ShapeResult<Vec<usize>>
 /// Output shape of `Unsqueeze` (axes refer to the output's rank).
 pub fn unsqueeze(input: &[usize], axes: &[i64]) -> ShapeResult<Vec<usize>> {
     let rank = input.len() + axes.len();
-    let mut axes = axes.iter().map(|&a| axis(a, rank)).collect::<ShapeResult<Vec<_>>>()?;
+    let mut axes = axes
+        .iter()
+        .map(|&a| axis(a, rank))
+        .collect::<ShapeResult<Vec<_>>>()?;
     axes.sort_unstable();
     if axes.windows(2).any(|w| w[0] == w[1]) {
         return Err(format!("unsqueeze axes {axes:?} repeat"));
     }
     let mut rest = input.iter();
     Ok((0..rank)
-        .map(|i| if axes.contains(&i) { 1 } else { rest.next().copied().unwrap_or(1) })
+        .map(|i| {
+            if axes.contains(&i) {
+                1
+            } else {
+                rest.next().copied().unwrap_or(1)
+            }
+        })
         .collect())
 }
 
@@ -159,7 +191,10 @@ pub fn transpose(input: &[usize], perm: Option<&[i64]>) -> ShapeResult<(Vec<usiz
     let rank = input.len();
     let perm: Vec<usize> = match perm {
         None => (0..rank).rev().collect(),
-        Some(p) => p.iter().map(|&a| axis(a, rank)).collect::<ShapeResult<_>>()?,
+        Some(p) => p
+            .iter()
+            .map(|&a| axis(a, rank))
+            .collect::<ShapeResult<_>>()?,
     };
     let mut seen = vec![false; rank];
     if perm.len() != rank || perm.iter().any(|&p| std::mem::replace(&mut seen[p], true)) {
@@ -176,9 +211,14 @@ pub fn concat(shapes: &[&[usize]], axis: usize) -> ShapeResult<Vec<usize>> {
     out[axis] = 0;
     for s in shapes {
         if s.len() != first.len()
-            || s.iter().zip(first.iter()).enumerate().any(|(i, (a, b))| i != axis && a != b)
+            || s.iter()
+                .zip(first.iter())
+                .enumerate()
+                .any(|(i, (a, b))| i != axis && a != b)
         {
-            return Err(format!("cannot concatenate shapes {shapes:?} along axis {axis}"));
+            return Err(format!(
+                "cannot concatenate shapes {shapes:?} along axis {axis}"
+            ));
         }
         out[axis] += s[axis];
     }
@@ -209,7 +249,10 @@ pub fn slice(
     let rank = input.len();
     let default_axes: Vec<i64> = (0..starts.len() as i64).collect();
     let axes = axes.unwrap_or(&default_axes);
-    if starts.len() != ends.len() || axes.len() != starts.len() || steps.is_some_and(|s| s.len() != starts.len()) {
+    if starts.len() != ends.len()
+        || axes.len() != starts.len()
+        || steps.is_some_and(|s| s.len() != starts.len())
+    {
         return Err("slice starts, ends, axes and steps differ in length".into());
     }
     let mut result = Vec::new();
@@ -221,7 +264,12 @@ pub fn slice(
             return Err("slice step 0".into());
         }
         if dim == 0 {
-            result.push(SliceAxis { axis: ax, start: 0, step, len: 0 });
+            result.push(SliceAxis {
+                axis: ax,
+                start: 0,
+                step,
+                len: 0,
+            });
             continue;
         }
         let clamp = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
@@ -229,16 +277,28 @@ pub fn slice(
         let (start, end) = if step > 0 {
             (clamp(norm(starts[i]), 0, dim), clamp(norm(ends[i]), 0, dim))
         } else {
-            (clamp(norm(starts[i]), 0, dim - 1), clamp(norm(ends[i]), -1, dim - 1))
+            (
+                clamp(norm(starts[i]), 0, dim - 1),
+                clamp(norm(ends[i]), -1, dim - 1),
+            )
         };
         let len = if step > 0 {
-            if end > start { (end - start + step - 1) / step } else { 0 }
+            if end > start {
+                (end - start + step - 1) / step
+            } else {
+                0
+            }
         } else if start > end {
             (start - end + (-step) - 1) / (-step)
         } else {
             0
         };
-        result.push(SliceAxis { axis: ax, start, step, len: len as usize });
+        result.push(SliceAxis {
+            axis: ax,
+            start,
+            step,
+            len: len as usize,
+        });
     }
     Ok(result)
 }
@@ -259,15 +319,24 @@ pub fn window_out(
         .checked_mul(k.saturating_sub(1))
         .and_then(|v| v.checked_add(1))
         .ok_or("window too large")?;
-    let padded = n.checked_add(pad_begin).and_then(|v| v.checked_add(pad_end)).ok_or("pads too large")?;
+    let padded = n
+        .checked_add(pad_begin)
+        .and_then(|v| v.checked_add(pad_end))
+        .ok_or("pads too large")?;
     if k == 0 || stride == 0 || dilation == 0 {
         return Err("kernel, stride and dilation must be at least 1".into());
     }
     if padded < eff {
-        return Err(format!("window of {eff} does not fit an input of {n} with pads {pad_begin}+{pad_end}"));
+        return Err(format!(
+            "window of {eff} does not fit an input of {n} with pads {pad_begin}+{pad_end}"
+        ));
     }
     let span = padded - eff;
-    let mut out = if ceil { span.div_ceil(stride) + 1 } else { span / stride + 1 };
+    let mut out = if ceil {
+        span.div_ceil(stride) + 1
+    } else {
+        span / stride + 1
+    };
     if ceil && (out - 1) * stride >= n + pad_begin {
         out -= 1;
     }
@@ -277,16 +346,28 @@ pub fn window_out(
 /// Begin and end pads of one axis for ONNX `auto_pad` `SAME_UPPER`/`SAME_LOWER`:
 /// the output size is `⌈n / stride⌉` and the total pad is split with the extra
 /// element at the end (`SAME_UPPER`) or the beginning (`SAME_LOWER`).
-pub fn same_pads(n: usize, k: usize, stride: usize, dilation: usize, upper: bool) -> ShapeResult<(usize, usize)> {
+pub fn same_pads(
+    n: usize,
+    k: usize,
+    stride: usize,
+    dilation: usize,
+    upper: bool,
+) -> ShapeResult<(usize, usize)> {
     if stride == 0 {
         return Err("stride must be at least 1".into());
     }
     let out = n.div_ceil(stride);
     let eff = dilation.saturating_mul(k.saturating_sub(1)) + 1;
-    let needed = (out.saturating_sub(1)).saturating_mul(stride).saturating_add(eff);
+    let needed = (out.saturating_sub(1))
+        .saturating_mul(stride)
+        .saturating_add(eff);
     let total = needed.saturating_sub(n);
     let small = total / 2;
-    Ok(if upper { (small, total - small) } else { (total - small, small) })
+    Ok(if upper {
+        (small, total - small)
+    } else {
+        (total - small, small)
+    })
 }
 
 #[cfg(test)]
@@ -330,11 +411,35 @@ mod tests {
     #[test]
     fn slicing() {
         let s = slice(&[10], &[2], &[i64::MAX], None, None).unwrap();
-        assert_eq!(s[0], SliceAxis { axis: 0, start: 2, step: 1, len: 8 });
+        assert_eq!(
+            s[0],
+            SliceAxis {
+                axis: 0,
+                start: 2,
+                step: 1,
+                len: 8
+            }
+        );
         let s = slice(&[10], &[-1], &[i64::MIN], None, Some(&[-3])).unwrap();
-        assert_eq!(s[0], SliceAxis { axis: 0, start: 9, step: -3, len: 4 });
+        assert_eq!(
+            s[0],
+            SliceAxis {
+                axis: 0,
+                start: 9,
+                step: -3,
+                len: 4
+            }
+        );
         let s = slice(&[4, 5], &[1], &[-1], Some(&[1]), None).unwrap();
-        assert_eq!(s[0], SliceAxis { axis: 1, start: 1, step: 1, len: 3 });
+        assert_eq!(
+            s[0],
+            SliceAxis {
+                axis: 1,
+                start: 1,
+                step: 1,
+                len: 3
+            }
+        );
     }
 
     #[test]

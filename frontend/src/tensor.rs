@@ -53,8 +53,7 @@ pub enum DType {
 }
 
 /// The data types accepted in tensors, for error messages.
-pub const SUPPORTED_DTYPES: &str =
-    "FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL";
+pub const SUPPORTED_DTYPES: &str = "FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, BOOL";
 
 impl DType {
     /// The `DType` of an ONNX `TensorProto.DataType` code, or an error naming the
@@ -284,12 +283,22 @@ impl Tensor {
             (Data::Int(v), true) => Data::Float(v.iter().map(|&x| x as f64).collect()),
             (Data::Float(v), false) => Data::Int(
                 v.iter()
-                    .map(|&x| if dtype == DType::Bool { i64::from(x != 0.0) } else { x.trunc() as i64 })
+                    .map(|&x| {
+                        if dtype == DType::Bool {
+                            i64::from(x != 0.0)
+                        } else {
+                            x.trunc() as i64
+                        }
+                    })
                     .collect(),
             ),
             (Data::Int(v), false) => Data::Int(v.clone()),
         };
-        let mut t = Tensor { dtype, shape: self.shape.clone(), data };
+        let mut t = Tensor {
+            dtype,
+            shape: self.shape.clone(),
+            data,
+        };
         t.round_to_dtype();
         t
     }
@@ -300,12 +309,12 @@ impl Tensor {
     pub fn round_to_dtype(&mut self) {
         match (&mut self.data, self.dtype) {
             (Data::Float(v), DType::F32) => v.iter_mut().for_each(|x| *x = f64::from(*x as f32)),
-            (Data::Float(v), DType::F16) => {
-                v.iter_mut().for_each(|x| *x = half::f16::from_f64(*x).to_f64())
-            }
-            (Data::Float(v), DType::BF16) => {
-                v.iter_mut().for_each(|x| *x = half::bf16::from_f64(*x).to_f64())
-            }
+            (Data::Float(v), DType::F16) => v
+                .iter_mut()
+                .for_each(|x| *x = half::f16::from_f64(*x).to_f64()),
+            (Data::Float(v), DType::BF16) => v
+                .iter_mut()
+                .for_each(|x| *x = half::bf16::from_f64(*x).to_f64()),
             (Data::Int(v), dtype) => v.iter_mut().for_each(|x| {
                 *x = match dtype {
                     DType::I8 => i64::from(*x as i8),
@@ -326,7 +335,10 @@ impl Tensor {
     /// used to resolve external data (`None` when the model came from bytes).
     pub fn from_proto(proto: &TensorProto, model_dir: Option<&Path>) -> Result<Tensor> {
         let name = proto.name.clone().unwrap_or_default();
-        let err = |msg: String| FrontendError::Tensor { tensor: name.clone(), msg };
+        let err = |msg: String| FrontendError::Tensor {
+            tensor: name.clone(),
+            msg,
+        };
         let dtype = DType::from_onnx(proto.data_type.unwrap_or(0), &name)?;
         if proto.segment.is_some() {
             return Err(err("segmented tensors are not supported".into()));
@@ -376,25 +388,43 @@ fn decode_raw(raw: &[u8], dtype: DType, numel: usize) -> std::result::Result<Dat
     let chunks = raw.chunks_exact(size);
     let data = match dtype {
         DType::F32 => Data::Float(
-            chunks.map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect(),
+            chunks
+                .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
         ),
         DType::F64 => Data::Float(chunks.map(|c| f64::from_le_bytes(le8(c))).collect()),
         DType::F16 => Data::Float(
-            chunks.map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
+            chunks
+                .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64())
+                .collect(),
         ),
         DType::BF16 => Data::Float(
-            chunks.map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
+            chunks
+                .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
+                .collect(),
         ),
         DType::I8 => Data::Int(chunks.map(|c| i64::from(c[0] as i8)).collect()),
         DType::U8 => Data::Int(chunks.map(|c| i64::from(c[0])).collect()),
         DType::Bool => Data::Int(chunks.map(|c| i64::from(c[0] != 0)).collect()),
-        DType::I16 => Data::Int(chunks.map(|c| i64::from(i16::from_le_bytes([c[0], c[1]]))).collect()),
-        DType::U16 => Data::Int(chunks.map(|c| i64::from(u16::from_le_bytes([c[0], c[1]]))).collect()),
+        DType::I16 => Data::Int(
+            chunks
+                .map(|c| i64::from(i16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+        ),
+        DType::U16 => Data::Int(
+            chunks
+                .map(|c| i64::from(u16::from_le_bytes([c[0], c[1]])))
+                .collect(),
+        ),
         DType::I32 => Data::Int(
-            chunks.map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect(),
+            chunks
+                .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
         ),
         DType::U32 => Data::Int(
-            chunks.map(|c| i64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect(),
+            chunks
+                .map(|c| i64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
         ),
         DType::I64 => Data::Int(chunks.map(|c| i64::from_le_bytes(le8(c))).collect()),
         DType::U64 => Data::Int(
@@ -415,12 +445,19 @@ fn le8(c: &[u8]) -> [u8; 8] {
 }
 
 /// Decodes the typed repeated fields (`float_data`, `int32_data`, ...).
-fn decode_typed(proto: &TensorProto, dtype: DType, numel: usize) -> std::result::Result<Data, String> {
+fn decode_typed(
+    proto: &TensorProto,
+    dtype: DType,
+    numel: usize,
+) -> std::result::Result<Data, String> {
     let check = |field: &str, len: usize| {
         if len == numel {
             Ok(())
         } else {
-            Err(format!("{field} has {len} values, expected {numel} for shape {:?}", proto.dims))
+            Err(format!(
+                "{field} has {len} values, expected {numel} for shape {:?}",
+                proto.dims
+            ))
         }
     };
     let data = match dtype {
@@ -460,7 +497,13 @@ fn decode_typed(proto: &TensorProto, dtype: DType, numel: usize) -> std::result:
         }
         DType::U32 => {
             check("uint64_data", proto.uint64_data.len())?;
-            Data::Int(proto.uint64_data.iter().map(|&v| i64::from(v as u32)).collect())
+            Data::Int(
+                proto
+                    .uint64_data
+                    .iter()
+                    .map(|&v| i64::from(v as u32))
+                    .collect(),
+            )
         }
         DType::U64 => {
             check("uint64_data", proto.uint64_data.len())?;
@@ -494,9 +537,17 @@ fn read_external(
         let value = entry.value.as_deref().unwrap_or("");
         match key {
             "location" => location = Some(value.to_string()),
-            "offset" => offset = value.parse().map_err(|_| format!("bad external offset '{value}'"))?,
+            "offset" => {
+                offset = value
+                    .parse()
+                    .map_err(|_| format!("bad external offset '{value}'"))?
+            }
             "length" => {
-                length = Some(value.parse().map_err(|_| format!("bad external length '{value}'"))?)
+                length = Some(
+                    value
+                        .parse()
+                        .map_err(|_| format!("bad external length '{value}'"))?,
+                )
             }
             _ => {}
         }
@@ -507,7 +558,9 @@ fn read_external(
     )?;
     let rel = Path::new(&location);
     if rel.as_os_str().is_empty()
-        || !rel.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        || !rel
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
     {
         return Err(format!(
             "external data location '{location}' must be a relative path inside the model's directory"
@@ -521,13 +574,17 @@ fn read_external(
         .canonicalize()
         .map_err(|e| format!("cannot open external data file {}: {e}", path.display()))?;
     if !canon.starts_with(&canon_dir) {
-        return Err(format!("external data location '{location}' resolves outside the model's directory"));
+        return Err(format!(
+            "external data location '{location}' resolves outside the model's directory"
+        ));
     }
     let expected = byte_len(numel, dtype)?;
     if let Some(len) = length
         && len != expected as u64
     {
-        return Err(format!("external data length {len} does not match the {expected} bytes of the tensor"));
+        return Err(format!(
+            "external data length {len} does not match the {expected} bytes of the tensor"
+        ));
     }
     let mut file = std::fs::File::open(&canon)
         .map_err(|e| format!("cannot open external data file {}: {e}", canon.display()))?;
@@ -558,7 +615,12 @@ mod tests {
     use crate::proto::StringStringEntryProto;
 
     fn proto(dtype: i32, dims: Vec<i64>) -> TensorProto {
-        TensorProto { name: Some("t".into()), data_type: Some(dtype), dims, ..Default::default() }
+        TensorProto {
+            name: Some("t".into()),
+            data_type: Some(dtype),
+            dims,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -574,19 +636,34 @@ mod tests {
     fn typed_fields() {
         let mut p = proto(7, vec![3]);
         p.int64_data = vec![1, -1, 1 << 40];
-        assert_eq!(Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(), &[1, -1, 1 << 40]);
+        assert_eq!(
+            Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(),
+            &[1, -1, 1 << 40]
+        );
         let mut p = proto(3, vec![2]);
         p.int32_data = vec![-128, 127];
-        assert_eq!(Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(), &[-128, 127]);
+        assert_eq!(
+            Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(),
+            &[-128, 127]
+        );
         let mut p = proto(3, vec![2]);
         p.raw_data = Some(vec![0x80, 0x7f]);
-        assert_eq!(Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(), &[-128, 127]);
+        assert_eq!(
+            Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(),
+            &[-128, 127]
+        );
         let mut p = proto(12, vec![1]);
         p.uint64_data = vec![4_000_000_000];
-        assert_eq!(Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(), &[4_000_000_000]);
+        assert_eq!(
+            Tensor::from_proto(&p, None).unwrap().as_ints().unwrap(),
+            &[4_000_000_000]
+        );
         let mut p = proto(10, vec![2]);
         p.int32_data = vec![0x3c00, 0xc000]; // 1.0, -2.0 in binary16
-        assert_eq!(Tensor::from_proto(&p, None).unwrap().to_f64(), vec![1.0, -2.0]);
+        assert_eq!(
+            Tensor::from_proto(&p, None).unwrap().to_f64(),
+            vec![1.0, -2.0]
+        );
         let mut p = proto(11, vec![]);
         p.double_data = vec![0.1];
         let t = Tensor::from_proto(&p, None).unwrap();
@@ -603,7 +680,12 @@ mod tests {
         p.float_data = vec![1.0];
         assert!(Tensor::from_proto(&p, None).is_err());
         let p = proto(1, vec![-1]);
-        assert!(Tensor::from_proto(&p, None).unwrap_err().to_string().contains("negative"));
+        assert!(
+            Tensor::from_proto(&p, None)
+                .unwrap_err()
+                .to_string()
+                .contains("negative")
+        );
         let p = proto(1, vec![1 << 40, 1 << 40]);
         assert!(Tensor::from_proto(&p, None).is_err());
     }
@@ -612,8 +694,13 @@ mod tests {
     fn unsupported_dtype_names_tensor_and_type() {
         let p = proto(8, vec![1]);
         let e = Tensor::from_proto(&p, None).unwrap_err().to_string();
-        assert!(e.contains("'t'") && e.contains("STRING") && e.contains("FLOAT"), "{e}");
-        let e = Tensor::from_proto(&proto(99, vec![1]), None).unwrap_err().to_string();
+        assert!(
+            e.contains("'t'") && e.contains("STRING") && e.contains("FLOAT"),
+            "{e}"
+        );
+        let e = Tensor::from_proto(&proto(99, vec![1]), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown code 99"), "{e}");
     }
 
@@ -621,7 +708,10 @@ mod tests {
         p.data_location = Some(1);
         p.external_data = kv
             .iter()
-            .map(|(k, v)| StringStringEntryProto { key: Some(k.to_string()), value: Some(v.to_string()) })
+            .map(|(k, v)| StringStringEntryProto {
+                key: Some(k.to_string()),
+                value: Some(v.to_string()),
+            })
             .collect();
     }
 
@@ -633,17 +723,34 @@ mod tests {
         std::fs::write(dir.join("sub/w.bin"), [vec![0xAA; 5], bytes].concat()).unwrap();
 
         let mut p = proto(7, vec![2]);
-        ext(&mut p, &[("location", "sub/w.bin"), ("offset", "5"), ("length", "16")]);
-        assert_eq!(Tensor::from_proto(&p, Some(&dir)).unwrap().as_ints().unwrap(), &[7, -3]);
+        ext(
+            &mut p,
+            &[("location", "sub/w.bin"), ("offset", "5"), ("length", "16")],
+        );
+        assert_eq!(
+            Tensor::from_proto(&p, Some(&dir))
+                .unwrap()
+                .as_ints()
+                .unwrap(),
+            &[7, -3]
+        );
         // No model directory.
         assert!(Tensor::from_proto(&p, None).is_err());
         // Past the end of the file.
         ext(&mut p, &[("location", "sub/w.bin"), ("offset", "6")]);
-        assert!(Tensor::from_proto(&p, Some(&dir)).unwrap_err().to_string().contains("needs bytes"));
+        assert!(
+            Tensor::from_proto(&p, Some(&dir))
+                .unwrap_err()
+                .to_string()
+                .contains("needs bytes")
+        );
         // Escaping the directory, absolute paths, missing files.
         for bad in ["../w.bin", "sub/../../x", "/etc/passwd", "missing.bin", ""] {
             ext(&mut p, &[("location", bad)]);
-            assert!(Tensor::from_proto(&p, Some(&dir.join("sub"))).is_err(), "{bad}");
+            assert!(
+                Tensor::from_proto(&p, Some(&dir.join("sub"))).is_err(),
+                "{bad}"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -26,7 +26,9 @@ pub enum NpyError {
     #[error("malformed .npy file: {0}")]
     Malformed(String),
     /// The element type is not supported.
-    #[error("unsupported .npy element type '{0}' (supported: f2, f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1)")]
+    #[error(
+        "unsupported .npy element type '{0}' (supported: f2, f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1)"
+    )]
     DType(String),
     /// The array cannot be converted as requested.
     #[error("{0}")]
@@ -57,13 +59,21 @@ impl Array {
     /// A `float32` array; errors if `data` does not fill `shape`.
     pub fn from_f32(shape: Vec<usize>, data: &[f32]) -> Result<Array, NpyError> {
         check_len(&shape, data.len())?;
-        Ok(Array { shape, dtype: "f4".into(), elements: Elements::Float(data.iter().map(|&v| f64::from(v)).collect()) })
+        Ok(Array {
+            shape,
+            dtype: "f4".into(),
+            elements: Elements::Float(data.iter().map(|&v| f64::from(v)).collect()),
+        })
     }
 
     /// An `int64` array; errors if `data` does not fill `shape`.
     pub fn from_i64(shape: Vec<usize>, data: Vec<i64>) -> Result<Array, NpyError> {
         check_len(&shape, data.len())?;
-        Ok(Array { shape, dtype: "i8".into(), elements: Elements::Int(data) })
+        Ok(Array {
+            shape,
+            dtype: "i8".into(),
+            elements: Elements::Int(data),
+        })
     }
 
     /// Number of elements.
@@ -106,7 +116,10 @@ impl Array {
                     if x.fract() == 0.0 && x.abs() < 9.0e15 {
                         Ok(x as i64)
                     } else {
-                        Err(NpyError::Convert(format!("element {x} of a {} array is not an integer", self.dtype)))
+                        Err(NpyError::Convert(format!(
+                            "element {x} of a {} array is not an integer",
+                            self.dtype
+                        )))
                     }
                 })
                 .collect(),
@@ -141,22 +154,36 @@ impl Array {
         };
         let shape = match self.shape.as_slice() {
             [d] => format!("({d},)"),
-            s => format!("({})", s.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
+            s => format!(
+                "({})",
+                s.iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         };
-        let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
         // Pad with spaces so that the data starts at a multiple of 64 bytes, end with '\n'.
         let unpadded = 10 + header.len() + 1;
         header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
         header.push('\n');
-        let len = u16::try_from(header.len()).map_err(|_| NpyError::Convert("shape too long for a .npy header".into()))?;
+        let len = u16::try_from(header.len())
+            .map_err(|_| NpyError::Convert("shape too long for a .npy header".into()))?;
         w.write_all(b"\x93NUMPY\x01\x00")?;
         w.write_all(&len.to_le_bytes())?;
         w.write_all(header.as_bytes())?;
         let mut buf = Vec::with_capacity(self.len() * 8);
         match (&self.elements, descr) {
-            (Elements::Float(v), "<f8") => v.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes())),
-            (Elements::Float(v), _) => v.iter().for_each(|&x| buf.extend_from_slice(&(x as f32).to_le_bytes())),
-            (Elements::Int(v), _) => v.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes())),
+            (Elements::Float(v), "<f8") => v
+                .iter()
+                .for_each(|x| buf.extend_from_slice(&x.to_le_bytes())),
+            (Elements::Float(v), _) => v
+                .iter()
+                .for_each(|&x| buf.extend_from_slice(&(x as f32).to_le_bytes())),
+            (Elements::Int(v), _) => v
+                .iter()
+                .for_each(|x| buf.extend_from_slice(&x.to_le_bytes())),
         }
         w.write_all(&buf)?;
         Ok(())
@@ -176,7 +203,9 @@ fn check_len(shape: &[usize], len: usize) -> Result<(), NpyError> {
     if n == Some(len) {
         Ok(())
     } else {
-        Err(NpyError::Convert(format!("shape {shape:?} does not hold {len} elements")))
+        Err(NpyError::Convert(format!(
+            "shape {shape:?} does not hold {len} elements"
+        )))
     }
 }
 
@@ -186,27 +215,48 @@ fn malformed(msg: impl Into<String>) -> NpyError {
 
 /// Parses a whole `.npy` file.
 fn parse(bytes: &[u8]) -> Result<Array, NpyError> {
-    let rest = bytes.strip_prefix(b"\x93NUMPY").ok_or_else(|| malformed("missing the \\x93NUMPY magic"))?;
-    let (&major, rest) = rest.split_first().ok_or_else(|| malformed("truncated version"))?;
-    let (_minor, rest) = rest.split_first().ok_or_else(|| malformed("truncated version"))?;
+    let rest = bytes
+        .strip_prefix(b"\x93NUMPY")
+        .ok_or_else(|| malformed("missing the \\x93NUMPY magic"))?;
+    let (&major, rest) = rest
+        .split_first()
+        .ok_or_else(|| malformed("truncated version"))?;
+    let (_minor, rest) = rest
+        .split_first()
+        .ok_or_else(|| malformed("truncated version"))?;
     let (header_len, rest) = match major {
         1 => {
-            let (l, r) = rest.split_at_checked(2).ok_or_else(|| malformed("truncated header length"))?;
+            let (l, r) = rest
+                .split_at_checked(2)
+                .ok_or_else(|| malformed("truncated header length"))?;
             (usize::from(u16::from_le_bytes([l[0], l[1]])), r)
         }
         2 | 3 => {
-            let (l, r) = rest.split_at_checked(4).ok_or_else(|| malformed("truncated header length"))?;
+            let (l, r) = rest
+                .split_at_checked(4)
+                .ok_or_else(|| malformed("truncated header length"))?;
             let n = u32::from_le_bytes([l[0], l[1], l[2], l[3]]);
-            (usize::try_from(n).map_err(|_| malformed("header too long"))?, r)
+            (
+                usize::try_from(n).map_err(|_| malformed("header too long"))?,
+                r,
+            )
         }
         v => return Err(malformed(format!("unsupported format version {v}"))),
     };
-    let (header, data) = rest.split_at_checked(header_len).ok_or_else(|| malformed("truncated header"))?;
+    let (header, data) = rest
+        .split_at_checked(header_len)
+        .ok_or_else(|| malformed("truncated header"))?;
     let header = std::str::from_utf8(header).map_err(|_| malformed("header is not UTF-8"))?;
     let dict = parse_dict(header)?;
-    let descr = dict.descr.ok_or_else(|| malformed("header has no 'descr'"))?;
-    let fortran = dict.fortran_order.ok_or_else(|| malformed("header has no 'fortran_order'"))?;
-    let shape = dict.shape.ok_or_else(|| malformed("header has no 'shape'"))?;
+    let descr = dict
+        .descr
+        .ok_or_else(|| malformed("header has no 'descr'"))?;
+    let fortran = dict
+        .fortran_order
+        .ok_or_else(|| malformed("header has no 'fortran_order'"))?;
+    let shape = dict
+        .shape
+        .ok_or_else(|| malformed("header has no 'shape'"))?;
 
     let (order, ty) = match descr.as_bytes().first() {
         Some(b'<' | b'|' | b'=') => (Endian::Little, &descr[1..]),
@@ -224,9 +274,14 @@ fn parse(bytes: &[u8]) -> Result<Array, NpyError> {
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .ok_or_else(|| malformed(format!("shape {shape:?} overflows")))?;
-    let nbytes = n.checked_mul(size).ok_or_else(|| malformed("data size overflows"))?;
+    let nbytes = n
+        .checked_mul(size)
+        .ok_or_else(|| malformed("data size overflows"))?;
     if data.len() < nbytes {
-        return Err(malformed(format!("data has {} bytes, the shape {shape:?} of {ty} needs {nbytes}", data.len())));
+        return Err(malformed(format!(
+            "data has {} bytes, the shape {shape:?} of {ty} needs {nbytes}",
+            data.len()
+        )));
     }
     let chunks = data[..nbytes].chunks_exact(size);
     let word = |c: &[u8]| -> u64 {
@@ -239,7 +294,11 @@ fn parse(bytes: &[u8]) -> Result<Array, NpyError> {
     };
     let elements = match ty {
         "f2" => Elements::Float(chunks.map(|c| f16_to_f64(word(c) as u16)).collect()),
-        "f4" => Elements::Float(chunks.map(|c| f64::from(f32::from_bits(word(c) as u32))).collect()),
+        "f4" => Elements::Float(
+            chunks
+                .map(|c| f64::from(f32::from_bits(word(c) as u32)))
+                .collect(),
+        ),
         "f8" => Elements::Float(chunks.map(|c| f64::from_bits(word(c))).collect()),
         "i1" => Elements::Int(chunks.map(|c| i64::from(word(c) as u8 as i8)).collect()),
         "i2" => Elements::Int(chunks.map(|c| i64::from(word(c) as u16 as i16)).collect()),
@@ -249,12 +308,23 @@ fn parse(bytes: &[u8]) -> Result<Array, NpyError> {
         "b1" => Elements::Int(chunks.map(|c| i64::from(word(c) != 0)).collect()),
         _ => Elements::Int(
             chunks
-                .map(|c| i64::try_from(word(c)).map_err(|_| NpyError::Convert("u8 element above 2^63-1".into())))
+                .map(|c| {
+                    i64::try_from(word(c))
+                        .map_err(|_| NpyError::Convert("u8 element above 2^63-1".into()))
+                })
                 .collect::<Result<_, _>>()?,
         ),
     };
-    let elements = if fortran && shape.len() > 1 { fortran_to_c(elements, &shape) } else { elements };
-    Ok(Array { shape, dtype: ty.to_string(), elements })
+    let elements = if fortran && shape.len() > 1 {
+        fortran_to_c(elements, &shape)
+    } else {
+        elements
+    };
+    Ok(Array {
+        shape,
+        dtype: ty.to_string(),
+        elements,
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -313,7 +383,10 @@ struct HeaderDict {
 /// Parses the header's Python dict literal (string keys; string, bool and
 /// integer-tuple values).
 fn parse_dict(s: &str) -> Result<HeaderDict, NpyError> {
-    let mut p = Lexer { s: s.trim().as_bytes(), i: 0 };
+    let mut p = Lexer {
+        s: s.trim().as_bytes(),
+        i: 0,
+    };
     let mut dict = HeaderDict::default();
     p.expect(b'{')?;
     loop {
@@ -367,11 +440,17 @@ impl Lexer<'_> {
         if self.eat(c) {
             Ok(())
         } else {
-            Err(malformed(format!("header: expected '{}' at byte {}", c as char, self.i)))
+            Err(malformed(format!(
+                "header: expected '{}' at byte {}",
+                c as char, self.i
+            )))
         }
     }
     fn string(&mut self) -> Result<String, NpyError> {
-        let q = self.peek().filter(|&c| c == b'\'' || c == b'"').ok_or_else(|| malformed("header: expected a string"))?;
+        let q = self
+            .peek()
+            .filter(|&c| c == b'\'' || c == b'"')
+            .ok_or_else(|| malformed("header: expected a string"))?;
         self.i += 1;
         let start = self.i;
         while self.peek().is_some_and(|c| c != q) {
@@ -379,7 +458,8 @@ impl Lexer<'_> {
         }
         let end = self.i;
         self.expect(q)?;
-        String::from_utf8(self.s[start..end].to_vec()).map_err(|_| malformed("header: invalid string"))
+        String::from_utf8(self.s[start..end].to_vec())
+            .map_err(|_| malformed("header: invalid string"))
     }
     fn boolean(&mut self) -> Result<bool, NpyError> {
         for (word, v) in [(&b"True"[..], true), (&b"False"[..], false)] {
@@ -402,10 +482,15 @@ impl Lexer<'_> {
             while self.peek().is_some_and(|c| c.is_ascii_digit()) {
                 self.i += 1;
             }
-            let digits = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| malformed("header: bad shape"))?;
+            let digits = std::str::from_utf8(&self.s[start..self.i])
+                .map_err(|_| malformed("header: bad shape"))?;
             // Python 2 era files may write long integers as `3L`.
             self.eat(b'L');
-            dims.push(digits.parse().map_err(|_| malformed(format!("header: bad dimension '{digits}'")))?);
+            dims.push(
+                digits
+                    .parse()
+                    .map_err(|_| malformed(format!("header: bad dimension '{digits}'")))?,
+            );
             self.skip_ws();
             if !self.eat(b',') {
                 self.skip_ws();
@@ -421,7 +506,10 @@ mod tests {
     use super::*;
 
     fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
-        let header = format!("{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}\n", if fortran { "True" } else { "False" });
+        let header = format!(
+            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}\n",
+            if fortran { "True" } else { "False" }
+        );
         let mut v = b"\x93NUMPY\x01\x00".to_vec();
         v.extend_from_slice(&(header.len() as u16).to_le_bytes());
         v.extend_from_slice(header.as_bytes());
@@ -434,7 +522,7 @@ mod tests {
         let a = Array::from_f32(vec![2, 3], &[1.0, -2.5, 3.0, 0.0, 1e-8, 7.0]).unwrap();
         let mut buf = Vec::new();
         a.write_to(&mut buf).unwrap();
-        assert_eq!(buf.len() % 64, (6 * 4) % 64);
+        assert_eq!((buf.len() - 6 * 4) % 64, 0, "data is 64-byte aligned");
         assert_eq!(Array::from_bytes(&buf).unwrap(), a);
         let b = Array::from_i64(vec![3], vec![1, -1, 1 << 40]).unwrap();
         let mut buf = Vec::new();
@@ -455,8 +543,16 @@ mod tests {
         let a = Array::from_bytes(&npy("|u1", true, "(2, 3)", &f)).unwrap();
         // Column-major [[1,3,5],[2,4,6]].
         assert_eq!(a.to_i64().unwrap(), vec![1, 3, 5, 2, 4, 6]);
-        let h: Vec<u8> = [0x3c00u16, 0xc000].iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(Array::from_bytes(&npy("<f2", false, "(2,)", &h)).unwrap().to_f32(), vec![1.0, -2.0]);
+        let h: Vec<u8> = [0x3c00u16, 0xc000]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        assert_eq!(
+            Array::from_bytes(&npy("<f2", false, "(2,)", &h))
+                .unwrap()
+                .to_f32(),
+            vec![1.0, -2.0]
+        );
         let b = Array::from_bytes(&npy("|b1", false, "(2,)", &[0, 1])).unwrap();
         assert_eq!(b.to_i64().unwrap(), vec![0, 1]);
         assert!(Array::from_f32(vec![1], &[0.5]).unwrap().to_i64().is_err());

@@ -55,10 +55,15 @@ fn legacy_broadcast(cx: &mut Ctx<'_>, a_shape: &[usize], b: Value) -> Result<Val
         }
         return Ok(b);
     }
-    let Some(axis) = cx.node.attr_int("axis")? else { return Ok(b) };
+    let Some(axis) = cx.node.attr_int("axis")? else {
+        return Ok(b);
+    };
     let ax = shape::axis(axis, a_shape.len()).map_err(|e| cx.node.attr_error("axis", e))?;
     if ax + b_shape.len() > a_shape.len() {
-        return Err(cx.node.attr_error("axis", format!("{b_shape:?} does not fit {a_shape:?} at axis {ax}")));
+        return Err(cx.node.attr_error(
+            "axis",
+            format!("{b_shape:?} does not fit {a_shape:?} at axis {ax}"),
+        ));
     }
     let mut aligned = vec![1; ax];
     aligned.extend_from_slice(&b_shape);
@@ -75,7 +80,10 @@ struct Operand {
 
 impl Operand {
     fn of_input(cx: &Ctx<'_>, i: usize) -> Result<Operand> {
-        Ok(Operand { v: cx.input(i)?.clone(), input: Some(i) })
+        Ok(Operand {
+            v: cx.input(i)?.clone(),
+            input: Some(i),
+        })
     }
 
     /// The operand as an IR value.
@@ -95,7 +103,10 @@ fn operands(cx: &mut Ctx<'_>) -> Result<(Operand, Operand)> {
         let a_shape = cx.shape_of(&a.v);
         let aligned = legacy_broadcast(cx, &a_shape, b.v.clone())?;
         if cx.shape_of(&aligned) != cx.shape_of(&b.v) {
-            b = Operand { v: aligned, input: None };
+            b = Operand {
+                v: aligned,
+                input: None,
+            };
         }
     }
     Ok((a, b))
@@ -108,19 +119,24 @@ fn binary(cx: &mut Ctx<'_>, op: BinOp) -> Result<Vec<Value>> {
 
 /// `a op b`: folded if both are constant, else lowered to the IR.
 fn combine(cx: &mut Ctx<'_>, op: BinOp, a: &Operand, b: &Operand) -> Result<Value> {
-    let out_shape = shape::broadcast(&cx.shape_of(&a.v), &cx.shape_of(&b.v)).map_err(|e| cx.error(e))?;
+    let out_shape =
+        shape::broadcast(&cx.shape_of(&a.v), &cx.shape_of(&b.v)).map_err(|e| cx.error(e))?;
     match (op, &a.v, &b.v) {
-        (_, Value::Const(x), Value::Const(y)) => {
-            fold::binary(x, y, op).map(Value::constant).map_err(|e| cx.error(e))
-        }
+        (_, Value::Const(x), Value::Const(y)) => fold::binary(x, y, op)
+            .map(Value::constant)
+            .map_err(|e| cx.error(e)),
         (BinOp::Add | BinOp::Sub, _, _) => {
             let (x, y) = (a.act(cx, "A")?, b.act(cx, "B")?);
-            let ir = if op == BinOp::Add { Op::Add { a: x, b: y } } else { Op::Sub { a: x, b: y } };
+            let ir = if op == BinOp::Add {
+                Op::Add { a: x, b: y }
+            } else {
+                Op::Sub { a: x, b: y }
+            };
             cx.emit_value(ir)
         }
-        (BinOp::Mul, Value::Act(_), Value::Act(_)) => Err(cx.error(
-            "Mul of two run-time tensors is not supported (supported: Mul by a constant)",
-        )),
+        (BinOp::Mul, Value::Act(_), Value::Act(_)) => Err(
+            cx.error("Mul of two run-time tensors is not supported (supported: Mul by a constant)")
+        ),
         (BinOp::Mul, _, _) => {
             let (x, y) = (a.act(cx, "A")?, b.act(cx, "B")?);
             cx.emit_value(Op::Mul { a: x, b: y })
@@ -150,7 +166,10 @@ fn combine(cx: &mut Ctx<'_>, op: BinOp, a: &Operand, b: &Operand) -> Result<Valu
 fn single_positive_integer(d: &Tensor) -> Option<u64> {
     let v = d.to_f64();
     let first = *v.first()?;
-    (v.iter().all(|&x| x == first) && first >= 1.0 && first <= f64::from(1u32 << 24) && first.fract() == 0.0)
+    (v.iter().all(|&x| x == first)
+        && first >= 1.0
+        && first <= f64::from(1u32 << 24)
+        && first.fract() == 0.0)
         .then_some(first as u64)
 }
 
@@ -162,7 +181,10 @@ fn sum(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         if cx.opset < 8 && cx.shape_of(&acc.v) != cx.shape_of(&term.v) {
             return Err(cx.error("Sum operands must have equal shapes before opset 8"));
         }
-        acc = Operand { v: combine(cx, BinOp::Add, &acc, &term)?, input: None };
+        acc = Operand {
+            v: combine(cx, BinOp::Add, &acc, &term)?,
+            input: None,
+        };
     }
     Ok(vec![acc.v])
 }
@@ -178,7 +200,9 @@ fn variadic_const(cx: &mut Ctx<'_>, op: BinOp) -> Result<Vec<Value>> {
 
 fn unary_const(cx: &mut Ctx<'_>, op: UnOp) -> Result<Vec<Value>> {
     let x = cx.const_input(0, "operand; only supported on constants")?;
-    fold::unary(&x, op).map(|t| vec![Value::constant(t)]).map_err(|e| cx.error(e))
+    fold::unary(&x, op)
+        .map(|t| vec![Value::constant(t)])
+        .map_err(|e| cx.error(e))
 }
 
 fn where_op(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
@@ -187,5 +211,7 @@ fn where_op(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     if c.dtype() != DType::Bool {
         return Err(cx.error(format!("Where condition must be BOOL, found {}", c.dtype())));
     }
-    fold::where_(&c, &x, &y).map(|t| vec![Value::constant(t)]).map_err(|e| cx.error(e))
+    fold::where_(&c, &x, &y)
+        .map(|t| vec![Value::constant(t)])
+        .map_err(|e| cx.error(e))
 }

@@ -91,7 +91,15 @@ impl<'a> Ctx<'a> {
         notes: &'a mut Vec<Note>,
         final_outputs: Vec<bool>,
     ) -> Ctx<'a> {
-        Ctx { opset, node, inputs, builder, const_ids, notes, final_outputs }
+        Ctx {
+            opset,
+            node,
+            inputs,
+            builder,
+            const_ids,
+            notes,
+            final_outputs,
+        }
     }
 
     /// An error about the current node.
@@ -143,9 +151,12 @@ impl<'a> Ctx<'a> {
     /// Input `i` as a constant list of integers (e.g. a shape or axes input).
     pub fn const_ints(&self, i: usize, what: &str) -> Result<Vec<i64>> {
         let t = self.const_input(i, what)?;
-        t.as_ints()
-            .map(<[i64]>::to_vec)
-            .ok_or_else(|| self.error(format!("input #{i} ({what}) must be an integer tensor, found {}", t.dtype())))
+        t.as_ints().map(<[i64]>::to_vec).ok_or_else(|| {
+            self.error(format!(
+                "input #{i} ({what}) must be an integer tensor, found {}",
+                t.dtype()
+            ))
+        })
     }
 
     /// Optional integer-list input `i`.
@@ -158,7 +169,10 @@ impl<'a> Ctx<'a> {
 
     /// Whether every present input is constant.
     pub fn all_const(&self) -> bool {
-        self.inputs.iter().flatten().all(|v| matches!(v, Value::Const(_)))
+        self.inputs
+            .iter()
+            .flatten()
+            .all(|v| matches!(v, Value::Const(_)))
     }
 
     /// The shape of a value.
@@ -215,7 +229,8 @@ impl<'a> Ctx<'a> {
         let shape = t.shape().to_vec();
         let data = sci_ir::Tensor::real(shape.clone(), t.to_f32())
             .map_err(|e| self.error(format!("constant '{name}': {e}")))?;
-        let ty = Type::real(shape, Owner::Server).map_err(|e| self.error(format!("constant '{name}': {e}")))?;
+        let ty = Type::real(shape, Owner::Server)
+            .map_err(|e| self.error(format!("constant '{name}': {e}")))?;
         let name = self.builder.fresh_name(&crate::lower::ir_name(name));
         self.builder
             .constant(&name, ty, data)
@@ -225,14 +240,20 @@ impl<'a> Ctx<'a> {
     /// The base for names of IR values this node defines: its first output's name.
     fn base_name(&self) -> String {
         let first = self.node.outputs.first().map_or("", String::as_str);
-        if first.is_empty() { format!("node{}", self.node.desc.index) } else { first.to_string() }
+        if first.is_empty() {
+            format!("node{}", self.node.desc.index)
+        } else {
+            first.to_string()
+        }
     }
 
     /// Emits an IR op; its value is named after the node's first output (with a
     /// numeric suffix when several IR ops lower one node). Type errors of the IR
     /// are reported against this node.
     pub fn emit(&mut self, op: Op) -> Result<ValueId> {
-        let name = self.builder.fresh_name(&crate::lower::ir_name(&self.base_name()));
+        let name = self
+            .builder
+            .fresh_name(&crate::lower::ir_name(&self.base_name()));
         self.builder
             .push(&name, op)
             .map_err(|e| self.node.error(format!("cannot lower to the IR: {e}")))

@@ -48,8 +48,12 @@ struct Window {
 fn positive_ints(cx: &Ctx<'_>, name: &str, n: usize) -> Result<Vec<usize>> {
     match cx.node.attr_ints(name)? {
         None => Ok(vec![1; n]),
-        Some(v) if v.len() == n && v.iter().all(|&x| x >= 1) => Ok(v.iter().map(|&x| x as usize).collect()),
-        Some(v) => Err(cx.node.attr_error(name, format!("expected {n} positive values, found {v:?}"))),
+        Some(v) if v.len() == n && v.iter().all(|&x| x >= 1) => {
+            Ok(v.iter().map(|&x| x as usize).collect())
+        }
+        Some(v) => Err(cx
+            .node
+            .attr_error(name, format!("expected {n} positive values, found {v:?}"))),
     }
 }
 
@@ -59,8 +63,14 @@ fn window(cx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>, dilations: bool) 
     let n = spatial.len();
     let node = cx.node;
     let strides = positive_ints(cx, "strides", n)?;
-    let dilations = if dilations { positive_ints(cx, "dilations", n)? } else { vec![1; n] };
-    let auto_pad = node.attr_string("auto_pad")?.unwrap_or_else(|| "NOTSET".into());
+    let dilations = if dilations {
+        positive_ints(cx, "dilations", n)?
+    } else {
+        vec![1; n]
+    };
+    let auto_pad = node
+        .attr_string("auto_pad")?
+        .unwrap_or_else(|| "NOTSET".into());
     let (pads_begin, pads_end) = match auto_pad.as_str() {
         "NOTSET" => match node.attr_ints("pads")? {
             None => (vec![0; n], vec![0; n]),
@@ -69,7 +79,10 @@ fn window(cx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>, dilations: bool) 
                 (p[..n].to_vec(), p[n..].to_vec())
             }
             Some(p) => {
-                return Err(node.attr_error("pads", format!("expected {} non-negative values, found {p:?}", 2 * n)));
+                return Err(node.attr_error(
+                    "pads",
+                    format!("expected {} non-negative values, found {p:?}", 2 * n),
+                ));
             }
         },
         "VALID" => (vec![0; n], vec![0; n]),
@@ -78,8 +91,9 @@ fn window(cx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>, dilations: bool) 
             let mut b = Vec::with_capacity(n);
             let mut e = Vec::with_capacity(n);
             for i in 0..n {
-                let (pb, pe) = shape::same_pads(spatial[i], kernel[i], strides[i], dilations[i], upper)
-                    .map_err(|m| node.attr_error("auto_pad", m))?;
+                let (pb, pe) =
+                    shape::same_pads(spatial[i], kernel[i], strides[i], dilations[i], upper)
+                        .map_err(|m| node.attr_error("auto_pad", m))?;
                 b.push(pb);
                 e.push(pe);
             }
@@ -92,14 +106,30 @@ fn window(cx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>, dilations: bool) 
             ));
         }
     };
-    Ok(Window { kernel, strides, dilations, pads_begin, pads_end })
+    Ok(Window {
+        kernel,
+        strides,
+        dilations,
+        pads_begin,
+        pads_end,
+    })
 }
 
 impl Window {
     /// The 2-D form (a 1-D window gets a leading axis of size 1, no padding).
     fn to_2d(&self) -> ([usize; 2], [usize; 2], [usize; 2], [usize; 4]) {
-        let two = |v: &[usize], fill: usize| if v.len() == 1 { [fill, v[0]] } else { [v[0], v[1]] };
-        let (k, s, d) = (two(&self.kernel, 1), two(&self.strides, 1), two(&self.dilations, 1));
+        let two = |v: &[usize], fill: usize| {
+            if v.len() == 1 {
+                [fill, v[0]]
+            } else {
+                [v[0], v[1]]
+            }
+        };
+        let (k, s, d) = (
+            two(&self.kernel, 1),
+            two(&self.strides, 1),
+            two(&self.dilations, 1),
+        );
         let b = two(&self.pads_begin, 0);
         let e = two(&self.pads_end, 0);
         (k, s, d, [b[0], b[1], e[0], e[1]])
@@ -119,7 +149,11 @@ fn spatial_dims(cx: &Ctx<'_>, x_shape: &[usize]) -> Result<Vec<usize>> {
 /// Reshapes a 1-D layer's input `[N, C, W]` to `[N, C, 1, W]` (2-D inputs unchanged).
 fn to_4d(cx: &mut Ctx<'_>, x: &Value) -> Result<ValueId> {
     let s = cx.shape_of(x);
-    let v = if s.len() == 3 { reshape_value(cx, x, vec![s[0], s[1], 1, s[2]])? } else { x.clone() };
+    let v = if s.len() == 3 {
+        reshape_value(cx, x, vec![s[0], s[1], 1, s[2]])?
+    } else {
+        x.clone()
+    };
     cx.act(&v, "x")
 }
 
@@ -136,18 +170,30 @@ fn from_4d(cx: &mut Ctx<'_>, y: ValueId, rank: usize) -> Result<Value> {
 
 fn conv(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let node = cx.node;
-    node.check_known_attrs(&["auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"])?;
+    node.check_known_attrs(&[
+        "auto_pad",
+        "dilations",
+        "group",
+        "kernel_shape",
+        "pads",
+        "strides",
+    ])?;
     let x_shape = cx.input_shape(0)?;
     let spatial = spatial_dims(cx, &x_shape)?;
     let w_shape = cx.input_shape(1)?;
     if w_shape.len() != x_shape.len() {
-        return Err(cx.error(format!("weight shape {w_shape:?} does not match input shape {x_shape:?}")));
+        return Err(cx.error(format!(
+            "weight shape {w_shape:?} does not match input shape {x_shape:?}"
+        )));
     }
     let kernel = w_shape[2..].to_vec();
     if let Some(k) = node.attr_ints("kernel_shape")?
         && k.iter().map(|&v| v as usize).ne(kernel.iter().copied())
     {
-        return Err(node.attr_error("kernel_shape", format!("{k:?} differs from the weight's {kernel:?}")));
+        return Err(node.attr_error(
+            "kernel_shape",
+            format!("{k:?} differs from the weight's {kernel:?}"),
+        ));
     }
     let groups = node.attr_int_or("group", 1)?;
     let groups = usize::try_from(groups)
@@ -169,15 +215,28 @@ fn conv(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         Some(_) => Some(cx.input_act(2)?),
         None => None,
     };
-    let y = cx.emit(Op::Conv2d { x: xa, w: wa, bias, strides, pads, dilations, groups })?;
+    let y = cx.emit(Op::Conv2d {
+        x: xa,
+        w: wa,
+        bias,
+        strides,
+        pads,
+        dilations,
+        groups,
+    })?;
     Ok(vec![from_4d(cx, y, x_shape.len())?])
 }
 
 /// Transposes a 2-D value: folded for constants, an IR `transpose` otherwise.
 fn transpose_2d(cx: &mut Ctx<'_>, v: Value) -> Result<Value> {
     match &v {
-        Value::Const(t) => fold::transpose(t, None).map(Value::constant).map_err(|e| cx.error(e)),
-        Value::Act(x) => cx.emit_value(Op::Transpose { x: *x, perm: vec![1, 0] }),
+        Value::Const(t) => fold::transpose(t, None)
+            .map(Value::constant)
+            .map_err(|e| cx.error(e)),
+        Value::Act(x) => cx.emit_value(Op::Transpose {
+            x: *x,
+            perm: vec![1, 0],
+        }),
     }
 }
 
@@ -188,7 +247,8 @@ fn scalar(v: f32) -> Tensor {
 
 /// `t · k` for a constant `t`.
 fn scaled(cx: &Ctx<'_>, t: &Tensor, k: f32) -> Result<Tensor> {
-    fold::binary(&t.cast(crate::tensor::DType::F32), &scalar(k), BinOp::Mul).map_err(|e| cx.error(e))
+    fold::binary(&t.cast(crate::tensor::DType::F32), &scalar(k), BinOp::Mul)
+        .map_err(|e| cx.error(e))
 }
 
 fn gemm(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
@@ -200,7 +260,9 @@ fn gemm(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let trans_b = node.attr_int_or("transB", 0)? != 0;
     let (a_shape, b_shape) = (cx.input_shape(0)?, cx.input_shape(1)?);
     if a_shape.len() != 2 || b_shape.len() != 2 {
-        return Err(cx.error(format!("Gemm needs 2-D operands, found {a_shape:?} and {b_shape:?}")));
+        return Err(cx.error(format!(
+            "Gemm needs 2-D operands, found {a_shape:?} and {b_shape:?}"
+        )));
     }
     let mut a = cx.input(0)?.clone();
     let mut b = cx.input(1)?.clone();
@@ -222,7 +284,9 @@ fn gemm(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let (m, k) = (cx.shape_of(&a)[0], cx.shape_of(&a)[1]);
     let (k2, n) = (cx.shape_of(&b)[0], cx.shape_of(&b)[1]);
     if k != k2 {
-        return Err(cx.error(format!("inner dimensions differ: A is {m}×{k}, B is {k2}×{n} (after transA/transB)")));
+        return Err(cx.error(format!(
+            "inner dimensions differ: A is {m}×{k}, B is {k2}×{n} (after transA/transB)"
+        )));
     }
     // C (optional from opset 11), scaled by beta: a [N] bias when it is constant and
     // constant along M, else added after the product.
@@ -233,18 +297,34 @@ fn gemm(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         shape::broadcast(&c_shape, &[m, n])
             .ok()
             .filter(|s| s == &[m, n])
-            .ok_or_else(|| cx.error(format!("C of shape {c_shape:?} does not broadcast to [{m}, {n}]")))?;
+            .ok_or_else(|| {
+                cx.error(format!(
+                    "C of shape {c_shape:?} does not broadcast to [{m}, {n}]"
+                ))
+            })?;
         match c {
             Value::Const(t) if post_alpha.is_none() && (c_shape.len() < 2 || c_shape[0] == 1) => {
-                let t = if beta != 1.0 { scaled(cx, &t, beta)? } else { (*t).clone() };
+                let t = if beta != 1.0 {
+                    scaled(cx, &t, beta)?
+                } else {
+                    (*t).clone()
+                };
                 let row = fold::binary(&t.cast(crate::tensor::DType::F32), &zeros(n), BinOp::Add)
                     .and_then(|r| r.reshaped(vec![n]))
                     .map_err(|e| cx.error(e))?;
                 let unchanged = beta == 1.0 && c_shape == [n];
-                bias = Some(if unchanged { cx.input_act(2)? } else { cx.act(&Value::constant(row), "C")? });
+                bias = Some(if unchanged {
+                    cx.input_act(2)?
+                } else {
+                    cx.act(&Value::constant(row), "C")?
+                });
             }
             Value::Const(t) => {
-                let t = if beta != 1.0 { scaled(cx, &t, beta)? } else { (*t).clone() };
+                let t = if beta != 1.0 {
+                    scaled(cx, &t, beta)?
+                } else {
+                    (*t).clone()
+                };
                 post_add = Some(cx.act(&Value::constant(t), "C")?);
             }
             Value::Act(c) => {
@@ -277,7 +357,13 @@ fn zeros(n: usize) -> Tensor {
 /// The IR `matmul` of 2-D `a` and `b`, one of which must be constant. `inputs` are
 /// the node input indices of `a` and `b`, used to name (and share) constants that
 /// are exactly a node input.
-fn matmul_2d(cx: &mut Ctx<'_>, a: &Value, b: &Value, bias: Option<ValueId>, inputs: (usize, usize)) -> Result<ValueId> {
+fn matmul_2d(
+    cx: &mut Ctx<'_>,
+    a: &Value,
+    b: &Value,
+    bias: Option<ValueId>,
+    inputs: (usize, usize),
+) -> Result<ValueId> {
     if let (Value::Act(_), Value::Act(_)) = (a, b) {
         return Err(cx.error(
             "matrix product of two run-time tensors is not supported (supported: one constant operand, the weights)",
@@ -287,8 +373,16 @@ fn matmul_2d(cx: &mut Ctx<'_>, a: &Value, b: &Value, bias: Option<ValueId>, inpu
         (Value::Const(x), Some(Value::Const(y))) => std::rc::Rc::ptr_eq(x, y),
         _ => false,
     };
-    let av = if same(cx, a, inputs.0) { cx.input_act(inputs.0)? } else { cx.act(a, "A")? };
-    let bv = if same(cx, b, inputs.1) { cx.input_act(inputs.1)? } else { cx.act(b, "B")? };
+    let av = if same(cx, a, inputs.0) {
+        cx.input_act(inputs.0)?
+    } else {
+        cx.act(a, "A")?
+    };
+    let bv = if same(cx, b, inputs.1) {
+        cx.input_act(inputs.1)?
+    } else {
+        cx.act(b, "B")?
+    };
     cx.emit(Op::MatMul { a: av, b: bv, bias })
 }
 
@@ -306,38 +400,125 @@ fn matmul(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         return matmul_const(cx, x, y).map(|t| vec![Value::constant(t)]);
     }
     // numpy semantics: 1-D operands get a unit dimension that is removed afterwards.
-    let a2 = if a_shape.len() == 1 { vec![1, a_shape[0]] } else { a_shape.clone() };
-    let b2 = if b_shape.len() == 1 { vec![b_shape[0], 1] } else { b_shape.clone() };
+    let a2 = if a_shape.len() == 1 {
+        vec![1, a_shape[0]]
+    } else {
+        a_shape.clone()
+    };
+    let b2 = if b_shape.len() == 1 {
+        vec![b_shape[0], 1]
+    } else {
+        b_shape.clone()
+    };
     let (ra, rb) = (a2.len(), b2.len());
     let (m, k) = (a2[ra - 2], a2[ra - 1]);
     let (k2, n) = (b2[rb - 2], b2[rb - 1]);
     if k != k2 {
-        return Err(cx.error(format!("inner dimensions differ: {a_shape:?} × {b_shape:?}")));
-    }
-    if b2[..rb - 2].iter().any(|&d| d != 1) {
         return Err(cx.error(format!(
-            "batched right operand {b_shape:?} is not supported (supported: a 2-D right operand, or batch dimensions of 1)"
+            "inner dimensions differ: {a_shape:?} × {b_shape:?}"
         )));
     }
     let batch = shape::broadcast(&a2[..ra - 2], &b2[..rb - 2]).map_err(|e| cx.error(e))?;
-    if a2[..ra - 2].len() < batch.len() && batch.iter().any(|&d| d != 1) {
-        return Err(cx.error("broadcasting the left operand over the right's batch is not supported"));
-    }
-    let rows = shape::numel(&a2[..ra - 1]).map_err(|e| cx.error(e))?;
-    if rows != m && matches!(b, Value::Act(_)) {
-        return Err(cx.error("a batched left operand needs a constant right operand"));
-    }
-    let a_flat = reshape_value(cx, &a, vec![rows, k])?;
-    let b_flat = reshape_value(cx, &b, vec![k, n])?;
-    let y = matmul_2d(cx, &a_flat, &b_flat, None, (0, 1))?;
-    let mut out: Vec<usize> = batch;
+    let mut out: Vec<usize> = batch.clone();
     if a_shape.len() > 1 {
         out.push(m);
     }
     if b_shape.len() > 1 {
         out.push(n);
     }
+    let g = shape::numel(&batch).map_err(|e| cx.error(e))?;
+    let a_batch = shape::numel(&a2[..ra - 2]).map_err(|e| cx.error(e))?;
+    let y = if b2[..rb - 2].iter().all(|&d| d == 1) {
+        // One weight matrix: the batch of the left operand folds into its rows.
+        if a_batch != g {
+            return Err(
+                cx.error("broadcasting the left operand over the right's batch is not supported")
+            );
+        }
+        if a_batch != 1 && matches!(b, Value::Act(_)) {
+            return Err(cx.error("a batched left operand needs a constant right operand"));
+        }
+        let a_flat = reshape_value(cx, &a, vec![a_batch * m, k])?;
+        let b_flat = reshape_value(cx, &b, vec![k, n])?;
+        matmul_2d(cx, &a_flat, &b_flat, None, (0, 1))?
+    } else {
+        batched_const_rhs(cx, &a, &b, &batch, (m, k, n))?
+    };
     Ok(vec![reshape_value(cx, &Value::Act(y), out)?])
+}
+
+/// A batch of products `a[g] × b[g]` with a run-time `a` (batch `batch`, not
+/// broadcast) and a constant `b`, as one IR `matmul`: `a` is rearranged to
+/// `[M, G·K]` and multiplied by the block-diagonal `[G·K, G·N]` matrix of the
+/// `b[g]`; the result `[M, G·N]` is rearranged to `[G, M, N]`. Exact, at the cost
+/// of `G` times the multiplications of the batch.
+fn batched_const_rhs(
+    cx: &mut Ctx<'_>,
+    a: &Value,
+    b: &Value,
+    batch: &[usize],
+    mkn: (usize, usize, usize),
+) -> Result<ValueId> {
+    let (m, k, n) = mkn;
+    let g = shape::numel(batch).map_err(|e| cx.error(e))?;
+    let (Value::Act(_), Value::Const(bt)) = (a, b) else {
+        return Err(cx.error(
+            "a batched right operand must be a constant and the left operand a run-time tensor",
+        ));
+    };
+    let a_shape = cx.shape_of(a);
+    if shape::numel(&a_shape).map_err(|e| cx.error(e))? != g * m * k {
+        return Err(
+            cx.error("broadcasting the left operand over the right's batch is not supported")
+        );
+    }
+    let size = g
+        .checked_mul(k)
+        .and_then(|r| r.checked_mul(g * n))
+        .filter(|&s| s <= 1 << 26);
+    let size = size.ok_or_else(|| {
+        cx.error("the block-diagonal weights of this batched MatMul are too large")
+    })?;
+    // b expanded to [G, K, N].
+    let mut full = batch.to_vec();
+    full.extend([k, n]);
+    let zeros = Tensor::new(
+        bt.dtype(),
+        full,
+        crate::tensor::Data::Float(vec![0.0; g * k * n]),
+    )
+    .map_err(|e| cx.error(e))?;
+    let bv = fold::binary(bt, &zeros, BinOp::Add)
+        .map_err(|e| cx.error(e))?
+        .to_f64();
+    let mut blocks = vec![0.0f64; size];
+    for gi in 0..g {
+        for i in 0..k {
+            for j in 0..n {
+                blocks[(gi * k + i) * (g * n) + gi * n + j] = bv[(gi * k + i) * n + j];
+            }
+        }
+    }
+    let blocks = Tensor::new(
+        bt.dtype(),
+        vec![g * k, g * n],
+        crate::tensor::Data::Float(blocks),
+    )
+    .map_err(|e| cx.error(e))?;
+    let a3 = reshape_value(cx, a, vec![g, m, k])?;
+    let a3 = cx.act(&a3, "A")?;
+    let at = cx.emit(Op::Transpose {
+        x: a3,
+        perm: vec![1, 0, 2],
+    })?;
+    let a_wide = reshape_value(cx, &Value::Act(at), vec![m, g * k])?;
+    let y = matmul_2d(cx, &a_wide, &Value::constant(blocks), None, (0, 1))?;
+    let y3 = reshape_value(cx, &Value::Act(y), vec![m, g, n])?;
+    let y3 = cx.act(&y3, "Y")?;
+    cx.emit(Op::Transpose {
+        x: y3,
+        perm: vec![1, 0, 2],
+    })
 }
 
 /// The product of two constant matrices (rank ≤ 2), for weights computed in-graph.
@@ -354,7 +535,11 @@ fn matmul_const(cx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         _ => return Err(cx.error("constant MatMul needs rank ≤ 2")),
     };
     if k != k2 {
-        return Err(cx.error(format!("inner dimensions differ: {:?} × {:?}", a.shape(), b.shape())));
+        return Err(cx.error(format!(
+            "inner dimensions differ: {:?} × {:?}",
+            a.shape(),
+            b.shape()
+        )));
     }
     let mut out = vec![0.0f64; m * n];
     for i in 0..m {
@@ -374,14 +559,24 @@ fn matmul_const(cx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 fn batch_norm(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let node = cx.node;
-    node.check_known_attrs(&["epsilon", "momentum", "spatial", "is_test", "training_mode"])?;
+    node.check_known_attrs(&[
+        "epsilon",
+        "momentum",
+        "spatial",
+        "is_test",
+        "training_mode",
+        "consumed_inputs",
+    ])?;
     let epsilon = node.attr_float_or("epsilon", 1e-5)?;
     // Before opset 9, `spatial = 0` means per-activation statistics: not supported.
     if cx.opset < 9 && node.attr_int_or("spatial", 1)? != 1 {
         return Err(node.attr_error("spatial", "only spatial = 1 is supported"));
     }
     if cx.opset >= 14 && node.attr_int_or("training_mode", 0)? != 0 {
-        return Err(node.attr_error("training_mode", "only inference (training_mode = 0) is supported"));
+        return Err(node.attr_error(
+            "training_mode",
+            "only inference (training_mode = 0) is supported",
+        ));
     }
     let x_shape = cx.input_shape(0)?;
     if x_shape.len() < 2 {
@@ -390,30 +585,48 @@ fn batch_norm(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     for i in 1..5 {
         let s = cx.input_shape(i)?;
         if s != [x_shape[1]] {
-            return Err(cx.error(format!("parameter #{i} has shape {s:?}, expected [{}]", x_shape[1])));
+            return Err(cx.error(format!(
+                "parameter #{i} has shape {s:?}, expected [{}]",
+                x_shape[1]
+            )));
         }
     }
-    let ids = (0..5).map(|i| cx.input_act(i)).collect::<Result<Vec<_>>>()?;
-    let y = cx.emit(Op::BatchNorm { x: ids[0], scale: ids[1], bias: ids[2], mean: ids[3], var: ids[4], epsilon })?;
+    let ids = (0..5)
+        .map(|i| cx.input_act(i))
+        .collect::<Result<Vec<_>>>()?;
+    let y = cx.emit(Op::BatchNorm {
+        x: ids[0],
+        scale: ids[1],
+        bias: ids[2],
+        mean: ids[3],
+        var: ids[4],
+        epsilon,
+    })?;
     Ok(vec![Value::Act(y)])
 }
 
 fn relu(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     match cx.input(0)?.clone() {
-        Value::Const(t) => fold::unary(&t, UnOp::Relu).map(|t| vec![Value::constant(t)]).map_err(|e| cx.error(e)),
+        Value::Const(t) => fold::unary(&t, UnOp::Relu)
+            .map(|t| vec![Value::constant(t)])
+            .map_err(|e| cx.error(e)),
         Value::Act(x) => Ok(vec![cx.emit_value(Op::Relu { x })?]),
     }
 }
 
 /// A scalar bound of `Clip`: `None` when absent or unbounded (±inf, ±f32::MAX).
 fn bound(v: Option<f64>) -> Option<f32> {
-    v.filter(|b| b.is_finite() && b.abs() < f64::from(f32::MAX)).map(|b| b as f32)
+    v.filter(|b| b.is_finite() && b.abs() < f64::from(f32::MAX))
+        .map(|b| b as f32)
 }
 
 fn clip(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     // Opset 11 moved min/max from attributes to optional inputs.
     let (lo, hi) = if cx.opset < 11 {
-        (cx.node.attr_float("min")?.map(f64::from), cx.node.attr_float("max")?.map(f64::from))
+        (
+            cx.node.attr_float("min")?.map(f64::from),
+            cx.node.attr_float("max")?.map(f64::from),
+        )
     } else {
         let one = |i: usize, what: &str| -> Result<Option<f64>> {
             match cx.opt_const_input(i, what)? {
@@ -437,9 +650,13 @@ fn clip(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
             let v: Vec<f64> = t
                 .to_f64()
                 .iter()
-                .map(|&e| e.max(lo.map_or(f64::NEG_INFINITY, f64::from)).min(hi.map_or(f64::INFINITY, f64::from)))
+                .map(|&e| {
+                    e.max(lo.map_or(f64::NEG_INFINITY, f64::from))
+                        .min(hi.map_or(f64::INFINITY, f64::from))
+                })
                 .collect();
-            let t = Tensor::new(t.dtype(), t.shape().to_vec(), crate::tensor::Data::Float(v)).map_err(|e| cx.error(e))?;
+            let t = Tensor::new(t.dtype(), t.shape().to_vec(), crate::tensor::Data::Float(v))
+                .map_err(|e| cx.error(e))?;
             return Ok(vec![Value::constant(t)]);
         }
         Value::Act(x) => x,
@@ -490,28 +707,54 @@ fn pool(cx: &mut Ctx<'_>, kind: PoolKind) -> Result<Vec<Value>> {
         .attr_ints("kernel_shape")?
         .ok_or_else(|| node.attr_error("kernel_shape", "missing"))?;
     if kernel.len() != spatial.len() || kernel.iter().any(|&k| k < 1) {
-        return Err(node.attr_error("kernel_shape", format!("{kernel:?} does not fit input {x_shape:?}")));
+        return Err(node.attr_error(
+            "kernel_shape",
+            format!("{kernel:?} does not fit input {x_shape:?}"),
+        ));
     }
     let kernel: Vec<usize> = kernel.iter().map(|&k| k as usize).collect();
     // ceil_mode: opset 10. MaxPool dilations: opset 10; AveragePool dilations: 19.
     // count_include_pad: opset 7. storage_order (MaxPool, 8+) only affects Indices.
     let ceil_mode = cx.opset >= 10 && node.attr_int_or("ceil_mode", 0)? != 0;
-    let mut known = vec!["auto_pad", "kernel_shape", "pads", "strides", "ceil_mode", "dilations"];
-    known.push(if kind == PoolKind::Max { "storage_order" } else { "count_include_pad" });
+    let mut known = vec![
+        "auto_pad",
+        "kernel_shape",
+        "pads",
+        "strides",
+        "ceil_mode",
+        "dilations",
+    ];
+    known.push(if kind == PoolKind::Max {
+        "storage_order"
+    } else {
+        "count_include_pad"
+    });
     node.check_known_attrs(&known)?;
     let win = window(cx, &spatial, kernel, true)?;
     if win.dilations.iter().any(|&d| d != 1) {
-        return Err(node.attr_error("dilations", format!("{:?} is not supported (supported: all 1)", win.dilations)));
+        return Err(node.attr_error(
+            "dilations",
+            format!("{:?} is not supported (supported: all 1)", win.dilations),
+        ));
     }
     let (kernel, strides, _, pads) = win.to_2d();
-    let pool = Pool2d { kernel, strides, pads, ceil_mode };
+    let pool = Pool2d {
+        kernel,
+        strides,
+        pads,
+        ceil_mode,
+    };
     let x = cx.input(0)?.clone();
     let xa = to_4d(cx, &x)?;
     let y = match kind {
         PoolKind::Max => cx.emit(Op::MaxPool { x: xa, pool })?,
         PoolKind::Avg => {
             let count_include_pad = cx.opset >= 7 && node.attr_int_or("count_include_pad", 0)? != 0;
-            cx.emit(Op::AvgPool { x: xa, pool, count_include_pad })?
+            cx.emit(Op::AvgPool {
+                x: xa,
+                pool,
+                count_include_pad,
+            })?
         }
     };
     Ok(vec![from_4d(cx, y, x_shape.len())?])
@@ -526,8 +769,17 @@ fn global_pool(cx: &mut Ctx<'_>, kind: PoolKind) -> Result<Vec<Value>> {
     let y = match kind {
         PoolKind::Avg => cx.emit(Op::GlobalAvgPool { x: xa })?,
         PoolKind::Max => {
-            let hw = if x_shape.len() == 3 { [1, x_shape[2]] } else { [x_shape[2], x_shape[3]] };
-            let pool = Pool2d { kernel: hw, strides: [1, 1], pads: [0; 4], ceil_mode: false };
+            let hw = if x_shape.len() == 3 {
+                [1, x_shape[2]]
+            } else {
+                [x_shape[2], x_shape[3]]
+            };
+            let pool = Pool2d {
+                kernel: hw,
+                strides: [1, 1],
+                pads: [0; 4],
+                ceil_mode: false,
+            };
             cx.emit(Op::MaxPool { x: xa, pool })?
         }
     };
@@ -538,13 +790,22 @@ fn pad(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let node = cx.node;
     let x_shape = cx.input_shape(0)?;
     let rank = x_shape.len();
-    let mode = node.attr_string("mode")?.unwrap_or_else(|| "constant".into());
+    let mode = node
+        .attr_string("mode")?
+        .unwrap_or_else(|| "constant".into());
     if mode != "constant" {
-        return Err(node.attr_error("mode", format!("value '{mode}' is not supported (supported: constant)")));
+        return Err(node.attr_error(
+            "mode",
+            format!("value '{mode}' is not supported (supported: constant)"),
+        ));
     }
     // Opset 11 moved pads and the fill value from attributes to inputs; 18 added axes.
     let (raw_pads, value) = if cx.opset < 11 {
-        let pads = node.attr_ints("pads")?.ok_or_else(|| node.attr_error("pads", "missing"))?;
+        // Opset 2 renamed `paddings` to `pads`.
+        let name = if cx.opset < 2 { "paddings" } else { "pads" };
+        let pads = node
+            .attr_ints(name)?
+            .ok_or_else(|| node.attr_error(name, "missing"))?;
         (pads, node.attr_float_or("value", 0.0)?)
     } else {
         let pads = cx.const_ints(1, "pads")?;
@@ -557,15 +818,28 @@ fn pad(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         };
         (pads, value)
     };
-    let axes: Vec<usize> = match if cx.opset >= 18 { cx.opt_const_ints(3, "axes")? } else { None } {
+    let axes: Vec<usize> = match if cx.opset >= 18 {
+        cx.opt_const_ints(3, "axes")?
+    } else {
+        None
+    } {
         None => (0..rank).collect(),
-        Some(a) => a.iter().map(|&v| shape::axis(v, rank)).collect::<Result<_, _>>().map_err(|e| cx.error(e))?,
+        Some(a) => a
+            .iter()
+            .map(|&v| shape::axis(v, rank))
+            .collect::<Result<_, _>>()
+            .map_err(|e| cx.error(e))?,
     };
     if raw_pads.len() != 2 * axes.len() {
-        return Err(cx.error(format!("pads {raw_pads:?} must have {} entries", 2 * axes.len())));
+        return Err(cx.error(format!(
+            "pads {raw_pads:?} must have {} entries",
+            2 * axes.len()
+        )));
     }
     if raw_pads.iter().any(|&p| p < 0) {
-        return Err(cx.error(format!("negative pads {raw_pads:?} (cropping) are not supported")));
+        return Err(cx.error(format!(
+            "negative pads {raw_pads:?} (cropping) are not supported"
+        )));
     }
     let mut pads = vec![0usize; 2 * rank];
     for (i, &ax) in axes.iter().enumerate() {
@@ -573,7 +847,11 @@ fn pad(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         pads[rank + ax] = raw_pads[axes.len() + i] as usize;
     }
     let x = cx.input_act(0)?;
-    Ok(vec![cx.emit_value(Op::Pad { x, pads, value: Scalar::F32(value) })?])
+    Ok(vec![cx.emit_value(Op::Pad {
+        x,
+        pads,
+        value: Scalar::F32(value),
+    })?])
 }
 
 fn argmax(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
@@ -583,7 +861,8 @@ fn argmax(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         return Err(node.attr_error("select_last_index", "only 0 (first maximum) is supported"));
     }
     let rank = cx.input_shape(0)?.len();
-    let axis = shape::axis(node.attr_int_or("axis", 0)?, rank).map_err(|e| node.attr_error("axis", e))?;
+    let axis =
+        shape::axis(node.attr_int_or("axis", 0)?, rank).map_err(|e| node.attr_error("axis", e))?;
     let keepdims = node.attr_int_or("keepdims", 1)? != 0;
     let x = cx.input_act(0)?;
     Ok(vec![cx.emit_value(Op::ArgMax { x, axis, keepdims })?])
@@ -602,6 +881,9 @@ fn trailing_monotone(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         )));
     }
     let output = cx.node.outputs.first().cloned().unwrap_or_default();
-    cx.notes.push(Note::DroppedMonotone { node: cx.node.desc.clone(), output });
+    cx.notes.push(Note::DroppedMonotone {
+        node: cx.node.desc.clone(),
+        output,
+    });
     Ok(vec![cx.input(0)?.clone()])
 }

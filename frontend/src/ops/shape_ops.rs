@@ -45,12 +45,18 @@ fn folded(cx: &Ctx<'_>, r: std::result::Result<Tensor, String>) -> Result<Vec<Va
 /// `v` with a new shape: folded for constants, an IR `reshape` otherwise.
 pub(crate) fn reshape_value(cx: &mut Ctx<'_>, v: &Value, new_shape: Vec<usize>) -> Result<Value> {
     match v {
-        Value::Const(t) => t.reshaped(new_shape).map(Value::constant).map_err(|e| cx.error(e)),
+        Value::Const(t) => t
+            .reshaped(new_shape)
+            .map(Value::constant)
+            .map_err(|e| cx.error(e)),
         Value::Act(x) => {
             if cx.shape_of(v) == new_shape {
                 return Ok(v.clone());
             }
-            cx.emit_value(Op::Reshape { x: *x, shape: new_shape })
+            cx.emit_value(Op::Reshape {
+                x: *x,
+                shape: new_shape,
+            })
         }
     }
 }
@@ -91,8 +97,14 @@ fn constant(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     }
     match found.len() {
         1 => Ok(found.into_iter().map(Value::constant).collect()),
-        0 => Err(n.attr_error("value", "missing: a Constant needs exactly one value attribute")),
-        _ => Err(n.attr_error("value", "a Constant needs exactly one value attribute, found several")),
+        0 => Err(n.attr_error(
+            "value",
+            "missing: a Constant needs exactly one value attribute",
+        )),
+        _ => Err(n.attr_error(
+            "value",
+            "a Constant needs exactly one value attribute, found several",
+        )),
     }
 }
 
@@ -110,7 +122,10 @@ fn shape_op(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let rank = dims.len() as i64;
     // Opset 15 added `start` and `end` (clamped like Slice).
     let (start, end) = if cx.opset >= 15 {
-        (cx.node.attr_int_or("start", 0)?, cx.node.attr_int_or("end", rank)?)
+        (
+            cx.node.attr_int_or("start", 0)?,
+            cx.node.attr_int_or("end", rank)?,
+        )
     } else {
         (0, rank)
     };
@@ -126,7 +141,10 @@ fn size(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
 }
 
 fn gather(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let data = cx.const_input(0, "data; Gather is only supported on constants, e.g. shapes")?;
+    let data = cx.const_input(
+        0,
+        "data; Gather is only supported on constants, e.g. shapes",
+    )?;
     let indices = cx.const_input(1, "indices")?;
     let axis = cx.node.attr_int_or("axis", 0)?;
     folded(cx, fold::gather(&data, &indices, axis))
@@ -137,8 +155,12 @@ fn slice(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let n = cx.node;
     // Opset 10 moved starts/ends/axes from attributes to inputs and added steps.
     let (starts, ends, axes, steps) = if cx.opset < 10 {
-        let starts = n.attr_ints("starts")?.ok_or_else(|| n.attr_error("starts", "missing"))?;
-        let ends = n.attr_ints("ends")?.ok_or_else(|| n.attr_error("ends", "missing"))?;
+        let starts = n
+            .attr_ints("starts")?
+            .ok_or_else(|| n.attr_error("starts", "missing"))?;
+        let ends = n
+            .attr_ints("ends")?
+            .ok_or_else(|| n.attr_error("ends", "missing"))?;
         (starts, ends, n.attr_ints("axes")?, None)
     } else {
         (
@@ -148,13 +170,23 @@ fn slice(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
             cx.opt_const_ints(4, "steps")?,
         )
     };
-    let axes = shape::slice(data.shape(), &starts, &ends, axes.as_deref(), steps.as_deref())
-        .map_err(|e| cx.error(e))?;
+    let axes = shape::slice(
+        data.shape(),
+        &starts,
+        &ends,
+        axes.as_deref(),
+        steps.as_deref(),
+    )
+    .map_err(|e| cx.error(e))?;
     folded(cx, fold::slice(&data, &axes))
 }
 
 fn range(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let (s, l, d) = (cx.const_input(0, "start")?, cx.const_input(1, "limit")?, cx.const_input(2, "delta")?);
+    let (s, l, d) = (
+        cx.const_input(0, "start")?,
+        cx.const_input(1, "limit")?,
+        cx.const_input(2, "delta")?,
+    );
     folded(cx, fold::range(&s, &l, &d))
 }
 
@@ -163,11 +195,18 @@ fn expand(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let dims = cx.const_ints(1, "shape")?;
     let target = dims
         .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| cx.error(format!("negative dimension {d} in Expand shape"))))
+        .map(|&d| {
+            usize::try_from(d)
+                .map_err(|_| cx.error(format!("negative dimension {d} in Expand shape")))
+        })
         .collect::<Result<Vec<usize>>>()?;
     let out = shape::broadcast(x.shape(), &target).map_err(|e| cx.error(e))?;
-    let zeros = Tensor::new(x.dtype(), out.clone(), zeros_like(x.dtype(), &out).map_err(|e| cx.error(e))?)
-        .map_err(|e| cx.error(e))?;
+    let zeros = Tensor::new(
+        x.dtype(),
+        out.clone(),
+        zeros_like(x.dtype(), &out).map_err(|e| cx.error(e))?,
+    )
+    .map_err(|e| cx.error(e))?;
     folded(cx, fold::binary(&x, &zeros, fold::BinOp::Add))
 }
 
@@ -204,7 +243,11 @@ fn flatten(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     match cx.input(0)?.clone() {
         v @ Value::Const(_) => Ok(vec![reshape_value(cx, &v, out)?]),
         Value::Act(x) => {
-            let axis = if axis < 0 { axis + in_shape.len() as i64 } else { axis } as usize;
+            let axis = if axis < 0 {
+                axis + in_shape.len() as i64
+            } else {
+                axis
+            } as usize;
             Ok(vec![cx.emit_value(Op::Flatten { x, axis })?])
         }
     }
@@ -216,18 +259,25 @@ fn transpose(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         Value::Const(t) => folded(cx, fold::transpose(&t, perm.as_deref())),
         Value::Act(x) => {
             let in_shape = cx.input_shape(0)?;
-            let (perm, _) =
-                shape::transpose(&in_shape, perm.as_deref()).map_err(|e| cx.node.attr_error("perm", e))?;
+            let (perm, _) = shape::transpose(&in_shape, perm.as_deref())
+                .map_err(|e| cx.node.attr_error("perm", e))?;
             Ok(vec![cx.emit_value(Op::Transpose { x, perm })?])
         }
     }
 }
 
 fn concat(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let axis = cx.node.attr_int("axis")?.ok_or_else(|| cx.node.attr_error("axis", "missing"))?;
+    // Opset 4 made `axis` required; before, it defaults to 1.
+    let axis = match cx.node.attr_int("axis")? {
+        Some(a) => a,
+        None if cx.opset < 4 => 1,
+        None => return Err(cx.node.attr_error("axis", "missing")),
+    };
     let n = cx.num_inputs();
     if cx.all_const() {
-        let ts = (0..n).map(|i| cx.const_input(i, "operand")).collect::<Result<Vec<_>>>()?;
+        let ts = (0..n)
+            .map(|i| cx.const_input(i, "operand"))
+            .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&Tensor> = ts.iter().map(|t| t.as_ref()).collect();
         return folded(cx, fold::concat(&refs, axis));
     }
@@ -248,7 +298,11 @@ fn concat(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
 
 fn squeeze(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     // Opset 13 moved `axes` from an attribute to an optional input.
-    let axes = if cx.opset < 13 { cx.node.attr_ints("axes")? } else { cx.opt_const_ints(1, "axes")? };
+    let axes = if cx.opset < 13 {
+        cx.node.attr_ints("axes")?
+    } else {
+        cx.opt_const_ints(1, "axes")?
+    };
     let in_shape = cx.input_shape(0)?;
     let out = shape::squeeze(&in_shape, axes.as_deref()).map_err(|e| cx.error(e))?;
     let x = cx.input(0)?.clone();
@@ -258,7 +312,9 @@ fn squeeze(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
 fn unsqueeze(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     // Opset 13 moved `axes` from a (required) attribute to a (required) input.
     let axes = if cx.opset < 13 {
-        cx.node.attr_ints("axes")?.ok_or_else(|| cx.node.attr_error("axes", "missing"))?
+        cx.node
+            .attr_ints("axes")?
+            .ok_or_else(|| cx.node.attr_error("axes", "missing"))?
     } else {
         cx.const_ints(1, "axes")?
     };
@@ -298,9 +354,20 @@ fn dropout(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
 
 fn cast(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let n = cx.node;
-    // Opset 6 onwards: `to` is a TensorProto.DataType code.
-    let to = n.attr_int("to")?.ok_or_else(|| n.attr_error("to", "missing"))?;
-    let to = i32::try_from(to).map_err(|_| n.attr_error("to", format!("invalid data type {to}")))?;
+    // Opset 6 made `to` a TensorProto.DataType code; before, it is the type's name.
+    let to = if cx.opset < 6 {
+        let name = n
+            .attr_string("to")?
+            .ok_or_else(|| n.attr_error("to", "missing"))?;
+        crate::proto::tensor_proto::DataType::from_str_name(&name.to_ascii_uppercase())
+            .ok_or_else(|| n.attr_error("to", format!("unknown data type '{name}'")))?
+            as i32
+    } else {
+        let to = n
+            .attr_int("to")?
+            .ok_or_else(|| n.attr_error("to", "missing"))?;
+        i32::try_from(to).map_err(|_| n.attr_error("to", format!("invalid data type {to}")))?
+    };
     let target = DType::from_onnx(to, &format!("output of {}", n.desc))?;
     match cx.input(0)?.clone() {
         Value::Const(t) => Ok(vec![Value::constant(t.cast(target))]),
