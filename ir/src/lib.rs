@@ -25,6 +25,7 @@ pub mod ops;
 pub mod program;
 pub mod secure;
 pub mod tensor;
+pub mod text;
 pub mod types;
 
 pub use check::{CheckError, CheckErrorKind};
@@ -32,4 +33,5 @@ pub use ops::{Op, Pool2d, Scalar};
 pub use program::{Builder, ConstId, Instr, Params, ParamsError, Program, ValueId};
 pub use secure::SecureError;
 pub use tensor::{Data, Tensor, TensorError};
+pub use text::ParseError;
 pub use types::{Encoding, Owner, Type, TypeError};

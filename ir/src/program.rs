@@ -382,6 +382,11 @@ impl Builder {
             .expect("ValueId does not belong to this builder")
     }
 
+    /// The values pushed so far, in order.
+    pub fn ids(&self) -> impl Iterator<Item = ValueId> + '_ {
+        (0..self.instrs.len()).map(|i| ValueId(i as u32))
+    }
+
     /// The instructions pushed so far.
     pub fn instrs(&self) -> &[Instr] {
         &self.instrs

@@ -264,3 +264,265 @@ pub fn input_for(p: &Program, seed: u64) -> Tensor {
         sci_ir::fixed::encode_tensor(&t, ty.scale(), ty.encoding()).unwrap()
     }
 }
+
+/// A random generator of well-typed programs: random ops with random attributes over
+/// random earlier values, kept when the builder's type checker accepts them. Covers
+/// every op kind, every encoding family (ℓ = 1..64, several primes, f32), withheld
+/// constants, names that need quoting, and float specials in constant data.
+pub fn random_program(seed: u64, steps: usize) -> Program {
+    use sci_ir::{Params, Scalar};
+    let mut r = Rng(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let enc = match r.below(4) {
+        0 => Encoding::Real,
+        1 => Encoding::ring(1 + r.below(64) as u32).unwrap(),
+        2 => Encoding::ring([1, 8, 32, 37, 64][r.below(5) as usize]).unwrap(),
+        _ => Encoding::field([2, 3, 7, 65537, 2_305_843_009_213_693_951][r.below(5) as usize])
+            .unwrap(),
+    };
+    let max_scale = (0..64)
+        .take_while(|&s| enc.scale_fits(s))
+        .last()
+        .unwrap_or(0);
+    let mut b = Builder::with_params(Params {
+        mill_radix: 1 + r.below(8) as u32,
+        threads: 1 + r.below(4) as u32,
+    });
+    let names = ["x", "conv1.w", "a/b", "q:0", "sp ace", "é\"\\\n", "t\u{1}"];
+    let fresh = |b: &Builder, r: &mut Rng| {
+        let base = names[r.below(names.len() as u64) as usize];
+        b.fresh_name(base)
+    };
+    let rand_shape =
+        |r: &mut Rng| -> Vec<usize> { (0..r.below(5)).map(|_| 1 + r.below(4) as usize).collect() };
+    let scale = |r: &mut Rng| r.below(u64::from(max_scale) + 1) as u32;
+    let shape = rand_shape(&mut r);
+    let s0 = scale(&mut r);
+    let n = fresh(&b, &mut r);
+    let _ = b.input(&n, Type::new(enc, s0, shape, Owner::Client).unwrap());
+    for _ in 0..steps {
+        let len = b.instrs().len() as u64;
+        let ids: Vec<sci_ir::ValueId> = b.ids().collect();
+        let pick = |r: &mut Rng| ids[r.below(len) as usize];
+        let u = |r: &mut Rng, n: u64| r.below(n) as usize;
+        let kind = r.below(26);
+        let op = match kind {
+            0 | 1 => {
+                // A constant of a random shape, owner and scale; sometimes withheld.
+                let shape = if r.below(2) == 0 {
+                    b.ty(pick(&mut r)).shape().to_vec()
+                } else {
+                    rand_shape(&mut r)
+                };
+                let owner = if r.below(2) == 0 {
+                    Owner::Server
+                } else {
+                    Owner::Public
+                };
+                let ty = Type::new(enc, scale(&mut r), shape.clone(), owner).unwrap();
+                let numel: usize = shape.iter().product();
+                let data = if owner == Owner::Server && r.below(4) == 0 {
+                    None
+                } else if enc.is_real() {
+                    let specials = [
+                        0.0,
+                        -0.0,
+                        1.0,
+                        -1.5,
+                        1e-7,
+                        3.4e38,
+                        f32::INFINITY,
+                        f32::NEG_INFINITY,
+                        1e-45,
+                    ];
+                    let v = (0..numel)
+                        .map(|_| {
+                            if r.below(3) == 0 {
+                                specials[r.below(specials.len() as u64) as usize]
+                            } else {
+                                f32::from_bits(r.next() as u32 & 0xbfff_ffff)
+                            }
+                        })
+                        .collect();
+                    Some(Tensor::real(shape, v).unwrap())
+                } else {
+                    let m = enc.modulus().unwrap();
+                    let v = (0..numel)
+                        .map(|_| (u128::from(r.next()) % m) as u64)
+                        .collect();
+                    Some(Tensor::canonical(enc, shape, v).unwrap())
+                };
+                let id = b.add_const(data);
+                sci_ir::Op::Const { id, ty }
+            }
+            2 => Op::Conv2d {
+                x: pick(&mut r),
+                w: pick(&mut r),
+                bias: if r.below(2) == 0 {
+                    Some(pick(&mut r))
+                } else {
+                    None
+                },
+                strides: [1 + u(&mut r, 2), 1 + u(&mut r, 2)],
+                pads: [u(&mut r, 2), u(&mut r, 2), u(&mut r, 2), u(&mut r, 2)],
+                dilations: [1 + u(&mut r, 2), 1 + u(&mut r, 2)],
+                groups: 1 + u(&mut r, 2),
+            },
+            3 => Op::MatMul {
+                a: pick(&mut r),
+                b: pick(&mut r),
+                bias: if r.below(2) == 0 {
+                    Some(pick(&mut r))
+                } else {
+                    None
+                },
+            },
+            4 => Op::Add {
+                a: pick(&mut r),
+                b: pick(&mut r),
+            },
+            5 => Op::Sub {
+                a: pick(&mut r),
+                b: pick(&mut r),
+            },
+            6 => Op::Mul {
+                a: pick(&mut r),
+                b: pick(&mut r),
+            },
+            7 => Op::MulPublic {
+                x: pick(&mut r),
+                k: r.next() as i64 >> r.below(64),
+            },
+            8 => Op::ScaleUp {
+                x: pick(&mut r),
+                k: 1 + r.below(4) as u32,
+            },
+            9 => Op::Trunc {
+                x: pick(&mut r),
+                s: 1 + r.below(4) as u32,
+                nonneg: r.below(2) == 0,
+            },
+            10 => Op::DivPublic {
+                x: pick(&mut r),
+                d: 1 + r.below(9),
+            },
+            11 => Op::Relu { x: pick(&mut r) },
+            12 | 13 => {
+                let k = [1 + u(&mut r, 3), 1 + u(&mut r, 3)];
+                let pool = Pool2d {
+                    kernel: k,
+                    strides: [1 + u(&mut r, 2), 1 + u(&mut r, 2)],
+                    pads: [0, 1, 0, 1].map(|a| u(&mut r, k[a] as u64)),
+                    ceil_mode: r.below(2) == 0,
+                };
+                let x = pick(&mut r);
+                if kind == 12 {
+                    Op::MaxPool { x, pool }
+                } else {
+                    Op::AvgPool {
+                        x,
+                        pool,
+                        count_include_pad: r.below(2) == 0,
+                    }
+                }
+            }
+            14 => Op::GlobalAvgPool { x: pick(&mut r) },
+            15 => Op::ArgMax {
+                x: pick(&mut r),
+                axis: u(&mut r, 4),
+                keepdims: r.below(2) == 0,
+            },
+            16 => {
+                let x = pick(&mut r);
+                let mut shape = b.ty(x).shape().to_vec();
+                shape.reverse();
+                if r.below(2) == 0 {
+                    shape.push(1);
+                }
+                Op::Reshape { x, shape }
+            }
+            17 => Op::Flatten {
+                x: pick(&mut r),
+                axis: u(&mut r, 4),
+            },
+            18 => {
+                let x = pick(&mut r);
+                let mut perm: Vec<usize> = (0..b.ty(x).rank()).collect();
+                for i in (1..perm.len()).rev() {
+                    perm.swap(i, u(&mut r, i as u64 + 1));
+                }
+                Op::Transpose { x, perm }
+            }
+            19 => {
+                let x = pick(&mut r);
+                let xs = (0..1 + u(&mut r, 3))
+                    .map(|_| if r.below(2) == 0 { x } else { pick(&mut r) })
+                    .collect();
+                Op::Concat {
+                    xs,
+                    axis: u(&mut r, 3),
+                }
+            }
+            20 => {
+                let x = pick(&mut r);
+                let rank = b.ty(x).rank();
+                let value = if enc.is_real() {
+                    Scalar::F32(f32::from_bits(r.next() as u32 & 0xbfff_ffff))
+                } else {
+                    let (lo, hi) = enc.signed_range().unwrap();
+                    Scalar::Int((lo + (r.next() as i128).rem_euclid(hi - lo + 1)) as i64)
+                };
+                Op::Pad {
+                    x,
+                    pads: (0..2 * rank).map(|_| u(&mut r, 2)).collect(),
+                    value,
+                }
+            }
+            21 => {
+                let name = fresh(&b, &mut r);
+                Op::Output {
+                    x: pick(&mut r),
+                    name,
+                }
+            }
+            22 => {
+                let x = pick(&mut r);
+                Op::BatchNorm {
+                    x,
+                    scale: pick(&mut r),
+                    bias: pick(&mut r),
+                    mean: pick(&mut r),
+                    var: pick(&mut r),
+                    epsilon: 1e-5,
+                }
+            }
+            23 => Op::Identity { x: pick(&mut r) },
+            _ => {
+                let shape = rand_shape(&mut r);
+                let ty = Type::new(enc, scale(&mut r), shape, Owner::Client).unwrap();
+                let name = fresh(&b, &mut r);
+                Op::Input { name, ty }
+            }
+        };
+        let name = fresh(&b, &mut r);
+        let _ = b.push(&name, op);
+    }
+    b.finish().unwrap()
+}
+
+/// A small deterministic generator (SplitMix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform-ish in `0..n` (`n ≥ 1`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
