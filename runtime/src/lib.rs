@@ -1,1 +1,5 @@
 //! `sci-runtime`: channels, crypto, OT, the CrypTFlow2 protocols and the plan executor.
+
+pub mod crypto;
+pub mod net;
+pub mod ot;

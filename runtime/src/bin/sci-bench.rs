@@ -1,0 +1,280 @@
+//! `sci-bench`: micro-benchmarks of the OT engine (and, later, the protocols).
+//!
+//! Runs both parties in one process over loopback TCP (two threads per lane),
+//! or one party per process with `--party 0|1 --addr HOST:PORT` (party 0
+//! listens). Prints one JSON object (`--json`) or a line of text.
+//!
+//! Adding a benchmark: add a variant to [`Cmd`] and a case in [`workload`]
+//! returning the closure each party runs on its [`Session`] (and the formula
+//! for bits per op, if any); the harness does connections, timing and
+//! counters.
+
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use sci_runtime::crypto::{Prg, aes_hardware_accelerated};
+use sci_runtime::net::tcp::{self, TcpConfig};
+use sci_runtime::net::{Party, Stats};
+use sci_runtime::ot::{OtError, Session};
+use serde_json::json;
+
+#[derive(Parser, Debug)]
+#[command(about = "Benchmarks of the sci OT engine")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Args, Debug, Clone)]
+struct Common {
+    /// Number of instances.
+    #[arg(long, default_value_t = 1 << 20)]
+    n: usize,
+    /// Message / ring bit width ℓ.
+    #[arg(long, default_value_t = 32)]
+    bits: u32,
+    /// Threads (TCP connections) per party.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Run only this party (0 listens, 1 connects); default: both, in-process.
+    #[arg(long)]
+    party: Option<u8>,
+    /// Address to listen on / connect to with `--party`.
+    #[arg(long, default_value = "127.0.0.1:7000")]
+    addr: String,
+    /// I/O timeout in seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Chosen-message (2 1)-OT_ℓ (IKNP).
+    Ot(Common),
+    /// Random (2 1)-OT of ℓ-bit strings (IKNP).
+    Rot(Common),
+    /// Correlated (2 1)-COT_ℓ (IKNP).
+    Cot(Common),
+    /// (N 1)-OT_ℓ (Kolesnikov–Kumaresan).
+    Kkot {
+        #[command(flatten)]
+        common: Common,
+        /// N, the number of messages.
+        #[arg(long = "kkot-n", default_value_t = 16)]
+        kkot_n: usize,
+    },
+}
+
+/// What each party runs, given its session; returns nothing (results are
+/// checked by the test suite, not here).
+type Work = Box<dyn Fn(&mut Session) -> Result<(), OtError> + Sync>;
+
+/// The benchmark: protocol name, closure, formula for bits per op.
+fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
+    let lambda = 128.0;
+    Ok(match cmd {
+        Cmd::Ot(c) => {
+            let (n, bits) = (c.n, c.bits);
+            let mut g = Prg::from_os()?;
+            let msgs: Vec<[u128; 2]> = (0..n)
+                .map(|_| [g.next_block().0, g.next_block().0])
+                .collect();
+            let choices = g.bools(n);
+            let w: Work = Box::new(move |s| {
+                s.run(n, |c| {
+                    let r = c.range.clone();
+                    if c.sender {
+                        c.lane.ot.send_ot(&mut c.lane.ch, &msgs[r], bits)
+                    } else {
+                        c.lane
+                            .ot
+                            .recv_ot::<u128>(&mut c.lane.ch, &choices[r], bits)
+                            .map(drop)
+                    }
+                })
+                .map(drop)
+            });
+            ("ot".into(), c, w, Some(lambda + 2.0 * bits as f64))
+        }
+        Cmd::Rot(c) => {
+            let (n, bits) = (c.n, c.bits);
+            let choices = Prg::from_os()?.bools(n);
+            let w: Work = Box::new(move |s| {
+                s.run(n, |c| {
+                    let r = c.range.clone();
+                    if c.sender {
+                        c.lane
+                            .ot
+                            .send_rot::<u128>(&mut c.lane.ch, r.len(), bits)
+                            .map(drop)
+                    } else {
+                        c.lane
+                            .ot
+                            .recv_rot::<u128>(&mut c.lane.ch, &choices[r], bits)
+                            .map(drop)
+                    }
+                })
+                .map(drop)
+            });
+            ("rot".into(), c, w, Some(lambda))
+        }
+        Cmd::Cot(c) => {
+            let (n, bits) = (c.n, c.bits);
+            if !(1..=64).contains(&bits) {
+                bail!("--bits must be in 1..=64 for cot");
+            }
+            let mut g = Prg::from_os()?;
+            let x = g.ring_elems(n, bits);
+            let choices = g.bools(n);
+            let w: Work = Box::new(move |s| {
+                s.run(n, |c| {
+                    let r = c.range.clone();
+                    if c.sender {
+                        c.lane.ot.send_cot(&mut c.lane.ch, &x[r], bits).map(drop)
+                    } else {
+                        c.lane
+                            .ot
+                            .recv_cot(&mut c.lane.ch, &choices[r], bits)
+                            .map(drop)
+                    }
+                })
+                .map(drop)
+            });
+            ("cot".into(), c, w, Some(lambda + bits as f64))
+        }
+        Cmd::Kkot { common: c, kkot_n } => {
+            let (n, bits, nm) = (c.n, c.bits, *kkot_n);
+            let mut g = Prg::from_os()?;
+            let msgs: Vec<u128> = (0..n * nm).map(|_| g.next_block().0).collect();
+            let choices: Vec<u8> = (0..n)
+                .map(|_| (g.next_block().lo() % nm.max(1) as u64) as u8)
+                .collect();
+            let w: Work = Box::new(move |s| {
+                s.run(n, |c| {
+                    let r = c.range.clone();
+                    if c.sender {
+                        let m = &msgs[r.start * nm..r.end * nm];
+                        c.lane.ot.send_kkot(&mut c.lane.ch, nm, m, bits)
+                    } else {
+                        c.lane
+                            .ot
+                            .recv_kkot::<u128>(&mut c.lane.ch, nm, &choices[r], bits)
+                            .map(drop)
+                    }
+                })
+                .map(drop)
+            });
+            (
+                format!("kkot{nm}"),
+                c,
+                w,
+                Some(2.0 * lambda + (nm as f64) * bits as f64),
+            )
+        }
+    })
+}
+
+/// One party's run: returns wall seconds and counters.
+fn party_run(session: &mut Session, work: &Work, start: &Barrier) -> Result<(f64, Stats)> {
+    start.wait();
+    let t = Instant::now();
+    work(session).context("running the benchmark")?;
+    Ok((t.elapsed().as_secs_f64(), session.stats()))
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let (protocol, c, work, formula) = workload(&cli.cmd)?;
+    if c.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let cfg = TcpConfig {
+        timeout: Some(Duration::from_secs(c.timeout)),
+        ..TcpConfig::default()
+    };
+    let (seconds, bytes, rounds) = match c.party {
+        None => {
+            let (c0, c1) =
+                tcp::loopback_pairs(c.threads, &cfg).context("opening loopback connections")?;
+            let mut s0 = Session::new(Party::P0, c0);
+            let mut s1 = Session::new(Party::P1, c1);
+            let start = Barrier::new(2);
+            let (r0, r1) = std::thread::scope(|sc| {
+                let h = sc.spawn(|| party_run(&mut s1, &work, &start));
+                let r0 = party_run(&mut s0, &work, &start);
+                (r0, h.join())
+            });
+            let (t0, st0) = r0.context("party 0")?;
+            let (t1, st1) = match r1 {
+                Ok(r) => r.context("party 1")?,
+                Err(_) => bail!("party 1 panicked"),
+            };
+            (
+                t0.max(t1),
+                st0.bytes_sent + st1.bytes_sent,
+                st0.rounds.max(st1.rounds),
+            )
+        }
+        Some(p) => {
+            let (party, chans) = match p {
+                0 => {
+                    let l =
+                        tcp::listen(&c.addr).with_context(|| format!("listening on {}", c.addr))?;
+                    (
+                        Party::P0,
+                        tcp::accept_many(&l, c.threads, &cfg).context("accepting")?,
+                    )
+                }
+                1 => (
+                    Party::P1,
+                    tcp::connect_many(&c.addr, c.threads, &cfg)
+                        .with_context(|| format!("connecting to {}", c.addr))?,
+                ),
+                _ => bail!("--party must be 0 or 1"),
+            };
+            let mut s = Session::new(party, chans);
+            let (t, st) = party_run(&mut s, &work, &Barrier::new(1))?;
+            (t, st.bytes(), st.rounds)
+        }
+    };
+    let bits_per_op = if c.n == 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / c.n as f64
+    };
+    if c.json {
+        let v = json!({
+            "protocol": protocol,
+            "n": c.n,
+            "bits": c.bits,
+            "threads": c.threads,
+            "seconds": seconds,
+            "bytes": bytes,
+            "bits_per_op": bits_per_op,
+            "formula_bits_per_op": formula,
+            "rounds": rounds,
+            "ops_per_second": c.n as f64 / seconds,
+            "aes_ni": aes_hardware_accelerated(),
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "{protocol}: n={} bits={} threads={} {:.3} s, {:.0} ops/s, {} bytes, {:.2} bits/op (formula {:?}), {} rounds",
+            c.n,
+            c.bits,
+            c.threads,
+            seconds,
+            c.n as f64 / seconds,
+            bytes,
+            bits_per_op,
+            formula,
+            rounds
+        );
+    }
+    Ok(())
+}

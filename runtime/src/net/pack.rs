@@ -1,0 +1,241 @@
+//! Exact bit packing of ring elements.
+//!
+//! Values are written least-significant bit first into a little-endian bit
+//! stream: value `k` of a sequence of `w`-bit values occupies stream bits
+//! `k·w .. (k+1)·w`, and stream bit `p` is bit `p % 8` of byte `p / 8`. A
+//! stream of `B` bits takes `⌈B/8⌉` bytes; the unused high bits of the last
+//! byte are zero. Values of different widths can be mixed ([`BitWriter`],
+//! [`BitReader`]); the widths are never sent, both sides know them.
+
+/// `2^bits - 1` for `bits` in 0..=64.
+#[inline]
+pub fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// `2^bits - 1` for `bits` in 0..=128.
+#[inline]
+pub fn mask128(bits: u32) -> u128 {
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    }
+}
+
+/// Bytes taken by `n` values of `bits` bits: `⌈n·bits/8⌉`.
+pub fn packed_len(n: usize, bits: u32) -> usize {
+    (n as u64 * bits as u64).div_ceil(8) as usize
+}
+
+/// Appends values of up to 64 bits (or 128 with [`BitWriter::push_u128`]) to
+/// a bit stream.
+#[derive(Debug, Default, Clone)]
+pub struct BitWriter {
+    bytes: Vec<u8>,
+    acc: u128,
+    nacc: u32,
+    bit_len: u64,
+}
+
+impl BitWriter {
+    /// An empty stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An empty stream with room for `bits` bits.
+    pub fn with_capacity_bits(bits: u64) -> Self {
+        BitWriter {
+            bytes: Vec::with_capacity(bits.div_ceil(8) as usize + 8),
+            ..Self::default()
+        }
+    }
+
+    /// Appends the low `w` bits of `v` (`w` in 0..=64).
+    #[inline]
+    pub fn push(&mut self, v: u64, w: u32) {
+        debug_assert!(w <= 64);
+        self.acc |= ((v & mask(w)) as u128) << self.nacc;
+        self.nacc += w;
+        self.bit_len += w as u64;
+        if self.nacc >= 64 {
+            self.bytes
+                .extend_from_slice(&(self.acc as u64).to_le_bytes());
+            self.acc >>= 64;
+            self.nacc -= 64;
+        }
+    }
+
+    /// Appends the low `w` bits of `v` (`w` in 0..=128).
+    #[inline]
+    pub fn push_u128(&mut self, v: u128, w: u32) {
+        if w <= 64 {
+            self.push(v as u64, w);
+        } else {
+            self.push(v as u64, 64);
+            self.push((v >> 64) as u64, w - 64);
+        }
+    }
+
+    /// Number of bits pushed so far.
+    pub fn bit_len(&self) -> u64 {
+        self.bit_len
+    }
+
+    /// Removes and returns the bytes that are complete so far (a multiple of
+    /// 8 bytes); the remaining bits stay in the writer. Used to stream a long
+    /// packed message in pieces without changing its encoding.
+    pub fn take_complete(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.bytes)
+    }
+
+    /// Ends the stream: returns the remaining bytes (the last one zero-padded).
+    pub fn finish(mut self) -> Vec<u8> {
+        let rest = self.nacc.div_ceil(8) as usize;
+        self.bytes
+            .extend_from_slice(&self.acc.to_le_bytes()[..rest.min(16)]);
+        self.bytes
+    }
+}
+
+/// Reads values of given widths back from a packed byte stream. Reading past
+/// the end yields zero bits (callers know the lengths; the channel layer
+/// receives exactly `⌈B/8⌉` bytes).
+#[derive(Debug, Clone)]
+pub struct BitReader<'a> {
+    bytes: &'a [u8],
+    pos: u64,
+}
+
+impl<'a> BitReader<'a> {
+    /// A reader at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        BitReader { bytes, pos: 0 }
+    }
+
+    /// Moves to stream bit `pos`.
+    pub fn seek(&mut self, pos: u64) {
+        self.pos = pos;
+    }
+
+    /// Reads the next `w` bits (`w` in 0..=64).
+    #[inline]
+    pub fn read(&mut self, w: u32) -> u64 {
+        debug_assert!(w <= 64);
+        let i = (self.pos / 8) as usize;
+        let sh = (self.pos % 8) as u32;
+        let window = match self.bytes.get(i..).and_then(|s| s.first_chunk::<16>()) {
+            Some(c) => u128::from_le_bytes(*c),
+            None => {
+                let mut c = [0u8; 16];
+                let tail = self.bytes.get(i..).unwrap_or(&[]);
+                let k = tail.len().min(16);
+                c[..k].copy_from_slice(&tail[..k]);
+                u128::from_le_bytes(c)
+            }
+        };
+        self.pos += w as u64;
+        ((window >> sh) as u64) & mask(w)
+    }
+
+    /// Reads the next `w` bits (`w` in 0..=128).
+    #[inline]
+    pub fn read_u128(&mut self, w: u32) -> u128 {
+        if w <= 64 {
+            self.read(w) as u128
+        } else {
+            let lo = self.read(64) as u128;
+            lo | ((self.read(w - 64) as u128) << 64)
+        }
+    }
+}
+
+/// Packs `values` at `bits` bits each (reduced mod `2^bits`).
+pub fn pack_u64s(values: &[u64], bits: u32) -> Vec<u8> {
+    let mut w = BitWriter::with_capacity_bits(values.len() as u64 * bits as u64);
+    for &v in values {
+        w.push(v, bits);
+    }
+    w.finish()
+}
+
+/// Unpacks `n` values of `bits` bits from `bytes`.
+pub fn unpack_u64s(bytes: &[u8], n: usize, bits: u32) -> Vec<u64> {
+    let mut r = BitReader::new(bytes);
+    (0..n).map(|_| r.read(bits)).collect()
+}
+
+/// Packs bits 8 per byte, bit `i` in bit `i % 8` of byte `i / 8`.
+pub fn pack_bits(bits: &[bool]) -> Vec<u8> {
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (byte, chunk) in out.iter_mut().zip(bits.chunks(8)) {
+        for (k, &b) in chunk.iter().enumerate() {
+            *byte |= (b as u8) << k;
+        }
+    }
+    out
+}
+
+/// Unpacks `n` bits packed by [`pack_bits`] (missing bytes read as zero).
+pub fn unpack_bits(bytes: &[u8], n: usize) -> Vec<bool> {
+    (0..n)
+        .map(|i| bytes.get(i / 8).is_some_and(|b| (b >> (i % 8)) & 1 == 1))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixed_widths_roundtrip() {
+        let widths: Vec<u32> = (0..300).map(|i| (i * 7 % 128) as u32 + 1).collect();
+        let vals: Vec<u128> = (0..300u128)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))
+            .collect();
+        let mut w = BitWriter::new();
+        let mut streamed = Vec::new();
+        for (k, (&v, &b)) in vals.iter().zip(&widths).enumerate() {
+            w.push_u128(v, b);
+            if k % 17 == 0 {
+                streamed.extend(w.take_complete());
+            }
+        }
+        let total: u64 = widths.iter().map(|&b| b as u64).sum();
+        assert_eq!(w.bit_len(), total);
+        streamed.extend(w.finish());
+        assert_eq!(streamed.len() as u64, total.div_ceil(8));
+        let mut r = BitReader::new(&streamed);
+        for (&v, &b) in vals.iter().zip(&widths) {
+            assert_eq!(r.read_u128(b), v & mask128(b));
+        }
+    }
+
+    #[test]
+    fn u64s_and_bits() {
+        for bits in [1u32, 7, 8, 31, 32, 37, 63, 64] {
+            let vals: Vec<u64> = (0..101u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            let p = pack_u64s(&vals, bits);
+            assert_eq!(p.len(), packed_len(101, bits));
+            let back = unpack_u64s(&p, 101, bits);
+            for (a, b) in vals.iter().zip(&back) {
+                assert_eq!(a & mask(bits), *b);
+            }
+        }
+        let bits: Vec<bool> = (0..77).map(|i| i % 3 == 0).collect();
+        let p = pack_bits(&bits);
+        assert_eq!(p.len(), 10);
+        assert_eq!(unpack_bits(&p, 77), bits);
+        // Same layout as BitWriter with 1-bit values.
+        let mut w = BitWriter::new();
+        bits.iter().for_each(|&b| w.push(b as u64, 1));
+        assert_eq!(w.finish(), p);
+    }
+}

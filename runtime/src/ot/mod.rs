@@ -1,0 +1,111 @@
+//! Oblivious transfer: base OT, IKNP extension (1-of-2 OT, random OT,
+//! correlated OT, wide correlated OT) and Kolesnikov–Kumaresan 1-of-N OT.
+//!
+//! | module | protocol | paper |
+//! |---|---|---|
+//! | [`base`] | Chou–Orlandi "simplest OT" over Ristretto255, transcript-hashed keys | Chou, Orlandi, LATINCRYPT 2015 (eprint 2015/267) |
+//! | [`iknp`] | IKNP OT extension with the ALSZ correlated-OT optimisation | Ishai, Kilian, Nissim, Petrank, CRYPTO 2003; Asharov, Lindell, Schneider, Zohner, CCS 2013 |
+//! | [`kkot`] | 1-of-N OT extension with a Walsh–Hadamard code | Kolesnikov, Kumaresan, CRYPTO 2013 |
+//! | [`transpose`] | 128×n bit-matrix transpose (SSE2/AVX2 `movemask`) | — |
+//! | [`pack`] | [`OtPack`]: one lazily set-up extension per family and direction | — |
+//! | [`session`] | [`Session`]: `T` channels with an [`OtPack`] each, chunked parallel runs | — |
+//!
+//! Costs, with λ = 128 (bits on the wire, both directions, per instance; set-up
+//! once per [`OtPack`] family and direction):
+//! - `(2 1)-OT_ℓ`: λ + 2ℓ; `(2 1)-ROT`: λ; `(2 1)-COT_ℓ`: λ + ℓ; wide COT with
+//!   `k` elements of `w_j` bits: λ + k·w_j; all 2 messages (1 round for the
+//!   receiver); set-up = 128 base OTs = 32 + 128·32 bytes.
+//! - `(N 1)-OT_ℓ`: 2λ + N·ℓ; 2 messages; set-up = 256 base OTs = 32 + 256·32
+//!   bytes.
+//!
+//! The extension matrix of a batch of `n` instances has `⌈n/8⌉·8` rows (the
+//! receiver's first message is whole bytes per column), so the exact
+//! receiver-to-sender traffic of a batch is `λ/8 · 8⌈n/8⌉` bytes for IKNP and
+//! twice that for KK; the sender's answer is the packed messages,
+//! `⌈n·(bits per instance)/8⌉` bytes. A batch of `n = 0` sends nothing.
+//!
+//! # Security and freshness
+//! Semi-honest security with λ = 128. Each batch consumes fresh extension
+//! columns: the base-OT seeds key AES-128 PRGs whose counters only advance
+//! ([`crate::crypto::Prg`]), and every extended OT gets a new index used as
+//! the hash tweak, so no correlation or tweak is ever reused.
+
+pub mod base;
+mod ext;
+pub mod iknp;
+pub mod kkot;
+pub mod pack;
+pub mod session;
+pub mod transpose;
+
+use std::fmt::Debug;
+
+use crate::crypto::RandomnessError;
+use crate::net::NetError;
+
+pub use pack::OtPack;
+pub use session::{Chunk, Lane, Session};
+
+/// Security parameter λ (bits).
+pub const LAMBDA: usize = 128;
+
+/// Errors of the OT layer.
+#[derive(Debug, thiserror::Error)]
+pub enum OtError {
+    /// The channel failed (peer gone, short data, timeout).
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// The OS randomness source failed.
+    #[error(transparent)]
+    Randomness(#[from] RandomnessError),
+    /// The caller passed inconsistent arguments (lengths, widths, choices).
+    #[error("invalid OT argument: {0}")]
+    InvalidArgument(String),
+    /// The peer sent something malformed (e.g. an invalid curve point).
+    #[error("OT peer sent invalid data: {0}")]
+    Protocol(String),
+}
+
+/// Checks a condition on the caller's arguments.
+pub(crate) fn check(cond: bool, msg: impl FnOnce() -> String) -> Result<(), OtError> {
+    if cond {
+        Ok(())
+    } else {
+        Err(OtError::InvalidArgument(msg()))
+    }
+}
+
+/// An unsigned integer type holding OT messages of up to [`Word::BITS`] bits.
+/// Messages are reduced mod `2^bits` for the message width `bits` of a call.
+pub trait Word: Copy + Default + Send + Sync + PartialEq + Debug + 'static {
+    /// Width of the type.
+    const BITS: u32;
+    /// The low bits of `x`.
+    fn from_u128(x: u128) -> Self;
+    /// Zero-extension to 128 bits.
+    fn to_u128(self) -> u128;
+}
+
+macro_rules! word {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline]
+            fn from_u128(x: u128) -> Self {
+                x as $t
+            }
+            #[inline]
+            fn to_u128(self) -> u128 {
+                self as u128
+            }
+        }
+    )*};
+}
+word!(u8, u16, u32, u64, u128);
+
+/// Checks a message width against the message type and the 128-bit hash.
+pub(crate) fn check_bits<T: Word>(bits: u32) -> Result<(), OtError> {
+    check(bits >= 1 && bits <= T::BITS.min(128), || {
+        format!("message width {bits} not in 1..={}", T::BITS.min(128))
+    })
+}

@@ -1,0 +1,213 @@
+//! [`OtPack`]: all OT families, both directions, over one channel.
+//!
+//! An `OtPack` holds up to four extension states: IKNP as sender, IKNP as
+//! receiver, KK13 as sender, KK13 as receiver. Each is set up (its base OTs
+//! run) the first time it is used, then reused for the whole run; the IKNP
+//! state of one direction serves OT, random OT, COT and wide COT alike.
+//!
+//! # Contract
+//! The two parties' packs on a channel must make *matching calls in the same
+//! order*: when one calls `send_X`, the other calls `recv_X` with the same `n`
+//! (and widths, `k`, `N`, `bits`). Then lazy set-ups happen at the same point
+//! on both sides, the base OTs pair up, and the extension streams stay in
+//! step. A batch of `n = 0` instances is a no-op on both sides (no set-up, no
+//! traffic). [`OtPack::setup`] runs all four set-ups eagerly, in an order
+//! that depends only on the party, so both sides may call it at the same
+//! point instead.
+
+use super::iknp::{IknpReceiver, IknpSender};
+use super::iknp::{check_recv_vec, check_vec};
+use super::kkot::{KkReceiver, KkSender};
+use super::{OtError, Word, check_bits, kkot};
+use crate::net::{Channel, Party};
+
+/// Lazily set-up OT extension states for one channel. See the
+/// [module documentation](self) for the contract between the two parties.
+#[derive(Debug, Default)]
+pub struct OtPack {
+    iknp_s: Option<IknpSender>,
+    iknp_r: Option<IknpReceiver>,
+    kk_s: Option<KkSender>,
+    kk_r: Option<KkReceiver>,
+}
+
+/// Returns the state in `slot`, creating it with `setup` first if needed.
+fn lazy<'a, S>(
+    slot: &'a mut Option<S>,
+    ch: &mut Channel,
+    setup: fn(&mut Channel) -> Result<S, OtError>,
+) -> Result<&'a mut S, OtError> {
+    match slot {
+        Some(s) => Ok(s),
+        None => Ok(slot.insert(setup(ch)?)),
+    }
+}
+
+impl OtPack {
+    /// A pack with nothing set up yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets up all four states now: `P0` in the order IKNP-send, IKNP-recv,
+    /// KK-send, KK-recv, and `P1` in the mirrored order (IKNP-recv first).
+    /// Cost: 2·(32 + 128·32) + 2·(32 + 256·32) bytes, 4 messages each way.
+    pub fn setup(&mut self, ch: &mut Channel, party: Party) -> Result<(), OtError> {
+        let first_send = party == Party::P0;
+        for family_kk in [false, true] {
+            for sending in [first_send, !first_send] {
+                match (family_kk, sending) {
+                    (false, true) => lazy(&mut self.iknp_s, ch, IknpSender::setup).map(drop)?,
+                    (false, false) => lazy(&mut self.iknp_r, ch, IknpReceiver::setup).map(drop)?,
+                    (true, true) => lazy(&mut self.kk_s, ch, KkSender::setup).map(drop)?,
+                    (true, false) => lazy(&mut self.kk_r, ch, KkReceiver::setup).map(drop)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Chosen-message `(2 1)-OT_bits`, sender side; see [`IknpSender::send_ot`].
+    pub fn send_ot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        msgs: &[[T; 2]],
+        bits: u32,
+    ) -> Result<(), OtError> {
+        if msgs.is_empty() {
+            return Ok(());
+        }
+        check_bits::<T>(bits)?;
+        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_ot(ch, msgs, bits)
+    }
+
+    /// Chosen-message `(2 1)-OT_bits`, receiver side; see [`IknpReceiver::recv_ot`].
+    pub fn recv_ot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        choices: &[bool],
+        bits: u32,
+    ) -> Result<Vec<T>, OtError> {
+        if choices.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_bits::<T>(bits)?;
+        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_ot(ch, choices, bits)
+    }
+
+    /// Random 1-of-2 OT, sender side; see [`IknpSender::send_rot`].
+    pub fn send_rot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        bits: u32,
+    ) -> Result<Vec<[T; 2]>, OtError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        check_bits::<T>(bits)?;
+        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_rot(ch, n, bits)
+    }
+
+    /// Random 1-of-2 OT, receiver side; see [`IknpReceiver::recv_rot`].
+    pub fn recv_rot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        choices: &[bool],
+        bits: u32,
+    ) -> Result<Vec<T>, OtError> {
+        if choices.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_bits::<T>(bits)?;
+        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_rot(ch, choices, bits)
+    }
+
+    /// `(2 1)-COT_bits`, sender side; see [`IknpSender::send_cot`].
+    pub fn send_cot(
+        &mut self,
+        ch: &mut Channel,
+        corr: &[u64],
+        bits: u32,
+    ) -> Result<Vec<u64>, OtError> {
+        if corr.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_bits::<u64>(bits)?;
+        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_cot(ch, corr, bits)
+    }
+
+    /// `(2 1)-COT_bits`, receiver side; see [`IknpReceiver::recv_cot`].
+    pub fn recv_cot(
+        &mut self,
+        ch: &mut Channel,
+        choices: &[bool],
+        bits: u32,
+    ) -> Result<Vec<u64>, OtError> {
+        if choices.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_bits::<u64>(bits)?;
+        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_cot(ch, choices, bits)
+    }
+
+    /// Wide COT, sender side; see [`IknpSender::send_cot_vec`].
+    pub fn send_cot_vec(
+        &mut self,
+        ch: &mut Channel,
+        corr: &[u64],
+        k: usize,
+        widths: &[u8],
+    ) -> Result<Vec<u64>, OtError> {
+        if widths.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_vec(widths.len(), k, widths, "correlation", corr.len())?;
+        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_cot_vec(ch, corr, k, widths)
+    }
+
+    /// Wide COT, receiver side; see [`IknpReceiver::recv_cot_vec`].
+    pub fn recv_cot_vec(
+        &mut self,
+        ch: &mut Channel,
+        choices: &[bool],
+        k: usize,
+        widths: &[u8],
+    ) -> Result<Vec<u64>, OtError> {
+        if choices.is_empty() {
+            return Ok(Vec::new());
+        }
+        check_recv_vec(choices, k, widths)?;
+        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_cot_vec(ch, choices, k, widths)
+    }
+
+    /// `(N 1)-OT_bits`, sender side; see [`KkSender::send`].
+    pub fn send_kkot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        n_msgs: usize,
+        msgs: &[T],
+        bits: u32,
+    ) -> Result<(), OtError> {
+        if msgs.is_empty() {
+            return Ok(());
+        }
+        kkot::check_send(n_msgs, msgs, bits)?;
+        lazy(&mut self.kk_s, ch, KkSender::setup)?.send(ch, n_msgs, msgs, bits)
+    }
+
+    /// `(N 1)-OT_bits`, receiver side; see [`KkReceiver::recv`].
+    pub fn recv_kkot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        n_msgs: usize,
+        choices: &[u8],
+        bits: u32,
+    ) -> Result<Vec<T>, OtError> {
+        if choices.is_empty() {
+            return Ok(Vec::new());
+        }
+        kkot::check_recv::<T>(n_msgs, choices, bits)?;
+        lazy(&mut self.kk_r, ch, KkReceiver::setup)?.recv(ch, n_msgs, choices, bits)
+    }
+}

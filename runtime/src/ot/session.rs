@@ -1,0 +1,180 @@
+//! [`Session`]: `T` lanes (a channel and an [`OtPack`] each) and chunked
+//! parallel execution over them.
+//!
+//! A batch of `n` items is cut into `T` contiguous chunks by [`split`] (a
+//! function of `n` and `T` only, so both parties cut alike); chunk `i` runs on
+//! lane `i` in its own scoped thread. Roles alternate across chunks: in even
+//! chunks `P0` is the OT sender, in odd chunks `P1` is ([`Chunk::sender`]), so
+//! both directions of the link carry the bulk data. Protocols written per
+//! chunk give results independent of `T` as long as each item's result does
+//! not depend on which party sends its OTs (true for all protocols of the
+//! paper, which are symmetric in that respect or re-randomise).
+
+use std::ops::Range;
+
+use super::OtPack;
+use crate::net::{Channel, Party, Stats};
+
+/// One channel to the peer with its OT extension states.
+#[derive(Debug)]
+pub struct Lane {
+    /// The channel.
+    pub ch: Channel,
+    /// The OT states used on this channel.
+    pub ot: OtPack,
+}
+
+/// The work of one chunk, handed to the closure of [`Session::run`].
+#[derive(Debug)]
+pub struct Chunk<'a> {
+    /// Chunk number (0..T).
+    pub index: usize,
+    /// The items of this chunk.
+    pub range: Range<usize>,
+    /// Whether this party is the OT sender in this chunk (`P0` in even
+    /// chunks, `P1` in odd ones).
+    pub sender: bool,
+    /// This party.
+    pub party: Party,
+    /// The lane of this chunk.
+    pub lane: &'a mut Lane,
+}
+
+/// Cuts `0..n` into `t` contiguous ranges whose lengths differ by at most 1
+/// (the first `n % t` get one more). `t = 0` is treated as 1.
+pub fn split(n: usize, t: usize) -> Vec<Range<usize>> {
+    let t = t.max(1);
+    let (q, r) = (n / t, n % t);
+    let mut start = 0;
+    (0..t)
+        .map(|i| {
+            let len = q + usize::from(i < r);
+            let range = start..start + len;
+            start += len;
+            range
+        })
+        .collect()
+}
+
+/// The per-party runtime context: `T` lanes to the peer.
+#[derive(Debug)]
+pub struct Session {
+    party: Party,
+    lanes: Vec<Lane>,
+}
+
+impl Session {
+    /// A session over the given channels (lane `i` uses `channels[i]`, which
+    /// must be connected to the peer's `channels[i]`).
+    pub fn new(party: Party, channels: Vec<Channel>) -> Self {
+        Session {
+            party,
+            lanes: channels
+                .into_iter()
+                .map(|ch| Lane {
+                    ch,
+                    ot: OtPack::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// This party.
+    pub fn party(&self) -> Party {
+        self.party
+    }
+
+    /// Number of lanes `T`.
+    pub fn threads(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// All lanes (e.g. lane 0 for sequential work).
+    pub fn lanes_mut(&mut self) -> &mut [Lane] {
+        &mut self.lanes
+    }
+
+    /// Sum of the counters of all lanes. `rounds` is the maximum over lanes
+    /// (lanes run in parallel), bytes are summed.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::default();
+        for l in &self.lanes {
+            let c = l.ch.stats();
+            s.bytes_sent += c.bytes_sent;
+            s.bytes_recv += c.bytes_recv;
+            s.rounds = s.rounds.max(c.rounds);
+        }
+        s
+    }
+
+    /// Runs `f` on each of the `T` chunks of `0..n` (see [`split`]), chunk
+    /// `i` on lane `i` in its own thread (inline when `T = 1`). Returns the
+    /// results in chunk order, or the first error in chunk order. Chunks with
+    /// an empty range are still run (protocols are no-ops on 0 items), so both
+    /// parties always run the same chunks.
+    pub fn run<R, E, F>(&mut self, n: usize, f: F) -> Result<Vec<R>, E>
+    where
+        R: Send,
+        E: Send,
+        F: Fn(Chunk<'_>) -> Result<R, E> + Sync,
+    {
+        let party = self.party;
+        let ranges = split(n, self.lanes.len());
+        let chunk = |index: usize, range: Range<usize>, lane: &mut Lane| -> Result<R, E> {
+            let sender = index.is_multiple_of(2) == (party == Party::P0);
+            f(Chunk {
+                index,
+                range,
+                sender,
+                party,
+                lane,
+            })
+        };
+        if self.lanes.len() == 1 {
+            return self
+                .lanes
+                .iter_mut()
+                .zip(ranges)
+                .enumerate()
+                .map(|(i, (lane, r))| chunk(i, r, lane))
+                .collect();
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .lanes
+                .iter_mut()
+                .zip(ranges)
+                .enumerate()
+                .map(|(i, (lane, r))| {
+                    let chunk = &chunk;
+                    s.spawn(move || chunk(i, r, lane))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_balanced_and_covering() {
+        for n in [0usize, 1, 5, 1025] {
+            for t in [1usize, 2, 3, 8] {
+                let r = split(n, t);
+                assert_eq!(r.len(), t);
+                assert_eq!(r[0].start, 0);
+                assert_eq!(r[t - 1].end, n);
+                for w in r.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                    assert!(w[0].len() >= w[1].len() && w[0].len() <= w[1].len() + 1);
+                }
+            }
+        }
+    }
+}
