@@ -17,6 +17,7 @@ use clap::{Args, Parser, Subcommand};
 use sci_runtime::crypto::{Prg, aes_hardware_accelerated};
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, Stats};
+use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
 use sci_runtime::ot::{OtError, Session};
 use serde_json::json;
 
@@ -60,6 +61,15 @@ enum Cmd {
     Rot(Common),
     /// Correlated (2 1)-COT_ℓ (IKNP).
     Cot(Common),
+    /// The 128×n bit-matrix transpose alone (local, no network); `--n` is
+    /// the number of columns (OTs), rounded up to a multiple of 8.
+    Transpose {
+        #[command(flatten)]
+        common: Common,
+        /// Use the bit-by-bit reference instead of the SIMD kernel.
+        #[arg(long)]
+        naive: bool,
+    },
     /// (N 1)-OT_ℓ (Kolesnikov–Kumaresan).
     Kkot {
         #[command(flatten)]
@@ -81,8 +91,9 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
         Cmd::Ot(c) => {
             let (n, bits) = (c.n, c.bits);
             let mut g = Prg::from_os()?;
-            let msgs: Vec<[u128; 2]> = (0..n)
-                .map(|_| [g.next_block().0, g.next_block().0])
+            let msgs: Vec<[u128; 2]> = random_u128s(&mut g, 2 * n)
+                .chunks_exact(2)
+                .map(|p| [p[0], p[1]])
                 .collect();
             let choices = g.bools(n);
             let w: Work = Box::new(move |s| {
@@ -147,12 +158,15 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
             });
             ("cot".into(), c, w, Some(lambda + bits as f64))
         }
+        Cmd::Transpose { .. } => bail!("transpose is not a two-party benchmark"),
         Cmd::Kkot { common: c, kkot_n } => {
             let (n, bits, nm) = (c.n, c.bits, *kkot_n);
             let mut g = Prg::from_os()?;
-            let msgs: Vec<u128> = (0..n * nm).map(|_| g.next_block().0).collect();
-            let choices: Vec<u8> = (0..n)
-                .map(|_| (g.next_block().lo() % nm.max(1) as u64) as u8)
+            let msgs = random_u128s(&mut g, n * nm);
+            let choices: Vec<u8> = g
+                .u64s(n)
+                .iter()
+                .map(|r| (r % nm.max(1) as u64) as u8)
                 .collect();
             let w: Work = Box::new(move |s| {
                 s.run(n, |c| {
@@ -179,6 +193,13 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
     })
 }
 
+/// `n` random 128-bit values.
+fn random_u128s(g: &mut Prg, n: usize) -> Vec<u128> {
+    let mut b = vec![sci_runtime::crypto::Block::ZERO; n];
+    g.fill_blocks(&mut b);
+    b.into_iter().map(|x| x.0).collect()
+}
+
 /// One party's run: returns wall seconds and counters.
 fn party_run(session: &mut Session, work: &Work, start: &Barrier) -> Result<(f64, Stats)> {
     start.wait();
@@ -187,8 +208,47 @@ fn party_run(session: &mut Session, work: &Work, start: &Barrier) -> Result<(f64
     Ok((t.elapsed().as_secs_f64(), session.stats()))
 }
 
+/// Times the transpose of a random 128×n bit matrix (best of 5 runs).
+fn bench_transpose(c: &Common, naive: bool) -> Result<()> {
+    let cb = c.n.div_ceil(8);
+    let mut input = vec![0u8; 128 * cb];
+    Prg::from_os()?.fill_bytes(&mut input);
+    let mut out = vec![sci_runtime::crypto::Block::ZERO; 8 * cb];
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let t = Instant::now();
+        if naive {
+            transpose128_naive(&input, &mut out);
+        } else {
+            transpose128(&input, &mut out);
+        }
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let name = if naive {
+        "transpose-naive"
+    } else {
+        "transpose"
+    };
+    if c.json {
+        println!(
+            "{}",
+            json!({"protocol": name, "n": 8 * cb, "bits": 128, "threads": 1, "seconds": best, "bytes": 0, "bits_per_op": 0.0, "rounds": 0})
+        );
+    } else {
+        println!(
+            "{name}: 128x{} bits in {:.2} ms (best of 5)",
+            8 * cb,
+            best * 1e3
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
+    if let Cmd::Transpose { common, naive } = &cli.cmd {
+        return bench_transpose(common, *naive);
+    }
     let (protocol, c, work, formula) = workload(&cli.cmd)?;
     if c.threads == 0 {
         bail!("--threads must be at least 1");

@@ -14,6 +14,7 @@
 mod block;
 mod hash;
 mod prg;
+mod rk_aes;
 
 pub use block::Block;
 pub(crate) use block::as_aes_blocks_mut;
