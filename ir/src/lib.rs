@@ -22,6 +22,7 @@ pub mod fixed;
 pub mod interp;
 pub mod npy;
 pub mod ops;
+pub mod plan;
 pub mod program;
 pub mod secure;
 pub mod tensor;
@@ -30,6 +31,7 @@ pub mod types;
 
 pub use check::{CheckError, CheckErrorKind};
 pub use ops::{Op, Pool2d, Scalar};
+pub use plan::{Plan, PlanError};
 pub use program::{Builder, ConstId, Instr, Params, ParamsError, Program, ValueId};
 pub use secure::SecureError;
 pub use tensor::{Data, Tensor, TensorError};

@@ -486,12 +486,26 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
             }
             22 => {
                 let x = pick(&mut r);
+                let xt = b.ty(x).clone();
+                let mut ps = vec![x; 4];
+                if xt.encoding().is_real() && xt.rank() >= 2 {
+                    // Per-channel parameters, so that the op type-checks.
+                    let c = xt.shape()[1];
+                    for p in &mut ps {
+                        let v = (0..c).map(|_| r.below(100) as f32 / 8.0).collect();
+                        let n = fresh(&b, &mut r);
+                        let ty = Type::real(vec![c], Owner::Server).unwrap();
+                        *p = b
+                            .constant(&n, ty, Tensor::real(vec![c], v).unwrap())
+                            .unwrap();
+                    }
+                }
                 Op::BatchNorm {
                     x,
-                    scale: pick(&mut r),
-                    bias: pick(&mut r),
-                    mean: pick(&mut r),
-                    var: pick(&mut r),
+                    scale: ps[0],
+                    bias: ps[1],
+                    mean: ps[2],
+                    var: ps[3],
                     epsilon: 1e-5,
                 }
             }

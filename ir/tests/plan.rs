@@ -1,0 +1,330 @@
+//! Plan files: exact round trips, the client view and the program hash, a golden file,
+//! clear errors for bad files, and fuzzing of the decoder (random bytes, truncations,
+//! byte flips, and mutations that keep a valid checksum so they reach the protobuf
+//! decoder and the type checker).
+
+mod common;
+
+use proptest::prelude::*;
+use prost::Message;
+use sci_ir::plan::{FORMAT_VERSION, InstrMsg, MAGIC, OpMsg, PublicMsg, TypeMsg};
+use sci_ir::{Encoding, Plan, PlanError, Program, interp};
+use sha2::{Digest, Sha256};
+
+fn lenet() -> Program {
+    common::lenet(Encoding::ring(37).unwrap(), 12)
+}
+
+fn round_trip(p: &Program) -> Vec<u8> {
+    let bytes = Plan::new(p.clone()).to_bytes();
+    let q = Plan::from_bytes(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(q.program(), p);
+    assert_eq!(q.to_bytes(), bytes, "re-encoding differs");
+    bytes
+}
+
+/// Wraps sections into a file with the current magic, version and a valid checksum.
+fn seal(sections: u8, public: &[u8], secret: Option<&[u8]>) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.push(sections);
+    out.extend_from_slice(&(public.len() as u64).to_le_bytes());
+    out.extend_from_slice(public);
+    if let Some(s) = secret {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s);
+    }
+    let sum: [u8; 32] = Sha256::digest(&out).into();
+    out.extend_from_slice(&sum);
+    out
+}
+
+/// Recomputes the checksum of a (possibly mutated) file.
+fn reseal(bytes: &mut [u8]) {
+    if bytes.len() >= 32 {
+        let n = bytes.len() - 32;
+        let sum: [u8; 32] = Sha256::digest(&bytes[..n]).into();
+        bytes[n..].copy_from_slice(&sum);
+    }
+}
+
+#[test]
+fn representative_programs_round_trip() {
+    for enc in [
+        Encoding::ring(37).unwrap(),
+        Encoding::ring(64).unwrap(),
+        Encoding::ring(1).unwrap(),
+        Encoding::field(65537).unwrap(),
+        Encoding::Real,
+    ] {
+        let scale = if enc == Encoding::ring(1).unwrap() {
+            0
+        } else {
+            4
+        };
+        if enc == Encoding::ring(1).unwrap() {
+            continue; // weights in [-1, 1) do not fit a 1-bit ring at any scale ≥ 1
+        }
+        round_trip(&common::lenet(enc, scale));
+    }
+    round_trip(&common::squeezenet(Encoding::ring(41).unwrap(), 13, 33));
+    let every = include_str!("snapshots/text__every_op.snap");
+    let text = every.splitn(3, "---\n").nth(2).unwrap();
+    round_trip(&Program::parse(text).unwrap());
+}
+
+#[test]
+fn client_view_hides_weights_and_keeps_the_hash() {
+    let p = lenet();
+    let plan = Plan::new(p.clone());
+    let cv = plan.client_view();
+    assert!(cv.is_client_view());
+    assert!(!plan.is_client_view());
+    assert_eq!(plan.hash(), cv.hash());
+    assert_eq!(plan.hash_hex().len(), 64);
+    let full = plan.to_bytes();
+    let client = cv.to_bytes();
+    // The client file has no secret section: it decodes to the client view...
+    let decoded = Plan::from_bytes(&client).unwrap();
+    assert_eq!(decoded, cv);
+    assert!(decoded.is_client_view());
+    // ...and contains none of the weights: the conv1 weight bytes as the secret section
+    // encodes them (zigzag varints) do not occur in it.
+    assert!(client.len() < full.len());
+    let w = p.const_data(match &p.instr(p.lookup("conv1.w").unwrap()).op {
+        sci_ir::Op::Const { id, .. } => *id,
+        _ => unreachable!(),
+    });
+    let ints: Vec<i64> = w.unwrap().to_signed().unwrap();
+    let mut needle = Vec::new();
+    for v in &ints {
+        prost::encoding::encode_varint(((v << 1) ^ (v >> 63)) as u64, &mut needle);
+    }
+    assert!(full.windows(needle.len()).any(|x| x == needle));
+    assert!(!client.windows(needle.len()).any(|x| x == needle));
+    // The client cannot run it; the server's plan runs.
+    let x = common::input_for(&p, 5);
+    assert!(interp::run(decoded.program(), std::slice::from_ref(&x)).is_err());
+    assert!(interp::run(plan.program(), &[x]).is_ok());
+    // A different program has a different hash.
+    let other = common::lenet(Encoding::ring(38).unwrap(), 12);
+    assert_ne!(Plan::new(other).hash(), plan.hash());
+}
+
+/// The golden file pins the format: if this test fails after a change to the encoding,
+/// bump `FORMAT_VERSION` and regenerate with `SCI_UPDATE_GOLDEN=1`.
+#[test]
+fn golden_plan_file() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/golden/lenet_ring37.plan"
+    );
+    let bytes = Plan::new(lenet()).to_bytes();
+    if std::env::var_os("SCI_UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, &bytes).unwrap();
+    }
+    let golden = std::fs::read(path).expect("golden plan file (SCI_UPDATE_GOLDEN=1 writes it)");
+    assert_eq!(
+        bytes, golden,
+        "plan encoding changed: bump FORMAT_VERSION and regenerate the golden file"
+    );
+    let loaded = Plan::load(path).unwrap();
+    assert_eq!(loaded.program(), &lenet());
+    assert_eq!(
+        loaded.hash_hex(),
+        Plan::new(lenet()).hash_hex(),
+        "hash of the golden program"
+    );
+}
+
+#[test]
+fn save_and_load() {
+    let dir = std::env::temp_dir().join(format!("sci-ir-plan-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lenet.plan");
+    let plan = Plan::new(lenet());
+    plan.save(&path).unwrap();
+    assert_eq!(Plan::load(&path).unwrap(), plan);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let e = Plan::load(dir.join("missing.plan")).unwrap_err();
+    assert!(matches!(e, PlanError::Io { .. }));
+    assert!(e.to_string().contains("missing.plan"), "{e}");
+}
+
+#[test]
+fn bad_files_give_clear_errors() {
+    let good = Plan::new(lenet()).to_bytes();
+    let err = |b: &[u8]| Plan::from_bytes(b).unwrap_err();
+    assert!(matches!(err(b""), PlanError::Truncated { .. }));
+    assert!(matches!(err(b"SCI-PLA"), PlanError::Truncated { .. }));
+    let mut wrong = good.clone();
+    wrong[0] = b'X';
+    assert!(matches!(err(&wrong), PlanError::BadMagic));
+    assert!(matches!(
+        err(b"PK\x03\x04 not a plan at all"),
+        PlanError::BadMagic
+    ));
+    let mut newer = good.clone();
+    newer[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let e = err(&newer);
+    assert!(matches!(e, PlanError::NewerVersion { .. }));
+    assert!(e.to_string().contains("newer"), "{e}");
+    let mut older = good.clone();
+    older[8..12].copy_from_slice(&0u32.to_le_bytes());
+    assert!(matches!(err(&older), PlanError::OldVersion { .. }));
+    // Every truncation is an error (never a panic).
+    for n in 0..good.len() {
+        assert!(Plan::from_bytes(&good[..n]).is_err(), "prefix of {n} bytes");
+    }
+    let mut trailing = good.clone();
+    trailing.push(0);
+    assert!(matches!(err(&trailing), PlanError::Trailing(1)));
+    // Every single-byte corruption after the version is detected.
+    for i in 12..good.len() {
+        let mut b = good.clone();
+        b[i] ^= 0x20;
+        assert!(Plan::from_bytes(&b).is_err(), "flip at {i}");
+    }
+    let mut b = good.clone();
+    let last = b.len() - 40;
+    b[last] ^= 1;
+    assert!(matches!(err(&b), PlanError::Checksum));
+    // Unknown sections byte (with a valid checksum).
+    let mut b = good.clone();
+    b[12] = 7;
+    reseal(&mut b);
+    assert!(matches!(err(&b), PlanError::Invalid { .. }));
+    // Garbage in the public part (valid checksum): a protobuf error.
+    let e = err(&seal(0, &[0xff, 0xff, 0xff], None));
+    assert!(
+        matches!(
+            e,
+            PlanError::Decode {
+                section: "public",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn ill_typed_programs_are_rejected() {
+    let ty = |scale, owner| TypeMsg {
+        encoding: 1,
+        param: 16,
+        scale,
+        shape: vec![2],
+        owner,
+    };
+    let instr = |name: &str, ty, opcode, operands: Vec<u32>| InstrMsg {
+        name: name.into(),
+        ty: Some(ty),
+        op: Some(OpMsg {
+            opcode,
+            operands,
+            label: name.into(),
+            ..OpMsg::default()
+        }),
+    };
+    // x (scale 1) + y (scale 2): the type checker refuses, naming the value.
+    let public = PublicMsg {
+        mill_radix: 4,
+        threads: 1,
+        instrs: vec![
+            instr("x", ty(1, 2), 0, vec![]),
+            instr("y", ty(2, 2), 0, vec![]),
+            instr("sum", ty(1, 2), 4, vec![0, 1]),
+        ],
+        consts: vec![],
+    };
+    let e = Plan::from_bytes(&seal(0, &public.encode_to_vec(), None)).unwrap_err();
+    assert!(matches!(e, PlanError::Program(_)), "{e}");
+    assert!(e.to_string().contains("%sum = add"), "{e}");
+    // A stored type that differs from the inferred one.
+    let mut p2 = public.clone();
+    p2.instrs[1].ty = Some(ty(1, 2));
+    p2.instrs[2].ty = Some(ty(1, 3));
+    let e = Plan::from_bytes(&seal(0, &p2.encode_to_vec(), None)).unwrap_err();
+    assert!(
+        e.to_string().contains("differs from the inferred type"),
+        "{e}"
+    );
+    // An operand that refers forward; an unknown opcode; bad parameters.
+    let mut p3 = p2.clone();
+    p3.instrs[2].op.as_mut().unwrap().operands = vec![0, 2];
+    assert!(Plan::from_bytes(&seal(0, &p3.encode_to_vec(), None)).is_err());
+    let mut p4 = p2.clone();
+    p4.instrs[2].op.as_mut().unwrap().opcode = 99;
+    let e = Plan::from_bytes(&seal(0, &p4.encode_to_vec(), None)).unwrap_err();
+    assert!(e.to_string().contains("unknown opcode 99"), "{e}");
+    let mut p5 = p2.clone();
+    p5.instrs[2].ty = Some(ty(1, 2));
+    assert!(Plan::from_bytes(&seal(0, &p5.encode_to_vec(), None)).is_ok());
+    p5.mill_radix = 0;
+    let e = Plan::from_bytes(&seal(0, &p5.encode_to_vec(), None)).unwrap_err();
+    assert!(matches!(e, PlanError::Params(_)), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn random_programs_round_trip(seed in any::<u64>()) {
+        let p = common::random_program(seed, 40);
+        let bytes = Plan::new(p.clone()).to_bytes();
+        let q = Plan::from_bytes(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(q.to_bytes(), bytes);
+        prop_assert_eq!(q.program(), &p);
+        let cv = Plan::new(p).client_view();
+        let c = Plan::from_bytes(&cv.to_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(c.hash(), q.hash());
+    }
+
+    #[test]
+    fn decoder_never_panics_on_random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let _ = Plan::from_bytes(&bytes);
+        // The same bytes as the sections of a well-sealed file.
+        let _ = Plan::from_bytes(&seal(0, &bytes, None));
+        let _ = Plan::from_bytes(&seal(1, &bytes[..bytes.len() / 2], Some(&bytes[bytes.len() / 2..])));
+    }
+
+    #[test]
+    fn decoder_never_panics_on_mutated_plans(
+        seed in any::<u64>(),
+        flips in prop::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+        cut in any::<usize>(),
+    ) {
+        let good = Plan::new(common::random_program(seed, 25)).to_bytes();
+        // Byte flips: detected by the checksum.
+        let mut b = good.clone();
+        for &(pos, x) in &flips {
+            let i = pos % b.len();
+            b[i] ^= x | 1;
+        }
+        prop_assert!(Plan::from_bytes(&b).is_err());
+        // The same flips with the checksum recomputed reach the protobuf decoder and the
+        // type checker: any result but a panic is fine.
+        reseal(&mut b);
+        let _ = Plan::from_bytes(&b);
+        // Truncations.
+        prop_assert!(Plan::from_bytes(&good[..cut % good.len()]).is_err());
+        // Mutations of the decoded messages themselves, re-encoded and sealed.
+        let public_len = u64::from_le_bytes(good[13..21].try_into().unwrap()) as usize;
+        let mut msg = PublicMsg::decode(&good[21..21 + public_len]).unwrap();
+        let mut r = common::Rng(seed);
+        for _ in 0..3 {
+            if msg.instrs.is_empty() { break; }
+            let i = r.below(msg.instrs.len() as u64) as usize;
+            let op = msg.instrs[i].op.get_or_insert_with(OpMsg::default);
+            match r.below(5) {
+                0 => op.opcode = r.below(26) as u32,
+                1 => op.operands.push(r.below(40) as u32),
+                2 => op.attrs.push(r.next() >> r.below(64)),
+                3 => { op.attrs.pop(); }
+                _ => msg.instrs[i].ty = None,
+            }
+        }
+        let _ = Plan::from_bytes(&seal(0, &msg.encode_to_vec(), None));
+    }
+}
