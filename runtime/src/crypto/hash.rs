@@ -79,19 +79,7 @@ impl RkAes256 {
     /// `keys[k][0] ‖ keys[k][1]`. One key expansion and one encryption each.
     pub fn hash(keys: &[[Block; 2]], tweak: impl Fn(usize) -> u128, out: &mut [Block]) {
         debug_assert_eq!(keys.len(), out.len());
-        let mut done = 0;
-        if super::rk_aes::available() {
-            for (c, (kc, oc)) in keys.chunks(8).zip(out.chunks_mut(8)).enumerate() {
-                let mut k8 = [[Block::ZERO; 2]; 8];
-                k8[..kc.len()].copy_from_slice(kc);
-                let pts: [u128; 8] = std::array::from_fn(|i| tweak(8 * c + i));
-                let Some(h) = super::rk_aes::hash8(&k8, &pts) else {
-                    break;
-                };
-                oc.copy_from_slice(&h[..oc.len()]);
-                done += oc.len();
-            }
-        }
+        let done = super::rk_aes::hash_prefix(keys, &tweak, out);
         for (k, (key, o)) in keys.iter().zip(out.iter_mut()).enumerate().skip(done) {
             let mut kb = [0u8; 32];
             kb[..16].copy_from_slice(&key[0].to_bytes());

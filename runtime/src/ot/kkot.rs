@@ -99,17 +99,21 @@ impl KkSender {
             .collect();
         let m = mask128(bits);
         let mut w = BitWriter::with_capacity_bits(n as u64 * n_msgs as u64 * bits as u64);
-        let mut keys = vec![[Block::ZERO; 2]; n_msgs];
-        let mut ys = vec![Block::ZERO; n_msgs];
+        // Instances hashed together, so the AES kernels see long key batches.
+        const GROUP: usize = 64;
+        let mut keys = Vec::with_capacity(GROUP * n_msgs);
+        let mut ys = vec![Block::ZERO; GROUP * n_msgs];
         self.ext.extend(ch, n, |off, rows, tweak| {
-            for (j, (q0, q1)) in rows[0].iter().zip(&rows[1]).enumerate() {
-                for (key, c) in keys.iter_mut().zip(&cs) {
-                    *key = [*q0 ^ c[0], *q1 ^ c[1]];
+            for (g, (q0s, q1s)) in rows[0].chunks(GROUP).zip(rows[1].chunks(GROUP)).enumerate() {
+                keys.clear();
+                for (q0, q1) in q0s.iter().zip(q1s) {
+                    keys.extend(cs.iter().map(|c| [*q0 ^ c[0], *q1 ^ c[1]]));
                 }
-                let tw = tweak + j as u128;
-                RkAes256::hash(&keys, |_| tw, &mut ys);
-                let mj = &msgs[(off + j) * n_msgs..(off + j + 1) * n_msgs];
-                for (x, y) in mj.iter().zip(&ys) {
+                let j0 = g * GROUP;
+                let ys = &mut ys[..keys.len()];
+                RkAes256::hash(&keys, |k| tweak + (j0 + k / n_msgs) as u128, ys);
+                let first = (off + j0) * n_msgs;
+                for (x, y) in msgs[first..first + ys.len()].iter().zip(ys.iter()) {
                     w.push_u128((x.to_u128() ^ y.0) & m, bits);
                 }
             }
