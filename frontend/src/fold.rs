@@ -82,7 +82,7 @@ pub fn binary(a: &Tensor, b: &Tensor, op: BinOp) -> ShapeResult<Tensor> {
         ));
     }
     let out = shape::broadcast(a.shape(), b.shape())?;
-    shape::numel(&out)?;
+    shape::fold_numel(&out)?;
     let ia = shape::broadcast_indices(a.shape(), &out);
     let ib = shape::broadcast_indices(b.shape(), &out);
     let dtype = if op.is_comparison() {
@@ -185,7 +185,7 @@ pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> ShapeResult<Tensor> {
         ));
     }
     let out = shape::broadcast(&shape::broadcast(cond.shape(), x.shape())?, y.shape())?;
-    shape::numel(&out)?;
+    shape::fold_numel(&out)?;
     let ic = shape::broadcast_indices(cond.shape(), &out);
     let ix = shape::broadcast_indices(x.shape(), &out);
     let iy = shape::broadcast_indices(y.shape(), &out);
@@ -255,7 +255,7 @@ pub fn gather(data: &Tensor, indices: &Tensor, axis: i64) -> ShapeResult<Tensor>
     let mut out_shape = data.shape()[..ax].to_vec();
     out_shape.extend_from_slice(indices.shape());
     out_shape.extend_from_slice(&data.shape()[ax + 1..]);
-    shape::numel(&out_shape)?;
+    shape::fold_numel(&out_shape)?;
     let mut idx = Vec::new();
     for o in 0..outer {
         for &i in &ind {
@@ -277,7 +277,7 @@ pub fn slice(x: &Tensor, axes: &[SliceAxis]) -> ShapeResult<Tensor> {
         step[a.axis] = a.step;
     }
     let in_strides = shape::strides(in_shape);
-    let numel = shape::numel(&out_shape)?;
+    let numel = shape::fold_numel(&out_shape)?;
     let mut idx = vec![0usize; out_shape.len()];
     let mut flat = Vec::with_capacity(numel);
     for _ in 0..numel {
@@ -336,7 +336,7 @@ pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> ShapeResult<Tens
         return Err("Range delta is 0".into());
     }
     let n = ((l - s) / d).ceil().max(0.0);
-    if n > 1e8 {
+    if n > shape::MAX_FOLD_ELEMENTS as f64 {
         return Err(format!("Range of {n} elements is too large"));
     }
     let n = n as usize;
@@ -360,10 +360,7 @@ pub fn constant_of_shape(shape_t: &Tensor, value: Option<&Tensor>) -> ShapeResul
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| format!("negative dimension {d}")))
         .collect::<ShapeResult<Vec<usize>>>()?;
-    let n = shape::numel(&shape)?;
-    if n > 1 << 28 {
-        return Err(format!("ConstantOfShape of {n} elements is too large"));
-    }
+    let n = shape::fold_numel(&shape)?;
     match value {
         None => make(DType::F32, shape, Data::Float(vec![0.0; n])),
         Some(v) => {

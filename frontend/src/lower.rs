@@ -77,22 +77,6 @@ pub fn ir_name(onnx: &str) -> String {
     s
 }
 
-/// Ops that typically follow the network proper (probabilities, label lookup): an
-/// unsupported one gets a hint to compile up to its input with `--output`.
-const POST_PROCESSING: &[&str] = &[
-    "ZipMap",
-    "ArrayFeatureExtractor",
-    "LabelEncoder",
-    "CategoryMapper",
-    "Normalizer",
-    "TopK",
-    "Sigmoid",
-    "Hardmax",
-    "NonMaxSuppression",
-    "ReduceMax",
-    "OneHot",
-];
-
 impl Model {
     /// Lowers the graph up to `outputs` (ONNX tensor names; `None`: the graph's
     /// outputs) to a float-stage IR program, with notes for the user.
@@ -133,10 +117,11 @@ impl Model {
         let order = self.needed_nodes(&requested, &producer)?;
 
         // How often each tensor is read by the needed nodes.
-        let mut readers: HashMap<&str, usize> = HashMap::new();
+        // The needed nodes reading each tensor.
+        let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
         for &i in &order {
             for inp in self.nodes[i].inputs.iter().filter(|s| !s.is_empty()) {
-                *readers.entry(inp).or_default() += 1;
+                readers.entry(inp).or_default().push(i);
             }
         }
 
@@ -156,7 +141,11 @@ impl Model {
             if needed_sources.contains(input.name.as_str())
                 && !producer.contains_key(input.name.as_str())
             {
-                let id = self.client_input(input, &mut st)?;
+                let reader = readers
+                    .get(input.name.as_str())
+                    .and_then(|r| r.first())
+                    .map(|&i| &self.nodes[i]);
+                let id = self.client_input(input, reader, &mut st)?;
                 st.values.insert(input.name.clone(), Value::Act(id));
             }
         }
@@ -172,10 +161,10 @@ impl Model {
         let registry = ops::registry();
         for &i in &order {
             let node = &self.nodes[i];
-            if !node.is_default_domain() || !registry.contains_key(node.op_type()) {
-                return Err(unsupported(node));
-            }
-            let f = registry[node.op_type()];
+            let f = match registry.get(node.op_type()) {
+                Some(f) if node.is_default_domain() => f,
+                _ => return Err(self.unsupported(i, &readers)),
+            };
             let inputs = node
                 .inputs
                 .iter()
@@ -309,12 +298,25 @@ impl Model {
 
     /// Declares a client input: float type, declared shape with a dynamic batch
     /// dimension set to 1.
-    fn client_input(&self, input: &crate::model::GraphInput, st: &mut State) -> Result<ValueId> {
+    fn client_input(
+        &self,
+        input: &crate::model::GraphInput,
+        reader: Option<&Node>,
+        st: &mut State,
+    ) -> Result<ValueId> {
+        let read_by = reader.map_or(String::new(), |n| format!(" (read by {})", n.desc));
         let err = |msg: String| FrontendError::Input {
             input: input.name.clone(),
-            msg,
+            msg: format!("{msg}{read_by}"),
         };
-        input.float_dtype()?;
+        input.float_dtype().map_err(|e| match e {
+            FrontendError::UnsupportedDType {
+                dtype, supported, ..
+            } => err(format!(
+                "data type {dtype} is not supported (supported: {supported})"
+            )),
+            e => e,
+        })?;
         let dims = input.dims.as_ref().ok_or_else(|| {
             err("the model declares no shape for it; every dimension must be known".into())
         })?;
@@ -359,25 +361,50 @@ struct State {
     notes: Vec<Note>,
 }
 
-/// The error for a node whose op (or domain) has no lowering.
-fn unsupported(node: &Node) -> FrontendError {
-    let post = !node.is_default_domain() || POST_PROCESSING.contains(&node.op_type());
-    let input = node.inputs.first().map_or("", String::as_str);
-    let hint = if post && !input.is_empty() {
-        format!(
-            "; it looks like post-processing after the network: compile up to its input with --output {input}"
-        )
-    } else if !node.is_default_domain() {
-        format!(
-            "; only the default ONNX domain is supported, not '{}'",
-            node.desc.domain
-        )
-    } else {
-        String::new()
-    };
-    FrontendError::UnsupportedOp {
-        node: Box::new(node.desc.clone()),
-        supported: ops::supported_ops(),
-        hint,
+/// Whether the registry has a lowering for the node's op (default domain only).
+fn is_supported(node: &Node) -> bool {
+    node.is_default_domain() && ops::registry().get(node.op_type()).is_some()
+}
+
+impl Model {
+    /// The error for node `i`, whose op (or domain) has no lowering. When nothing
+    /// the frontend supports comes after it, it is post-processing after the network
+    /// (label lookup, `ZipMap`, ...) and the error suggests `--output`.
+    fn unsupported(&self, i: usize, readers: &HashMap<&str, Vec<usize>>) -> FrontendError {
+        let node = &self.nodes[i];
+        let mut seen = HashSet::new();
+        let mut stack = vec![i];
+        let mut trailing = true;
+        while let Some(j) = stack.pop() {
+            if !seen.insert(j) {
+                continue;
+            }
+            if j != i && is_supported(&self.nodes[j]) {
+                trailing = false;
+                break;
+            }
+            for o in &self.nodes[j].outputs {
+                stack.extend(readers.get(o.as_str()).into_iter().flatten());
+            }
+        }
+        let input = node.inputs.first().map_or("", String::as_str);
+        let mut hint = String::new();
+        if !node.is_default_domain() {
+            hint = format!(
+                "; only the default ONNX domain is supported, not '{}'",
+                node.desc.domain
+            );
+        }
+        if trailing && !input.is_empty() {
+            hint.push_str(&format!(
+                "; it comes after everything the frontend supports (post-processing?): \
+                 compile up to its input with --output {input}"
+            ));
+        }
+        FrontendError::UnsupportedOp {
+            node: Box::new(node.desc.clone()),
+            supported: ops::supported_ops(),
+            hint,
+        }
     }
 }

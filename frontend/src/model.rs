@@ -262,21 +262,21 @@ fn graph_input(name: String, vi: &proto::ValueInfoProto) -> GraphInput {
 }
 
 impl GraphInput {
-    /// The element type, checked to be a float type.
+    /// The element type, checked to be `FLOAT` (the lowered program computes in f32:
+    /// a DOUBLE or FLOAT16 model would run at another precision than it was made for).
     pub fn float_dtype(&self) -> Result<DType> {
         let code = self.elem_type.ok_or_else(|| FrontendError::Input {
             input: self.name.clone(),
             msg: "the model declares no tensor type for it".into(),
         })?;
         let dtype = DType::from_onnx(code, &self.name)?;
-        if dtype.is_float() {
+        if dtype == DType::F32 {
             Ok(dtype)
         } else {
-            Err(FrontendError::Input {
-                input: self.name.clone(),
-                msg: format!(
-                    "element type {dtype} is not supported for client inputs (supported: FLOAT, DOUBLE, FLOAT16)"
-                ),
+            Err(FrontendError::UnsupportedDType {
+                tensor: self.name.clone(),
+                dtype: dtype.to_string(),
+                supported: "FLOAT (graph inputs)".into(),
             })
         }
     }

@@ -81,6 +81,23 @@ pub fn numel(shape: &[usize]) -> ShapeResult<usize> {
     crate::tensor::checked_numel(shape).ok_or_else(|| format!("shape {shape:?} is too large"))
 }
 
+/// The largest tensor constant folding may create (2^24 elements): folding is
+/// for shapes and weights, and a model asking for more is rejected rather than
+/// allowed to exhaust memory.
+pub const MAX_FOLD_ELEMENTS: usize = 1 << 24;
+
+/// Element count of a tensor constant folding is about to create, checked
+/// against [`MAX_FOLD_ELEMENTS`].
+pub fn fold_numel(shape: &[usize]) -> ShapeResult<usize> {
+    let n = numel(shape)?;
+    if n > MAX_FOLD_ELEMENTS {
+        return Err(format!(
+            "constant folding would create a tensor of shape {shape:?} ({n} elements, limit {MAX_FOLD_ELEMENTS})"
+        ));
+    }
+    Ok(n)
+}
+
 /// Output shape of `Reshape` (`0` copies the input dimension unless `allowzero`,
 /// one `-1` is inferred).
 pub fn reshape(input: &[usize], target: &[i64], allowzero: bool) -> ShapeResult<Vec<usize>> {

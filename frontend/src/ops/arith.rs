@@ -9,36 +9,34 @@
 //! The other ops here (`Neg`, `Sqrt`, `Equal`, `Where`, ...) appear in exporters'
 //! shape and weight computations and are evaluated on constants only.
 
-use std::collections::HashMap;
-
 use sci_ir::Op;
 
 use super::shape_ops::reshape_value;
-use super::{Ctx, OpFn, Value};
+use super::{Ctx, Registry, Value};
 use crate::error::Result;
 use crate::fold::{self, BinOp, UnOp};
 use crate::shape;
 use crate::tensor::{DType, Tensor};
 
-pub(crate) fn register(reg: &mut HashMap<&'static str, OpFn>) {
-    reg.insert("Add", |cx| binary(cx, BinOp::Add));
-    reg.insert("Sub", |cx| binary(cx, BinOp::Sub));
-    reg.insert("Mul", |cx| binary(cx, BinOp::Mul));
-    reg.insert("Div", |cx| binary(cx, BinOp::Div));
-    reg.insert("Sum", sum);
-    reg.insert("Equal", |cx| binary(cx, BinOp::Equal));
-    reg.insert("Less", |cx| binary(cx, BinOp::Less));
-    reg.insert("Greater", |cx| binary(cx, BinOp::Greater));
-    reg.insert("Max", |cx| variadic_const(cx, BinOp::Max));
-    reg.insert("Min", |cx| variadic_const(cx, BinOp::Min));
-    reg.insert("Neg", |cx| unary_const(cx, UnOp::Neg));
-    reg.insert("Sqrt", |cx| unary_const(cx, UnOp::Sqrt));
-    reg.insert("Reciprocal", |cx| unary_const(cx, UnOp::Reciprocal));
-    reg.insert("Abs", |cx| unary_const(cx, UnOp::Abs));
-    reg.insert("Floor", |cx| unary_const(cx, UnOp::Floor));
-    reg.insert("Ceil", |cx| unary_const(cx, UnOp::Ceil));
-    reg.insert("Not", |cx| unary_const(cx, UnOp::Not));
-    reg.insert("Where", where_op);
+pub(crate) fn register(reg: &mut Registry) {
+    reg.op("Add", |cx| binary(cx, BinOp::Add));
+    reg.op("Sub", |cx| binary(cx, BinOp::Sub));
+    reg.op("Mul", |cx| binary(cx, BinOp::Mul));
+    reg.op("Div", |cx| binary(cx, BinOp::Div));
+    reg.op("Sum", sum);
+    reg.const_op("Equal", |cx| binary(cx, BinOp::Equal));
+    reg.const_op("Less", |cx| binary(cx, BinOp::Less));
+    reg.const_op("Greater", |cx| binary(cx, BinOp::Greater));
+    reg.const_op("Max", |cx| variadic_const(cx, BinOp::Max));
+    reg.const_op("Min", |cx| variadic_const(cx, BinOp::Min));
+    reg.const_op("Neg", |cx| unary_const(cx, UnOp::Neg));
+    reg.const_op("Sqrt", |cx| unary_const(cx, UnOp::Sqrt));
+    reg.const_op("Reciprocal", |cx| unary_const(cx, UnOp::Reciprocal));
+    reg.const_op("Abs", |cx| unary_const(cx, UnOp::Abs));
+    reg.const_op("Floor", |cx| unary_const(cx, UnOp::Floor));
+    reg.const_op("Ceil", |cx| unary_const(cx, UnOp::Ceil));
+    reg.const_op("Not", |cx| unary_const(cx, UnOp::Not));
+    reg.const_op("Where", where_op);
 }
 
 /// Before opset 7, `broadcast = 1` broadcasts `B` to `A`'s shape with `B`'s

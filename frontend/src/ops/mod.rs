@@ -43,11 +43,47 @@ impl Value {
 /// optional outputs may be left out).
 pub(crate) type OpFn = fn(&mut Ctx<'_>) -> Result<Vec<Value>>;
 
-/// The registry: ONNX op type (default domain) → lowering function.
-pub(crate) fn registry() -> &'static HashMap<&'static str, OpFn> {
-    static REGISTRY: OnceLock<HashMap<&'static str, OpFn>> = OnceLock::new();
+/// The op table: ONNX op type (default domain) → lowering function, and whether
+/// the op is only evaluated on constants (shape and weight computations).
+#[derive(Default)]
+pub(crate) struct Registry {
+    ops: HashMap<&'static str, (OpFn, bool)>,
+}
+
+impl Registry {
+    /// Registers an op that lowers to the IR (and folds on constants).
+    pub(crate) fn op(&mut self, name: &'static str, f: OpFn) {
+        self.ops.insert(name, (f, false));
+    }
+
+    /// Registers an op that is only evaluated on constants.
+    pub(crate) fn const_op(&mut self, name: &'static str, f: OpFn) {
+        self.ops.insert(name, (f, true));
+    }
+
+    /// The lowering function of `op_type`.
+    pub(crate) fn get(&self, op_type: &str) -> Option<OpFn> {
+        self.ops.get(op_type).map(|&(f, _)| f)
+    }
+
+    /// Sorted names of the ops with (`const_only = false`) or without an IR lowering.
+    fn names(&self, const_only: bool) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self
+            .ops
+            .iter()
+            .filter(|(_, (_, c))| *c == const_only)
+            .map(|(n, _)| *n)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// The registry of all ops.
+pub(crate) fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let mut reg: HashMap<&'static str, OpFn> = HashMap::new();
+        let mut reg = Registry::default();
         shape_ops::register(&mut reg);
         arith::register(&mut reg);
         nn::register(&mut reg);
@@ -55,11 +91,15 @@ pub(crate) fn registry() -> &'static HashMap<&'static str, OpFn> {
     })
 }
 
-/// The supported ops of the default domain, sorted, comma-separated.
+/// The supported ops of the default domain, for error messages: those lowered to
+/// the IR, then those evaluated on constants only.
 pub fn supported_ops() -> String {
-    let mut names: Vec<&str> = registry().keys().copied().collect();
-    names.sort_unstable();
-    names.join(", ")
+    let reg = registry();
+    format!(
+        "{}; on constants only (shape and weight computations): {}",
+        reg.names(false).join(", "),
+        reg.names(true).join(", ")
+    )
 }
 
 /// State shared by the op functions while lowering one node.

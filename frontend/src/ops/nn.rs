@@ -6,33 +6,31 @@
 //! are lowered as 2-D layers over `[N, C, 1, W]` between two reshapes. Matrix
 //! products need one constant operand (the server's weights, paper §5.1.1).
 
-use std::collections::HashMap;
-
 use sci_ir::{Op, Pool2d, Scalar, ValueId};
 
 use super::shape_ops::reshape_value;
-use super::{Ctx, OpFn, Value};
+use super::{Ctx, Registry, Value};
 use crate::error::Result;
 use crate::fold::{self, BinOp, UnOp};
 use crate::lower::Note;
 use crate::shape;
 use crate::tensor::Tensor;
 
-pub(crate) fn register(reg: &mut HashMap<&'static str, OpFn>) {
-    reg.insert("Conv", conv);
-    reg.insert("Gemm", gemm);
-    reg.insert("MatMul", matmul);
-    reg.insert("BatchNormalization", batch_norm);
-    reg.insert("Relu", relu);
-    reg.insert("Clip", clip);
-    reg.insert("MaxPool", |cx| pool(cx, PoolKind::Max));
-    reg.insert("AveragePool", |cx| pool(cx, PoolKind::Avg));
-    reg.insert("GlobalAveragePool", |cx| global_pool(cx, PoolKind::Avg));
-    reg.insert("GlobalMaxPool", |cx| global_pool(cx, PoolKind::Max));
-    reg.insert("Pad", pad);
-    reg.insert("ArgMax", argmax);
-    reg.insert("Softmax", trailing_monotone);
-    reg.insert("LogSoftmax", trailing_monotone);
+pub(crate) fn register(reg: &mut Registry) {
+    reg.op("Conv", conv);
+    reg.op("Gemm", gemm);
+    reg.op("MatMul", matmul);
+    reg.op("BatchNormalization", batch_norm);
+    reg.op("Relu", relu);
+    reg.op("Clip", clip);
+    reg.op("MaxPool", |cx| pool(cx, PoolKind::Max));
+    reg.op("AveragePool", |cx| pool(cx, PoolKind::Avg));
+    reg.op("GlobalAveragePool", |cx| global_pool(cx, PoolKind::Avg));
+    reg.op("GlobalMaxPool", |cx| global_pool(cx, PoolKind::Max));
+    reg.op("Pad", pad);
+    reg.op("ArgMax", argmax);
+    reg.op("Softmax", trailing_monotone);
+    reg.op("LogSoftmax", trailing_monotone);
 }
 
 /// Window geometry of a convolution or pooling node, per spatial axis.
@@ -467,7 +465,7 @@ fn batched_const_rhs(
         ));
     };
     let a_shape = cx.shape_of(a);
-    if shape::numel(&a_shape).map_err(|e| cx.error(e))? != g * m * k {
+    if Some(shape::numel(&a_shape).map_err(|e| cx.error(e))?) != g.checked_mul(m * k) {
         return Err(
             cx.error("broadcasting the left operand over the right's batch is not supported")
         );
@@ -475,7 +473,7 @@ fn batched_const_rhs(
     let size = g
         .checked_mul(k)
         .and_then(|r| r.checked_mul(g * n))
-        .filter(|&s| s <= 1 << 26);
+        .filter(|&s| s <= shape::MAX_FOLD_ELEMENTS);
     let size = size.ok_or_else(|| {
         cx.error("the block-diagonal weights of this batched MatMul are too large")
     })?;
@@ -541,7 +539,8 @@ fn matmul_const(cx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             b.shape()
         )));
     }
-    let mut out = vec![0.0f64; m * n];
+    let numel = shape::fold_numel(&[m, n]).map_err(|e| cx.error(e))?;
+    let mut out = vec![0.0f64; numel];
     for i in 0..m {
         for j in 0..n {
             out[i * n + j] = (0..k).map(|l| av[i * k + l] * bv[l * n + j]).sum();
@@ -661,33 +660,29 @@ fn clip(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         }
         Value::Act(x) => x,
     };
-    // clip(x, lo, hi) = lo + relu(x − lo) − relu(x − hi), with the terms of an absent
-    // bound dropped (ReLU6 is relu(x) − relu(x − 6)); exact in fixed point.
-    let shifted_relu = |cx: &mut Ctx<'_>, c: f32, name: &str| -> Result<ValueId> {
-        if c == 0.0 {
-            return cx.emit(Op::Relu { x });
-        }
-        let k = cx.act(&Value::constant(scalar(c)), name)?;
-        let d = cx.emit(Op::Sub { a: x, b: k })?;
-        cx.emit(Op::Relu { x: d })
-    };
+    // On run-time tensors only the ReLU forms: ReLU6 = relu(x) − relu(x − 6), which
+    // the IR expresses exactly (ReLU and a subtraction of a public constant).
     let y = match (lo, hi) {
         (None, None) => x,
-        (Some(l), h) => {
-            let mut y = shifted_relu(cx, l, "min")?;
-            if let Some(h) = h {
-                let upper = shifted_relu(cx, h, "max")?;
-                y = cx.emit(Op::Sub { a: y, b: upper })?;
-            }
-            if l != 0.0 {
-                let k = cx.act(&Value::constant(scalar(l)), "min")?;
-                y = cx.emit(Op::Add { a: y, b: k })?;
-            }
-            y
+        (Some(0.0), None) => cx.emit(Op::Relu { x })?,
+        (Some(0.0), Some(6.0)) => {
+            let six = cx.act(&Value::constant(scalar(6.0)), "max")?;
+            let r = cx.emit(Op::Relu { x })?;
+            let shifted = cx.emit(Op::Sub { a: x, b: six })?;
+            let r6 = cx.emit(Op::Relu { x: shifted })?;
+            cx.emit(Op::Sub { a: r, b: r6 })?
         }
-        (None, Some(h)) => {
-            let upper = shifted_relu(cx, h, "max")?;
-            cx.emit(Op::Sub { a: x, b: upper })?
+        (l, h) => {
+            let show = |b: Option<f32>| b.map_or("none".to_string(), |v| v.to_string());
+            let attr = if l != Some(0.0) { "min" } else { "max" };
+            return Err(cx.node.attr_error(
+                attr,
+                format!(
+                    "Clip to [{}, {}] is not supported (supported: min = 0 with max = 6 (ReLU6) or no max (ReLU))",
+                    show(l),
+                    show(h)
+                ),
+            ));
         }
     };
     Ok(vec![Value::Act(y)])

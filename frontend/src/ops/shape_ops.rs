@@ -7,34 +7,32 @@
 //! `flatten`, `transpose` and `concat` otherwise; `Identity` and `Dropout` lower
 //! to `identity`; `Cast` between float types is the identity.
 
-use std::collections::HashMap;
-
 use sci_ir::Op;
 
-use super::{Ctx, OpFn, Value};
+use super::{Ctx, Registry, Value};
 use crate::error::Result;
 use crate::fold;
 use crate::shape;
 use crate::tensor::{DType, Tensor};
 
-pub(crate) fn register(reg: &mut HashMap<&'static str, OpFn>) {
-    reg.insert("Constant", constant);
-    reg.insert("ConstantOfShape", constant_of_shape);
-    reg.insert("Shape", shape_op);
-    reg.insert("Size", size);
-    reg.insert("Gather", gather);
-    reg.insert("Slice", slice);
-    reg.insert("Range", range);
-    reg.insert("Expand", expand);
-    reg.insert("Reshape", reshape);
-    reg.insert("Flatten", flatten);
-    reg.insert("Transpose", transpose);
-    reg.insert("Concat", concat);
-    reg.insert("Squeeze", squeeze);
-    reg.insert("Unsqueeze", unsqueeze);
-    reg.insert("Identity", identity);
-    reg.insert("Dropout", dropout);
-    reg.insert("Cast", cast);
+pub(crate) fn register(reg: &mut Registry) {
+    reg.const_op("Constant", constant);
+    reg.const_op("ConstantOfShape", constant_of_shape);
+    reg.const_op("Shape", shape_op);
+    reg.const_op("Size", size);
+    reg.const_op("Gather", gather);
+    reg.const_op("Slice", slice);
+    reg.const_op("Range", range);
+    reg.const_op("Expand", expand);
+    reg.op("Reshape", reshape);
+    reg.op("Flatten", flatten);
+    reg.op("Transpose", transpose);
+    reg.op("Concat", concat);
+    reg.op("Squeeze", squeeze);
+    reg.op("Unsqueeze", unsqueeze);
+    reg.op("Identity", identity);
+    reg.op("Dropout", dropout);
+    reg.op("Cast", cast);
 }
 
 /// Wraps a folding result, naming the node on error.
@@ -211,10 +209,7 @@ fn expand(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
 }
 
 fn zeros_like(dtype: DType, shape: &[usize]) -> std::result::Result<crate::tensor::Data, String> {
-    let n = shape::numel(shape)?;
-    if n > 1 << 28 {
-        return Err(format!("constant of shape {shape:?} is too large"));
-    }
+    let n = shape::fold_numel(shape)?;
     Ok(if dtype.is_float() {
         crate::tensor::Data::Float(vec![0.0; n])
     } else {

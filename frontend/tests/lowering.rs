@@ -1,0 +1,483 @@
+//! Lowering behaviour on small hand-built models: what each ONNX construct becomes
+//! in the IR, the `--output` selection, notes, external data, and error messages.
+
+mod common;
+
+use common::{D, Graph, attr_f, attr_i, attr_ints, attr_s};
+use sci_frontend::lower::Note;
+use sci_frontend::{FrontendError, Model};
+use sci_ir::{Program, Tensor};
+
+fn load(g: &Graph) -> Model {
+    Model::from_bytes(&g.bytes(), None).expect("the test model loads")
+}
+
+fn mnemonics(p: &Program) -> Vec<&'static str> {
+    p.instrs().iter().map(|i| i.op.mnemonic()).collect()
+}
+
+fn run(p: &Program, inputs: &[(Vec<usize>, Vec<f32>)]) -> Vec<Vec<f32>> {
+    let inputs: Vec<Tensor> = inputs
+        .iter()
+        .map(|(s, v)| Tensor::real(s.clone(), v.clone()).unwrap())
+        .collect();
+    sci_ir::interp::run(p, &inputs)
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f32().unwrap().to_vec())
+        .collect()
+}
+
+fn lower_err(m: &Model, outputs: Option<&[String]>) -> String {
+    match m.lower(outputs) {
+        Ok(_) => panic!("lowering should fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn gemm_folds_transpose_alpha_and_beta_into_constants() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.init_f32("B", &[2, 3], &[1.0, 0.0, 0.0, 0.0, 1.0, 1.0])
+        .init_f32("C", &[2], &[4.0, -2.0]);
+    let n = g.node("fc", "Gemm", &["x", "B", "C"], &["y"]);
+    attr_i(n, "transB", 1);
+    attr_f(n, "alpha", 2.0);
+    attr_f(n, "beta", 0.5);
+    let (p, notes) = load(&g).lower(None).unwrap();
+    assert!(notes.is_empty());
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "const", "const", "matmul", "output"]
+    );
+    // 2·(x·Bᵀ) + 0.5·C = 2·[1, 5] + [2, −1].
+    assert_eq!(
+        run(&p, &[(vec![1, 3], vec![1.0, 2.0, 3.0])]),
+        [vec![4.0, 9.0]]
+    );
+}
+
+#[test]
+fn relu6_is_relu_minus_shifted_relu() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(4)]).output("y");
+    g.init_f32("lo", &[], &[0.0]).init_f32("hi", &[], &[6.0]);
+    g.node("clip", "Clip", &["x", "lo", "hi"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "const", "relu", "sub", "relu", "sub", "output"]
+    );
+    assert_eq!(
+        run(&p, &[(vec![4], vec![-1.0, 3.0, 7.5, 6.0])]),
+        [vec![0.0, 3.0, 6.0, 6.0]]
+    );
+
+    // Opset < 11: bounds are attributes; min = 0 alone is a ReLU.
+    let mut g = Graph::new(6);
+    g.input("x", &[D::N(2)]).output("y");
+    attr_f(g.node("clip", "Clip", &["x"], &["y"]), "min", 0.0);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "relu", "output"]);
+}
+
+#[test]
+fn other_clip_ranges_are_rejected_clearly() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(4)]).output("y");
+    g.init_f32("lo", &[], &[-1.0]).init_f32("hi", &[], &[1.0]);
+    g.node("clip_pm1", "Clip", &["x", "lo", "hi"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    for part in ["node 'clip_pm1'", "Clip", "'min'", "[-1, 1]", "ReLU6"] {
+        assert!(e.contains(part), "{part} missing in: {e}");
+    }
+}
+
+fn relu_then(op: &str, domain: &str) -> Graph {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("post");
+    g.node("relu", "Relu", &["x"], &["logits"]);
+    let n = g.node("tail", op, &["logits"], &["post"]);
+    n.domain = Some(domain.into());
+    if !domain.is_empty() {
+        g.extra_opsets.push((domain.into(), 1));
+    }
+    g
+}
+
+#[test]
+fn output_selects_the_subgraph_and_unsupported_trailing_ops_hint_at_it() {
+    for (op, domain) in [("Sigmoid", ""), ("ZipMap", "ai.onnx.ml")] {
+        let m = load(&relu_then(op, domain));
+        let e = lower_err(&m, None);
+        assert!(
+            e.contains("node 'tail'") && e.contains(op) && e.contains("--output logits"),
+            "{e}"
+        );
+        assert!(
+            e.contains("supported ops: Add, ArgMax") && e.contains("on constants only"),
+            "{e}"
+        );
+        if !domain.is_empty() {
+            assert!(e.contains("ai.onnx.ml"), "{e}");
+        }
+        let (p, _) = m.lower(Some(&["logits".to_string()])).unwrap();
+        assert_eq!(mnemonics(&p), ["input", "relu", "output"]);
+        assert_eq!(
+            run(&p, &[(vec![1, 3], vec![-1.0, 0.5, 2.0])]),
+            [vec![0.0, 0.5, 2.0]]
+        );
+    }
+}
+
+#[test]
+fn unsupported_op_in_the_middle_gets_no_output_hint() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.node("sigmoid_mid", "Sigmoid", &["x"], &["s"]);
+    g.node("relu", "Relu", &["s"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'sigmoid_mid'") && e.contains("Sigmoid") && !e.contains("--output"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unnamed_nodes_are_named_by_index() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.node("", "Relu", &["x"], &["r"]);
+    g.node("", "LSTM", &["r"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("node #1 (unnamed)") && e.contains("LSTM"), "{e}");
+}
+
+#[test]
+fn unknown_output_is_an_error() {
+    let m = load(&relu_then("Relu", ""));
+    let e = lower_err(&m, Some(&["nope".to_string()]));
+    assert!(e.contains("'nope'") && e.contains("post"), "{e}");
+}
+
+#[test]
+fn dynamic_batch_is_set_to_one_other_unknown_dims_are_errors() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::P("N"), D::N(3)]).output("y");
+    g.node("relu", "Relu", &["x"], &["y"]);
+    let (p, notes) = load(&g).lower(None).unwrap();
+    assert_eq!(p.ty(p.inputs()[0]).shape(), &[1, 3]);
+    assert_eq!(
+        notes,
+        [Note::BatchSetToOne {
+            input: "x".into(),
+            dim: Some("N".into())
+        }]
+    );
+    assert!(notes[0].to_string().contains("set to 1"));
+
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::P("C")]).output("y");
+    g.node("relu", "Relu", &["x"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("'x'") && e.contains("dimension 1 (C)"), "{e}");
+}
+
+#[test]
+fn non_float_client_inputs_are_rejected() {
+    let mut g = Graph::new(13);
+    g.input_typed("x", 11, &[D::N(2)]).output("y");
+    g.node("relu", "Relu", &["x"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("'x'") && e.contains("DOUBLE") && e.contains("FLOAT"),
+        "{e}"
+    );
+}
+
+#[test]
+fn trailing_softmax_is_dropped_with_a_note_but_not_in_the_middle() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("probs");
+    g.node("relu", "Relu", &["x"], &["logits"]);
+    g.node("sm", "Softmax", &["logits"], &["probs"]);
+    let (p, notes) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "relu", "output"]);
+    assert!(matches!(&notes[..], [Note::DroppedMonotone { output, .. }] if output == "probs"));
+    assert!(
+        notes[0]
+            .to_string()
+            .contains("node 'sm' (op Softmax) dropped")
+    );
+
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.node("softmax_mid", "Softmax", &["x"], &["s"]);
+    g.node("relu", "Relu", &["s"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'softmax_mid'") && e.contains("only supported as the last op"),
+        "{e}"
+    );
+}
+
+#[test]
+fn identity_dropout_and_batchnorm_stay_ir_ops_for_the_passes() {
+    let mut g = Graph::new(15);
+    g.input("x", &[D::N(1), D::N(2), D::N(1), D::N(1)])
+        .output("y");
+    for (name, v) in [
+        ("s", [1.0, 2.0]),
+        ("b", [0.5, 0.0]),
+        ("m", [0.0, 1.0]),
+        ("v", [1.0, 4.0]),
+    ] {
+        g.init_f32(name, &[2], &v);
+    }
+    g.node("id", "Identity", &["x"], &["i"]);
+    g.node("drop", "Dropout", &["i"], &["d"]);
+    attr_f(
+        g.node(
+            "bn",
+            "BatchNormalization",
+            &["d", "s", "b", "m", "v"],
+            &["y"],
+        ),
+        "epsilon",
+        0.0,
+    );
+    let (p, _) = load(&g).lower(None).unwrap();
+    let ops = mnemonics(&p);
+    assert_eq!(ops.iter().filter(|&&o| o == "identity").count(), 2);
+    assert!(ops.contains(&"batchnorm"));
+    // y = s·(x − m)/√v + b.
+    assert_eq!(
+        run(&p, &[(vec![1, 2, 1, 1], vec![3.0, 5.0])]),
+        [vec![3.5, 4.0]]
+    );
+}
+
+#[test]
+fn shape_subgraphs_fold_to_a_single_reshape() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::P("N"), D::N(2), D::N(3)]).output("y");
+    g.init_i64("zero", &[], &[0])
+        .init_i64("axes", &[1], &[0])
+        .init_i64("minus1", &[1], &[-1]);
+    g.node("shape", "Shape", &["x"], &["s"]);
+    g.node("gather", "Gather", &["s", "zero"], &["n"]);
+    g.node("unsq", "Unsqueeze", &["n", "axes"], &["n1"]);
+    attr_i(
+        g.node("cat", "Concat", &["n1", "minus1"], &["target"]),
+        "axis",
+        0,
+    );
+    g.node("reshape", "Reshape", &["x", "target"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "reshape", "output"]);
+    assert_eq!(p.ty(p.outputs()[0]).shape(), &[1, 6]);
+}
+
+#[test]
+fn computed_weights_fold() {
+    // W = Unsqueeze(ConstantOfShape([3]) = 2.0); y = x · W (per channel).
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3), D::N(1)]).output("y");
+    g.init_i64("shape", &[1], &[3]).init_i64("axes", &[1], &[1]);
+    let c = g.node("cos", "ConstantOfShape", &["shape"], &["w"]);
+    c.attribute.push(sci_frontend::proto::AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(4),
+        t: Some(sci_frontend::proto::TensorProto {
+            dims: vec![1],
+            data_type: Some(1),
+            float_data: vec![2.0],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    g.node("unsq", "Unsqueeze", &["w", "axes"], &["w2"]);
+    g.node("mul", "Mul", &["x", "w2"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "const", "mul", "output"]);
+    assert_eq!(
+        run(&p, &[(vec![1, 3, 1], vec![1.0, -2.0, 0.5])]),
+        [vec![2.0, -4.0, 1.0]]
+    );
+}
+
+#[test]
+fn div_by_an_integer_is_div_public_else_a_reciprocal_product() {
+    for (d, op) in [(4.0f32, "div_public"), (0.5, "mul")] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2)]).output("y");
+        g.init_f32("d", &[], &[d]);
+        g.node("div", "Div", &["x", "d"], &["y"]);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert!(mnemonics(&p).contains(&op), "{d}: {:?}", mnemonics(&p));
+        assert_eq!(
+            run(&p, &[(vec![2], vec![2.0, -6.0])]),
+            [vec![2.0 / d, -6.0 / d]]
+        );
+    }
+}
+
+#[test]
+fn products_of_two_run_time_tensors_are_rejected() {
+    for op in ["Mul", "MatMul"] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(2)])
+            .input("z", &[D::N(2), D::N(2)])
+            .output("y");
+        g.node("prod", op, &["x", "z"], &["y"]);
+        let e = lower_err(&load(&g), None);
+        assert!(
+            e.contains("node 'prod'") && e.contains("two run-time tensors"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn attribute_errors_name_node_attribute_and_choices() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(4), D::N(4)])
+        .output("y");
+    attr_ints(
+        g.node("pool", "MaxPool", &["x"], &["y"]),
+        "kernel_shape",
+        &[2, 2],
+    );
+    attr_s(g.graph.node.last_mut().unwrap(), "auto_pad", "SAME_WEIRD");
+    let e = lower_err(&load(&g), None);
+    for part in [
+        "node 'pool'",
+        "MaxPool",
+        "'auto_pad'",
+        "SAME_WEIRD",
+        "NOTSET, VALID, SAME_UPPER, SAME_LOWER",
+    ] {
+        assert!(e.contains(part), "{part} missing in: {e}");
+    }
+
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(4), D::N(4)])
+        .output("y");
+    g.init_f32("w", &[1, 1, 1, 1], &[1.0]);
+    attr_i(g.node("conv", "Conv", &["x", "w"], &["y"]), "strides", 2);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'conv'") && e.contains("'strides'") && e.contains("expected type INTS"),
+        "{e}"
+    );
+
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(4), D::N(4)])
+        .output("y");
+    g.init_f32("w", &[1, 1, 1, 1], &[1.0]);
+    attr_i(g.node("conv", "Conv", &["x", "w"], &["y"]), "bogus", 2);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("'bogus'") && e.contains("unknown attribute") && e.contains("dilations"),
+        "{e}"
+    );
+}
+
+#[test]
+fn conv1d_pads_auto_pad_groups_and_dilations() {
+    // 1-D depthwise conv over [1, 2, 5], kernel 3, dilation 2, SAME_UPPER.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(2), D::N(5)]).output("y");
+    g.init_f32("w", &[2, 1, 3], &[1.0, 1.0, 1.0, 0.0, 1.0, 0.0]);
+    let n = g.node("conv", "Conv", &["x", "w"], &["y"]);
+    attr_i(n, "group", 2);
+    attr_ints(n, "dilations", &[2]);
+    attr_s(n, "auto_pad", "SAME_UPPER");
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(p.ty(p.outputs()[0]).shape(), &[1, 2, 5]);
+    let x: Vec<f32> = (1..=10).map(|v| v as f32).collect();
+    // Channel 0: x[i-2] + x[i] + x[i+2]; channel 1: x[i].
+    assert_eq!(
+        run(&p, &[(vec![1, 2, 5], x)]),
+        [vec![4.0, 6.0, 9.0, 6.0, 8.0, 6.0, 7.0, 8.0, 9.0, 10.0]]
+    );
+}
+
+#[test]
+fn external_data_is_read_beside_the_model_and_cannot_escape() {
+    let dir = std::env::temp_dir().join(format!("sci-frontend-extmodel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let weights: Vec<u8> = [2.0f32, -1.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("weights.bin"), [vec![0u8; 4], weights].concat()).unwrap();
+    for (location, ok) in [
+        ("weights.bin", true),
+        ("../weights.bin", false),
+        ("/etc/hostname", false),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2)]).output("y");
+        g.init(sci_frontend::proto::TensorProto {
+            name: Some("w".into()),
+            dims: vec![2],
+            data_type: Some(1),
+            data_location: Some(1),
+            external_data: [("location", location), ("offset", "4"), ("length", "8")]
+                .iter()
+                .map(|(k, v)| sci_frontend::proto::StringStringEntryProto {
+                    key: Some(k.to_string()),
+                    value: Some(v.to_string()),
+                })
+                .collect(),
+            ..Default::default()
+        });
+        g.node("mul", "Mul", &["x", "w"], &["y"]);
+        let path = dir.join("model.onnx");
+        std::fs::write(&path, g.bytes()).unwrap();
+        let result = Model::load(&path).unwrap().lower(None);
+        match (result, ok) {
+            (Ok((p, _)), true) => {
+                assert_eq!(run(&p, &[(vec![2], vec![3.0, 3.0])]), [vec![6.0, -3.0]])
+            }
+            (Err(FrontendError::Tensor { tensor, msg }), false) => {
+                assert!(tensor == "w" && msg.contains(location), "{msg}")
+            }
+            (r, _) => panic!("{location}: unexpected {:?}", r.map(|_| ())),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn graphs_with_cycles_or_dangling_inputs_are_errors() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2)]).output("y");
+    g.node("a", "Add", &["x", "y"], &["t"]);
+    g.node("b", "Relu", &["t"], &["y"]);
+    assert!(lower_err(&load(&g), None).contains("cycle"));
+
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2)]).output("y");
+    g.node("relu_dangling", "Relu", &["nowhere"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'relu_dangling'") && e.contains("'nowhere'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn versions_outside_the_supported_range_are_rejected() {
+    let mut g = Graph::new(22);
+    g.input("x", &[D::N(2)]).output("y");
+    g.node("relu", "Relu", &["x"], &["y"]);
+    let e = Model::from_bytes(&g.bytes(), None).unwrap_err().to_string();
+    assert!(e.contains("opset 22") && e.contains("1 to 21"), "{e}");
+    g.opset = 13;
+    g.ir_version = 2;
+    let e = Model::from_bytes(&g.bytes(), None).unwrap_err().to_string();
+    assert!(e.contains("IR version 2"), "{e}");
+}
