@@ -1,12 +1,35 @@
 //! `sci-frontend`: ONNX loading, constant folding, shape inference and lowering
-//! to the sci IR.
+//! to the float stage of the sci IR.
 //!
-//! ONNX models are decoded with `prost` from the official `onnx.proto` (see
-//! [`proto`]); tensors are decoded by [`tensor`] (raw, typed and external data).
+//! ```no_run
+//! let model = sci_frontend::load("model.onnx")?;
+//! // Lower up to the graph outputs (or `Some(&["logits".into()])`, the `--output` flag).
+//! let (program, notes) = model.lower(None)?;
+//! for note in &notes {
+//!     eprintln!("note: {note}");
+//! }
+//! # Ok::<(), sci_frontend::FrontendError>(())
+//! ```
+//!
+//! * [`proto`]: the ONNX protobuf types, generated from the official `onnx-ml.proto`
+//!   by pure-Rust `protox` + `prost-build` and checked in (no `protoc`, no build script;
+//!   chosen over `onnx-protobuf`, whose published crate needs a pinned `protobuf` and
+//!   whose tensor helper panics, see `shared/DESIGN.md`).
+//! * [`model`]: decoding a model file, version checks (IR ≥ 3, opsets 1–21), graph inputs.
+//! * [`tensor`]: `TensorProto` decoding (raw little-endian, typed fields, external data).
+//! * [`fold`] and [`shape`]: constant folding kernels and shape inference rules.
+//! * `ops`: the op registry, one function per ONNX op (see [`supported_ops`]).
+//! * [`lower`]: the driver: needed nodes, topological order, client inputs, outputs.
+//! * [`dataset`]: validation sets (`.npz` or a directory of `x.npy` / `y.npy`).
+//!
+//! The float baseline is the IR's reference interpreter (`sci_ir::interp`) run on
+//! the lowered program; `tests/onnxruntime_reference.rs` checks it against
+//! onnxruntime on every test-data model.
 
 #![warn(missing_docs)]
 
 mod attr;
+pub mod dataset;
 pub mod error;
 pub mod fold;
 pub mod lower;
@@ -17,5 +40,13 @@ pub mod shape;
 pub mod tensor;
 
 pub use error::{FrontendError, NodeDesc, Result};
+pub use lower::Note;
 pub use model::Model;
+pub use ops::supported_ops;
 pub use tensor::{DType, Tensor};
+
+/// Reads and decodes an ONNX model file (see [`Model::load`]); lower it with
+/// [`Model::lower`].
+pub fn load(path: impl AsRef<std::path::Path>) -> Result<Model> {
+    Model::load(path)
+}

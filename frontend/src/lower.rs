@@ -57,24 +57,14 @@ impl fmt::Display for Note {
     }
 }
 
-/// A valid IR value name for an ONNX tensor name: characters other than ASCII
-/// letters, digits, `_` and `.` become `_`, and a leading digit or `.` gets a `_`
-/// prefix.
+/// The IR value name for an ONNX tensor name: the same name (the IR's text
+/// format quotes names that are not plain), or `_` for an empty one.
 pub fn ir_name(onnx: &str) -> String {
-    let mut s: String = onnx
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
-        s.insert(0, '_');
+    if onnx.is_empty() {
+        "_".to_string()
+    } else {
+        onnx.to_string()
     }
-    s
 }
 
 impl Model {

@@ -133,6 +133,12 @@ fn check_model(e: &Entry) -> Result<(), String> {
     let (program, notes) = model
         .lower(outputs.as_deref())
         .map_err(|err| format!("lower: {err}"))?;
+    // The program survives the IR's text format unchanged (names, constants, types).
+    let text = sci_ir::text::print(&program);
+    let reparsed = sci_ir::text::parse(&text).map_err(|err| format!("text format: {err}"))?;
+    if reparsed != program {
+        return Err("the text format does not round-trip the lowered program".into());
+    }
     let cases_dir = dir.join(e.path.replace(".onnx", ".cases"));
     if e.cases == 0 {
         return Err("no cases".into());

@@ -1,0 +1,64 @@
+//! Data sets: `.npz` archives as numpy writes them (stored and deflated, ZIP64
+//! local headers), directories of `x.npy`/`y.npy`, and corrupt archives.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use sci_frontend::dataset::{Dataset, npz_members};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+#[test]
+fn npz_stored_and_compressed() {
+    for f in ["stored.npz", "compressed.npz"] {
+        let d = Dataset::load(data(f)).unwrap();
+        assert_eq!(d.len(), 3);
+        assert_eq!(d.y, vec![0, 2, 1]);
+        assert_eq!(d.x.shape, vec![3, 1, 2, 2]);
+        let s = d.sample(1, &[1, 4]).unwrap();
+        assert_eq!(s.as_f32().unwrap(), &[1.0, 1.25, 1.5, 1.75]);
+        assert!(d.sample(3, &[1, 4]).is_err());
+        assert!(d.sample(0, &[1, 5]).is_err());
+    }
+}
+
+#[test]
+fn directory_of_npy_files() {
+    let d = Dataset::load(Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/digits/val"))
+        .unwrap();
+    assert_eq!(d.x.shape[1..], [1, 8, 8]);
+    assert_eq!(d.len(), d.x.shape[0]);
+    assert!(d.y.iter().all(|&l| (0..10).contains(&l)));
+}
+
+#[test]
+fn corrupt_archives_are_errors() {
+    let good = std::fs::read(data("compressed.npz")).unwrap();
+    for cut in 0..good.len() {
+        assert!(npz_members(&good[..cut]).is_err(), "prefix of {cut} bytes");
+    }
+    let mut bad = good.clone();
+    bad[60] ^= 0xFF; // inside the first member's deflate stream
+    assert!(npz_members(&bad).is_err());
+    let e = Dataset::load(data("README.md")).unwrap_err().to_string();
+    assert!(e.contains("not a ZIP"), "{e}");
+}
+
+proptest! {
+    #[test]
+    fn mutated_archives_never_panic(
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        stored in any::<bool>(),
+    ) {
+        let mut b = std::fs::read(data(if stored { "stored.npz" } else { "compressed.npz" })).unwrap();
+        for (i, v) in edits {
+            let k = i.index(b.len());
+            b[k] = v;
+        }
+        let _ = npz_members(&b);
+    }
+}
