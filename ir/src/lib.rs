@@ -10,6 +10,11 @@
 //! * [`fixed`]: fixed-point encode/decode and the exact `trunc` / `rdiv` (CrypTFlow2
 //!   equation 2, Corollary 4.2, Appendix E).
 //! * [`tensor`]: concrete tensors (constant data, interpreter inputs and outputs).
+//! * [`text`]: the textual IR — printer and lalrpop parser, exact round trip.
+//! * [`interp`]: the reference interpreter (the oracle of every protocol and of the
+//!   executor; also the frontend's float interpreter), with range tracking.
+//! * [`plan`]: plan files — versioned, checksummed binary form with a public part and a
+//!   server-only secret part; the client view; the program hash.
 //! * [`npy`]: NumPy `.npy` reading and writing (inputs, outputs, validation sets).
 //!
 //! The semantics are those of `shared/DESIGN.md`: arithmetic wraps in the ring (is mod n

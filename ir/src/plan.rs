@@ -190,23 +190,23 @@ pub struct InstrMsg {
 /// | opcode | op | operands | `attrs` | other fields |
 /// |---|---|---|---|---|
 /// | 0 | input | — | — | `label` = external name |
-/// | 1 | const | — | [const id] | |
+/// | 1 | const | — | `[const id]` | |
 /// | 2 | conv2d | x, w[, bias] | strides(2), pads(4), dilations(2), groups | |
 /// | 3 | matmul | a, b[, bias] | — | |
 /// | 4, 5, 6 | add, sub, mul | a, b | — | |
 /// | 7 | mul_public | x | — | `int` = k |
-/// | 8 | scale_up | x | [k] | |
-/// | 9 | trunc | x | [s, nonneg] | |
-/// | 10 | div_public | x | [d] | |
+/// | 8 | scale_up | x | `[k]` | |
+/// | 9 | trunc | x | `[s, nonneg]` | |
+/// | 10 | div_public | x | `[d]` | |
 /// | 11 | relu | x | — | |
 /// | 12 | maxpool | x | kernel(2), strides(2), pads(4), ceil_mode | |
 /// | 13 | avgpool | x | kernel(2), strides(2), pads(4), ceil_mode, count_include_pad | |
 /// | 14 | global_avgpool | x | — | |
-/// | 15 | argmax | x | [axis, keepdims] | |
+/// | 15 | argmax | x | `[axis, keepdims]` | |
 /// | 16 | reshape | x | shape | |
-/// | 17 | flatten | x | [axis] | |
+/// | 17 | flatten | x | `[axis]` | |
 /// | 18 | transpose | x | perm | |
-/// | 19 | concat | xs… | [axis] | |
+/// | 19 | concat | xs… | `[axis]` | |
 /// | 20 | pad | x | pads | `int` (ring/field) or `float` (f32) = value |
 /// | 21 | output | x | — | `label` = external name |
 /// | 22 | batchnorm | x, scale, bias, mean, var | — | `float` = epsilon |

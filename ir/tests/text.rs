@@ -264,3 +264,19 @@ fn random_programs_cover_every_op() {
     assert_eq!(encodings.len(), 3);
     assert!(total > 300 * 8, "average program length {}", total / 300);
 }
+
+/// The example in ir/README.md parses, round-trips and type-checks as documented.
+#[test]
+fn readme_example_parses() {
+    let readme = include_str!("../README.md");
+    let start = readme
+        .find("# comments run to the end of the line")
+        .unwrap();
+    let end = start + readme[start..].find("```").unwrap();
+    let p = Program::parse(&readme[start..end]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.instrs().len(), 8);
+    assert!(p.has_withheld_consts());
+    let q = Program::parse(&p.to_text()).unwrap();
+    assert_eq!(q, p);
+    assert_eq!(p.check_secure(), Ok(()));
+}
