@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
-use sci_runtime::crypto::{Prg, aes_hardware_accelerated};
+use sci_runtime::crypto::{Block, Prg, RkAes256, Tccr, aes_hardware_accelerated};
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, Stats};
 use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
@@ -70,6 +70,9 @@ enum Cmd {
         #[arg(long)]
         naive: bool,
     },
+    /// The OT hashes alone (local): TCCR, re-keyed AES-256 with the SIMD
+    /// kernels and with the portable `aes` crate path; `--n` hashes each.
+    Hash(Common),
     /// (N 1)-OT_ℓ (Kolesnikov–Kumaresan).
     Kkot {
         #[command(flatten)]
@@ -158,7 +161,7 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
             });
             ("cot".into(), c, w, Some(lambda + bits as f64))
         }
-        Cmd::Transpose { .. } => bail!("transpose is not a two-party benchmark"),
+        Cmd::Transpose { .. } | Cmd::Hash(_) => bail!("not a two-party benchmark"),
         Cmd::Kkot { common: c, kkot_n } => {
             let (n, bits, nm) = (c.n, c.bits, *kkot_n);
             let mut g = Prg::from_os()?;
@@ -195,7 +198,7 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
 
 /// `n` random 128-bit values.
 fn random_u128s(g: &mut Prg, n: usize) -> Vec<u128> {
-    let mut b = vec![sci_runtime::crypto::Block::ZERO; n];
+    let mut b = vec![Block::ZERO; n];
     g.fill_blocks(&mut b);
     b.into_iter().map(|x| x.0).collect()
 }
@@ -213,7 +216,7 @@ fn bench_transpose(c: &Common, naive: bool) -> Result<()> {
     let cb = c.n.div_ceil(8);
     let mut input = vec![0u8; 128 * cb];
     Prg::from_os()?.fill_bytes(&mut input);
-    let mut out = vec![sci_runtime::crypto::Block::ZERO; 8 * cb];
+    let mut out = vec![Block::ZERO; 8 * cb];
     let mut best = f64::INFINITY;
     for _ in 0..5 {
         let t = Instant::now();
@@ -244,10 +247,45 @@ fn bench_transpose(c: &Common, naive: bool) -> Result<()> {
     Ok(())
 }
 
+/// Times the hashes (best of 3 runs), in nanoseconds per hash.
+fn bench_hash(c: &Common) -> Result<()> {
+    let n = c.n;
+    let mut g = Prg::from_os()?;
+    let mut blocks = vec![Block::ZERO; 2 * n];
+    g.fill_blocks(&mut blocks);
+    let keys: Vec<[Block; 2]> = blocks.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+    let mut out = vec![Block::ZERO; n];
+    let best = |f: &mut dyn FnMut()| {
+        (0..3)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+            * 1e9
+            / n.max(1) as f64
+    };
+    let tccr = Tccr::new();
+    let t_tccr = best(&mut || tccr.hash_in_place(0, &mut out));
+    let t_rk = best(&mut || RkAes256::hash(&keys, |k| k as u128, &mut out));
+    let t_rk_portable = best(&mut || RkAes256::hash_portable(&keys, |k| k as u128, &mut out));
+    let v = json!({
+        "protocol": "hash", "n": n, "threads": 1,
+        "tccr_ns": t_tccr, "rk_aes256_ns": t_rk, "rk_aes256_portable_ns": t_rk_portable,
+        "aes_ni": aes_hardware_accelerated(),
+    });
+    println!("{v}");
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let cli = Cli::parse();
     if let Cmd::Transpose { common, naive } = &cli.cmd {
         return bench_transpose(common, *naive);
+    }
+    if let Cmd::Hash(common) = &cli.cmd {
+        return bench_hash(common);
     }
     let (protocol, c, work, formula) = workload(&cli.cmd)?;
     if c.threads == 0 {

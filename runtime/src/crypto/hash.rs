@@ -80,6 +80,22 @@ impl RkAes256 {
     pub fn hash(keys: &[[Block; 2]], tweak: impl Fn(usize) -> u128, out: &mut [Block]) {
         debug_assert_eq!(keys.len(), out.len());
         let done = super::rk_aes::hash_prefix(keys, &tweak, out);
+        Self::hash_portable_from(done, keys, tweak, out);
+    }
+
+    /// [`RkAes256::hash`] with the `aes` crate only (one `Aes256::new` and
+    /// one `encrypt_block` per key): the fallback without AES-NI, and the
+    /// baseline the benchmark compares the SIMD kernels with.
+    pub fn hash_portable(keys: &[[Block; 2]], tweak: impl Fn(usize) -> u128, out: &mut [Block]) {
+        Self::hash_portable_from(0, keys, tweak, out);
+    }
+
+    fn hash_portable_from(
+        done: usize,
+        keys: &[[Block; 2]],
+        tweak: impl Fn(usize) -> u128,
+        out: &mut [Block],
+    ) {
         for (k, (key, o)) in keys.iter().zip(out.iter_mut()).enumerate().skip(done) {
             let mut kb = [0u8; 32];
             kb[..16].copy_from_slice(&key[0].to_bytes());
