@@ -481,3 +481,166 @@ fn versions_outside_the_supported_range_are_rejected() {
     let e = Model::from_bytes(&g.bytes(), None).unwrap_err().to_string();
     assert!(e.contains("IR version 2"), "{e}");
 }
+
+/// Lowers a graph whose output folds to a constant and returns its elements.
+fn folded(g: &Graph) -> Vec<f32> {
+    let (p, _) = load(g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["const", "output"],
+        "the graph should fold completely"
+    );
+    run(&p, &[]).remove(0)
+}
+
+#[test]
+fn slice_in_both_opset_forms() {
+    let values: Vec<f32> = (0..10).map(|v| v as f32).collect();
+    let mut g = Graph::new(13);
+    g.output("y").init_f32("c", &[10], &values);
+    g.init_i64("s", &[1], &[-3])
+        .init_i64("e", &[1], &[i64::MAX]);
+    g.node("slice", "Slice", &["c", "s", "e"], &["y"]);
+    assert_eq!(folded(&g), [7.0, 8.0, 9.0]);
+
+    let mut g = Graph::new(13);
+    g.output("y").init_f32("c", &[10], &values);
+    g.init_i64("s", &[1], &[1])
+        .init_i64("e", &[1], &[8])
+        .init_i64("a", &[1], &[0])
+        .init_i64("st", &[1], &[2]);
+    g.node("slice", "Slice", &["c", "s", "e", "a", "st"], &["y"]);
+    assert_eq!(folded(&g), [1.0, 3.0, 5.0, 7.0]);
+
+    // Opset < 10: starts/ends/axes are attributes.
+    let mut g = Graph::new(9);
+    g.output("y").init_f32("c", &[2, 5], &values);
+    let n = g.node("slice", "Slice", &["c"], &["y"]);
+    attr_ints(n, "starts", &[1, 3]);
+    attr_ints(n, "ends", &[2, 100]);
+    assert_eq!(folded(&g), [8.0, 9.0]);
+
+    // Slicing a run-time tensor is not supported.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(4)])
+        .output("y")
+        .init_i64("s", &[1], &[1])
+        .init_i64("e", &[1], &[2]);
+    g.node("slice_x", "Slice", &["x", "s", "e"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'slice_x'") && e.contains("must be a constant"),
+        "{e}"
+    );
+}
+
+#[test]
+fn range_cast_expand_where_and_comparisons_fold() {
+    let mut g = Graph::new(13);
+    g.output("y");
+    g.init_i64("zero", &[], &[0])
+        .init_i64("three", &[], &[3])
+        .init_i64("one", &[], &[1]);
+    g.init_i64("shape", &[2], &[2, 3])
+        .init_i64("one_v", &[1], &[1]);
+    g.node("range", "Range", &["zero", "three", "one"], &["r"]); // [0, 1, 2]
+    g.node("eq", "Equal", &["r", "one_v"], &["is1"]); // [F, T, F]
+    g.node("lt", "Less", &["r", "one_v"], &["lt1"]); // [T, F, F]
+    g.node("not", "Not", &["lt1"], &["ge1"]); // [F, T, T]
+    attr_i(g.node("castf", "Cast", &["r"], &["rf"]), "to", 1);
+    g.node("neg", "Neg", &["rf"], &["nr"]); // [-0, -1, -2]
+    g.node("where", "Where", &["is1", "nr", "rf"], &["w"]); // [0, -1, 2]
+    g.node("where2", "Where", &["ge1", "w", "rf"], &["w2"]); // [0, -1, 2]
+    g.node("expand", "Expand", &["w2", "shape"], &["y"]);
+    assert_eq!(folded(&g), [0.0, -1.0, 2.0, 0.0, -1.0, 2.0]);
+}
+
+#[test]
+fn unary_and_variadic_constant_ops_fold() {
+    let mut g = Graph::new(13);
+    g.output("y")
+        .init_f32("a", &[4], &[-4.0, 2.25, -0.5, 9.0])
+        .init_f32("b", &[4], &[1.0, 1.0, 1.0, 1.0]);
+    g.node("abs", "Abs", &["a"], &["abs"]); // [4, 2.25, 0.5, 9]
+    g.node("sqrt", "Sqrt", &["abs"], &["sq"]); // [2, 1.5, 0.70710677, 3]
+    g.node("rec", "Reciprocal", &["sq"], &["rc"]); // [0.5, 0.6666667, 1.4142135, 0.33333334]
+    g.node("floor", "Floor", &["rc"], &["fl"]); // [0, 0, 1, 0]
+    g.node("ceil", "Ceil", &["rc"], &["ce"]); // [1, 1, 2, 1]
+    g.node("max", "Max", &["fl", "b", "a"], &["mx"]); // [1, 2.25, 1, 9]
+    g.node("min", "Min", &["ce", "mx"], &["mn"]); // [1, 1, 1, 1]
+    g.node("sum", "Sum", &["mn", "mx", "fl"], &["y"]); // [2, 3.25, 3, 10]
+    assert_eq!(folded(&g), [2.0, 3.25, 3.0, 10.0]);
+}
+
+#[test]
+fn size_and_shape_of_run_time_tensors_are_constants() {
+    let mut g = Graph::new(15);
+    g.input("x", &[D::N(2), D::N(3), D::N(4)]).output("y");
+    g.node("size", "Size", &["x"], &["n"]); // 24
+    let s = g.node("shape", "Shape", &["x"], &["s"]); // Shape-15 with start = 1: [3, 4]
+    attr_i(s, "start", 1);
+    g.node("mul", "Mul", &["n", "s"], &["p"]); // [72, 96]
+    attr_i(g.node("cast", "Cast", &["p"], &["y"]), "to", 1);
+    let (p, _) = load(&g).lower(None).unwrap();
+    // The output does not depend on x's values, but x stays the program's input
+    // (the model's interface).
+    assert_eq!(mnemonics(&p), ["input", "const", "output"]);
+    assert_eq!(
+        run(&p, &[(vec![2, 3, 4], vec![0.0; 24])]),
+        [vec![72.0, 96.0]]
+    );
+}
+
+#[test]
+fn global_max_pool_is_a_whole_window_max_pool() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(2), D::N(2), D::N(2)])
+        .output("y");
+    g.node("gmp", "GlobalMaxPool", &["x"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "maxpool", "output"]);
+    assert_eq!(
+        run(
+            &p,
+            &[(
+                vec![1, 2, 2, 2],
+                vec![1.0, 5.0, -1.0, 2.0, -3.0, -2.0, -8.0, -4.0]
+            )]
+        ),
+        [vec![5.0, -2.0]]
+    );
+}
+
+#[test]
+fn reduce_mean_over_spatial_axes_is_a_global_average_pool() {
+    for (opset, keepdims, out) in [(13, 1, vec![1, 2, 1, 1]), (18, 0, vec![1, 2])] {
+        let mut g = Graph::new(opset);
+        g.input("x", &[D::N(1), D::N(2), D::N(2), D::N(1)])
+            .output("y");
+        let n = if opset < 18 {
+            let n = g.node("mean", "ReduceMean", &["x"], &["y"]);
+            attr_ints(n, "axes", &[-1, 2]);
+            n
+        } else {
+            g.init_i64("axes", &[2], &[2, 3]);
+            g.node("mean", "ReduceMean", &["x", "axes"], &["y"])
+        };
+        attr_i(n, "keepdims", keepdims);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert!(mnemonics(&p).contains(&"global_avgpool"));
+        assert_eq!(p.ty(p.outputs()[0]).shape(), out.as_slice());
+        assert_eq!(
+            run(&p, &[(vec![1, 2, 2, 1], vec![1.0, 2.0, -4.0, 0.0])]),
+            [vec![1.5, -2.0]]
+        );
+    }
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(2), D::N(2), D::N(1)])
+        .output("y");
+    attr_ints(g.node("mean_c", "ReduceMean", &["x"], &["y"]), "axes", &[1]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'mean_c'") && e.contains("'axes'") && e.contains("[2, 3]"),
+        "{e}"
+    );
+}
