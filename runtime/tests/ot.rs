@@ -471,3 +471,35 @@ fn peer_disconnect_is_an_error() {
         "{e}"
     );
 }
+
+#[test]
+fn session_setup_then_no_more_base_ots() {
+    let (c0, c1) = mem::pairs(2, TIMEOUT);
+    let mut s0 = Session::new(Party::P0, c0);
+    let mut s1 = Session::new(Party::P1, c1);
+    let n = 100usize;
+    let x = rng(1).ring_elems(n, 16);
+    let b = rng(2).bools(n);
+    let work = |s: &mut Session| {
+        s.setup().expect("setup");
+        let after_setup = s.stats();
+        s.run(n, |c| {
+            if c.sender {
+                c.lane.ot.send_cot(&mut c.lane.ch, &x[c.range.clone()], 16)
+            } else {
+                c.lane.ot.recv_cot(&mut c.lane.ch, &b[c.range.clone()], 16)
+            }
+        })
+        .expect("run");
+        (after_setup, s.stats())
+    };
+    let ((a0, z0), (a1, z1)) = std::thread::scope(|sc| {
+        let h = sc.spawn(|| work(&mut s1));
+        (work(&mut s0), h.join().expect("P1"))
+    });
+    let setup_per_lane = 2 * IKNP_SETUP + 2 * KK_SETUP;
+    assert_eq!(a0.bytes_sent + a1.bytes_sent, 2 * setup_per_lane);
+    // Two chunks of 50 COT_16, no further set-up.
+    let batch = iknp_u(50) + (50 * 16u64).div_ceil(8);
+    assert_eq!((z0 - a0).bytes_sent + (z1 - a1).bytes_sent, 2 * batch);
+}

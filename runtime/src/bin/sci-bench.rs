@@ -4,6 +4,15 @@
 //! or one party per process with `--party 0|1 --addr HOST:PORT` (party 0
 //! listens). Prints one JSON object (`--json`) or a line of text.
 //!
+//! JSON fields: `protocol`, `n`, `bits`, `threads`, `seconds` (wall, after
+//! the TCP connections are open, including OT set-up), `bytes` (both
+//! directions, including set-up), `bits_per_op` (`bytes·8/n`),
+//! `formula_bits_per_op` (the paper's per-instance cost), `rounds` (the
+//! larger of the two parties' counts), `ops_per_second`, `cpu_seconds`
+//! (process CPU time over the timed part — both parties when in-process; a
+//! figure that a loaded machine does not inflate like the wall time), and
+//! `aes_ni`.
+//!
 //! Adding a benchmark: add a variant to [`Cmd`] and a case in [`workload`]
 //! returning the closure each party runs on its [`Session`] (and the formula
 //! for bits per op, if any); the harness does connections, timing and
@@ -203,6 +212,16 @@ fn random_u128s(g: &mut Prg, n: usize) -> Vec<u128> {
     b.into_iter().map(|x| x.0).collect()
 }
 
+/// CPU time (user + system) of this process so far, from `/proc/self/stat`
+/// (Linux; clock ticks of 10 ms). `None` elsewhere.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
 /// One party's run: returns wall seconds and counters.
 fn party_run(session: &mut Session, work: &Work, start: &Barrier) -> Result<(f64, Stats)> {
     start.wait();
@@ -295,6 +314,7 @@ fn main() -> Result<()> {
         timeout: Some(Duration::from_secs(c.timeout)),
         ..TcpConfig::default()
     };
+    let cpu0 = process_cpu_seconds();
     let (seconds, bytes, rounds) = match c.party {
         None => {
             let (c0, c1) =
@@ -340,6 +360,9 @@ fn main() -> Result<()> {
             (t, st.bytes(), st.rounds)
         }
     };
+    let cpu_seconds = process_cpu_seconds()
+        .zip(cpu0)
+        .map(|(b, a)| ((b - a) * 100.0).round() / 100.0);
     let bits_per_op = if c.n == 0 {
         0.0
     } else {
@@ -356,6 +379,7 @@ fn main() -> Result<()> {
             "bits_per_op": bits_per_op,
             "formula_bits_per_op": formula,
             "rounds": rounds,
+            "cpu_seconds": cpu_seconds,
             "ops_per_second": c.n as f64 / seconds,
             "aes_ni": aes_hardware_accelerated(),
         });

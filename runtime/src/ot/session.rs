@@ -107,6 +107,16 @@ impl Session {
         s
     }
 
+    /// Runs every lane's OT set-ups now ([`OtPack::setup`]: IKNP and KK,
+    /// both directions), lanes in parallel, so that later measurements
+    /// exclude the base OTs. Both parties must call it at the same point.
+    /// Cost per lane: 2·(32 + 128·32) + 2·(32 + 256·32) bytes.
+    pub fn setup(&mut self) -> Result<(), super::OtError> {
+        let t = self.threads();
+        self.run(t, |c| c.lane.ot.setup(&mut c.lane.ch, c.party))
+            .map(drop)
+    }
+
     /// Runs `f` on each of the `T` chunks of `0..n` (see [`split`]), chunk
     /// `i` on lane `i` in its own thread (inline when `T = 1`). Returns the
     /// results in chunk order, or the first error in chunk order. Chunks with
