@@ -344,7 +344,11 @@ pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> ShapeResult<Tens
         Data::Float(_) => Data::Float((0..n).map(|i| s + i as f64 * d).collect()),
         Data::Int(_) => {
             let (s, d) = (s as i64, d as i64);
-            Data::Int((0..n as i64).map(|i| s + i * d).collect())
+            Data::Int(
+                (0..n as i64)
+                    .map(|i| s.wrapping_add(i.wrapping_mul(d)))
+                    .collect(),
+            )
         }
     };
     make(start.dtype(), vec![n], data)

@@ -5,7 +5,7 @@
 //! 2. Those nodes are ordered topologically (file order is not trusted).
 //! 3. Client inputs get their declared shape; a symbolic first (batch) dimension
 //!    is set to 1 and reported in a [`Note`]; any other unknown dimension is an error.
-//! 4. Each node is lowered by its registered op function ([`crate::ops`]): nodes
+//! 4. Each node is lowered by its registered op function (module `ops`, listed by [`crate::supported_ops`]): nodes
 //!    whose inputs are all constant are folded, the others emit IR ops whose types
 //!    (and so shapes) the IR's builder checks as they are pushed.
 //! 5. Each requested output becomes an IR `output` named after the ONNX tensor.

@@ -34,7 +34,7 @@ pub struct Node {
     pub inputs: Vec<String>,
     /// Output tensor names; `""` marks an unused optional output.
     pub outputs: Vec<String>,
-    /// The node's attributes (read through [`crate::attr`]).
+    /// The node's attributes (read through `Node::attr_int` and the other helpers).
     pub attributes: Vec<AttributeProto>,
 }
 

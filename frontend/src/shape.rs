@@ -299,17 +299,13 @@ pub fn slice(
                 clamp(norm(ends[i]), -1, dim - 1),
             )
         };
-        let len = if step > 0 {
-            if end > start {
-                (end - start + step - 1) / step
-            } else {
-                0
-            }
-        } else if start > end {
-            (start - end + (-step) - 1) / (-step)
+        // ⌈distance / |step|⌉ in i128: |step| may be as large as i64::MIN's magnitude.
+        let (dist, mag) = if step > 0 {
+            (i128::from(end) - i128::from(start), i128::from(step))
         } else {
-            0
+            (i128::from(start) - i128::from(end), -i128::from(step))
         };
+        let len = if dist > 0 { (dist + mag - 1) / mag } else { 0 };
         result.push(SliceAxis {
             axis: ax,
             start,
@@ -447,6 +443,10 @@ mod tests {
                 len: 4
             }
         );
+        let s = slice(&[10], &[0], &[10], None, Some(&[i64::MAX])).unwrap();
+        assert_eq!(s[0].len, 1);
+        let s = slice(&[10], &[9], &[-20], None, Some(&[i64::MIN])).unwrap();
+        assert_eq!(s[0].len, 1);
         let s = slice(&[4, 5], &[1], &[-1], Some(&[1]), None).unwrap();
         assert_eq!(
             s[0],

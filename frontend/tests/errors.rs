@@ -82,6 +82,12 @@ fn seed_models() -> Vec<Vec<u8>> {
         "digits/digits_resnet.onnx",
         "ops/computed_weights_o13.onnx",
         "ops/oldstyle_ir3_o7.onnx",
+        "ops/shape_subgraph_reshape_o13.onnx",
+        "ops/pad_input_axes_o18.onnx",
+        "ops/matmul_act_const_3d_o13.onnx",
+        "ops/gemm_alpha_beta_transB_o11.onnx",
+        "ops/maxpool_k2s2_pads1_ceil_o12.onnx",
+        "ops/concat_act_const_axis1_o11.onnx",
     ]
     .iter()
     .map(|p| std::fs::read(testdata().join(p)).expect("seed model"))
@@ -97,7 +103,7 @@ proptest! {
     }
 
     #[test]
-    fn truncations_of_real_models_never_panic(which in 0usize..4, frac in 0.0f64..1.0) {
+    fn truncations_of_real_models_never_panic(which in 0usize..10, frac in 0.0f64..1.0) {
         let models = seed_models();
         let m = &models[which];
         let cut = (m.len() as f64 * frac) as usize;
@@ -106,7 +112,7 @@ proptest! {
 
     #[test]
     fn mutations_of_real_models_never_panic(
-        which in 0usize..4,
+        which in 0usize..10,
         edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
     ) {
         let models = seed_models();
@@ -163,7 +169,7 @@ fn edit(
     use sci_frontend::proto::type_proto::Value as Ty;
     let Some(g) = m.graph.as_mut() else { return };
     let value = EDGE[v % EDGE.len()];
-    match kind % 5 {
+    match kind % 6 {
         0 if !g.node.is_empty() => {
             let n = a.get_mut(&mut g.node);
             if !n.attribute.is_empty() {
@@ -197,6 +203,19 @@ fn edit(
         3 if !g.node.is_empty() => {
             a.get_mut(&mut g.node).op_type = Some(OPS[v % OPS.len()].to_string())
         }
+        5 if !g.initializer.is_empty() => {
+            let t = a.get_mut(&mut g.initializer);
+            if !t.int64_data.is_empty() {
+                *b.get_mut(&mut t.int64_data) = value;
+            } else if let Some(raw) = t
+                .raw_data
+                .as_mut()
+                .filter(|r| t.data_type == Some(7) && r.len() >= 8)
+            {
+                let at = b.index(raw.len() / 8) * 8;
+                raw[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            }
+        }
         4 if !g.node.is_empty() => {
             let n = a.get_mut(&mut g.node);
             if !n.input.is_empty() {
@@ -213,7 +232,7 @@ proptest! {
 
     #[test]
     fn structural_edits_of_real_models_never_panic(
-        which in 0usize..4,
+        which in 0usize..10,
         edits in proptest::collection::vec((any::<u8>(), any::<prop::sample::Index>(), any::<prop::sample::Index>(), any::<usize>()), 1..4),
     ) {
         use prost::Message;

@@ -644,3 +644,50 @@ fn reduce_mean_over_spatial_axes_is_a_global_average_pool() {
         "{e}"
     );
 }
+
+#[test]
+fn huge_attribute_values_are_errors_not_overflows() {
+    let huge = i64::MAX;
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(4), D::N(4)])
+        .output("y");
+    g.init_i64("pads", &[8], &[0, 0, huge, 0, 0, 0, huge, 0]);
+    g.node("pad", "Pad", &["x", "pads"], &["y"]);
+    assert!(lower_err(&load(&g), None).contains("node 'pad'"));
+
+    for (attr, v) in [
+        ("pads", vec![huge, 0, huge, 0]),
+        ("strides", vec![huge, 1]),
+        ("dilations", vec![huge, 1]),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(1), D::N(1), D::N(4), D::N(4)])
+            .output("y");
+        g.init_f32("w", &[1, 1, 2, 2], &[1.0; 4]);
+        attr_ints(g.node("conv", "Conv", &["x", "w"], &["y"]), attr, &v);
+        let r = load(&g).lower(None);
+        if attr == "strides" {
+            // A stride beyond the input is valid: one output position.
+            let (p, _) = r.unwrap();
+            assert_eq!(p.ty(p.outputs()[0]).shape(), &[1, 1, 1, 3]);
+        } else {
+            assert!(r.is_err(), "{attr}");
+        }
+    }
+
+    for (attr, v) in [
+        ("pads", vec![huge, 0, huge, 0]),
+        ("strides", vec![huge, 1]),
+        ("kernel_shape", vec![huge, 1]),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(1), D::N(1), D::N(4), D::N(4)])
+            .output("y");
+        let n = g.node("pool", "MaxPool", &["x"], &["y"]);
+        if attr != "kernel_shape" {
+            attr_ints(n, "kernel_shape", &[2, 2]);
+        }
+        attr_ints(n, attr, &v);
+        let _ = load(&g).lower(None);
+    }
+}
