@@ -69,6 +69,8 @@ fn relu6_is_relu_minus_shifted_relu() {
         mnemonics(&p),
         ["input", "const", "relu", "sub", "relu", "sub", "output"]
     );
+    // The 6 is structure, not a weight.
+    assert_eq!(p.instrs()[1].ty.owner(), sci_ir::Owner::Public);
     assert_eq!(
         run(&p, &[(vec![4], vec![-1.0, 3.0, 7.5, 6.0])]),
         [vec![0.0, 3.0, 6.0, 6.0]]

@@ -244,7 +244,7 @@ impl<'a> Ctx<'a> {
                 if let Some(&id) = self.const_ids.get(name) {
                     return Ok(id);
                 }
-                let id = self.emit_const(t, name)?;
+                let id = self.emit_const(t, name, Owner::Server)?;
                 self.const_ids.insert(name.to_string(), id);
                 Ok(id)
             }
@@ -259,18 +259,26 @@ impl<'a> Ctx<'a> {
             Value::Const(t) => {
                 let t = t.clone();
                 let name = format!("{}.{suffix}", self.base_name());
-                self.emit_const(&t, &name)
+                self.emit_const(&t, &name, Owner::Server)
             }
         }
     }
 
-    /// Emits a server-owned `Real` constant holding `t` (converted to f32).
-    fn emit_const(&mut self, t: &Tensor, name: &str) -> Result<ValueId> {
+    /// Emits a public constant (part of the model's structure, such as the 6 of
+    /// ReLU6, rather than a weight), named after the node's output with `suffix`.
+    pub fn public_const(&mut self, t: &Tensor, suffix: &str) -> Result<ValueId> {
+        let name = format!("{}.{suffix}", self.base_name());
+        self.emit_const(t, &name, Owner::Public)
+    }
+
+    /// Emits a `Real` constant holding `t` (converted to f32): `Server`-owned for
+    /// weights, `Public` for structural constants.
+    fn emit_const(&mut self, t: &Tensor, name: &str, owner: Owner) -> Result<ValueId> {
         let shape = t.shape().to_vec();
         let data = sci_ir::Tensor::real(shape.clone(), t.to_f32())
             .map_err(|e| self.error(format!("constant '{name}': {e}")))?;
-        let ty = Type::real(shape, Owner::Server)
-            .map_err(|e| self.error(format!("constant '{name}': {e}")))?;
+        let ty =
+            Type::real(shape, owner).map_err(|e| self.error(format!("constant '{name}': {e}")))?;
         let name = self.builder.fresh_name(&crate::lower::ir_name(name));
         self.builder
             .constant(&name, ty, data)

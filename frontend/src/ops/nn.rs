@@ -668,7 +668,7 @@ fn clip(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         (None, None) => x,
         (Some(0.0), None) => cx.emit(Op::Relu { x })?,
         (Some(0.0), Some(6.0)) => {
-            let six = cx.act(&Value::constant(scalar(6.0)), "max")?;
+            let six = cx.public_const(&scalar(6.0), "max")?;
             let r = cx.emit(Op::Relu { x })?;
             let shifted = cx.emit(Op::Sub { a: x, b: six })?;
             let r6 = cx.emit(Op::Relu { x: shifted })?;
