@@ -221,7 +221,9 @@ fn reshape(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let in_shape = cx.input_shape(0)?;
     // Opset 5 moved the target shape from an attribute to an input; 14 added allowzero.
     let target = if cx.opset < 5 {
-        cx.node.attr_ints("shape")?.unwrap_or_default()
+        cx.node
+            .attr_ints("shape")?
+            .ok_or_else(|| cx.node.attr_error("shape", "missing"))?
     } else {
         cx.const_ints(1, "shape")?
     };
