@@ -270,9 +270,10 @@ fn bench_transpose(c: &Common, naive: bool) -> Result<()> {
 fn bench_hash(c: &Common) -> Result<()> {
     let n = c.n;
     let mut g = Prg::from_os()?;
-    let mut blocks = vec![Block::ZERO; 2 * n];
-    g.fill_blocks(&mut blocks);
-    let keys: Vec<[Block; 2]> = blocks.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+    let (mut k1, mut k2) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+    g.fill_blocks(&mut k1);
+    g.fill_blocks(&mut k2);
+    let pts: Vec<Block> = (0..n).map(|k| Block(k as u128)).collect();
     let mut out = vec![Block::ZERO; n];
     let best = |f: &mut dyn FnMut()| {
         (0..3)
@@ -287,8 +288,8 @@ fn bench_hash(c: &Common) -> Result<()> {
     };
     let tccr = Tccr::new();
     let t_tccr = best(&mut || tccr.hash_in_place(0, &mut out));
-    let t_rk = best(&mut || RkAes256::hash(&keys, |k| k as u128, &mut out));
-    let t_rk_portable = best(&mut || RkAes256::hash_portable(&keys, |k| k as u128, &mut out));
+    let t_rk = best(&mut || RkAes256::hash(&k1, &k2, &pts, &mut out));
+    let t_rk_portable = best(&mut || RkAes256::hash_portable(&k1, &k2, &pts, &mut out));
     let v = json!({
         "protocol": "hash", "n": n, "threads": 1,
         "tccr_ns": t_tccr, "rk_aes256_ns": t_rk, "rk_aes256_portable_ns": t_rk_portable,

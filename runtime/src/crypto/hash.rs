@@ -75,35 +75,38 @@ impl Tccr {
 pub struct RkAes256;
 
 impl RkAes256 {
-    /// `out[k] = AES-256_{keys[k]}(tweak(k))`, the key being the 32 bytes
-    /// `keys[k][0] ‖ keys[k][1]`. One key expansion and one encryption each.
-    pub fn hash(keys: &[[Block; 2]], tweak: impl Fn(usize) -> u128, out: &mut [Block]) {
-        debug_assert_eq!(keys.len(), out.len());
-        let done = super::rk_aes::hash_prefix(keys, &tweak, out);
-        Self::hash_portable_from(done, keys, tweak, out);
+    /// `out[k] = AES-256_{k1[k] ‖ k2[k]}(pts[k])`: the 256-bit key is the 32
+    /// bytes of `k1[k]` then `k2[k]`. One key expansion and one encryption
+    /// each, on the widest SIMD kernel available. All slices have the same
+    /// length (extra entries of longer ones are ignored).
+    pub fn hash(k1: &[Block], k2: &[Block], pts: &[Block], out: &mut [Block]) {
+        let done = super::rk_aes::hash_prefix(k1, k2, pts, out);
+        Self::hash_portable_from(done, k1, k2, pts, out);
     }
 
     /// [`RkAes256::hash`] with the `aes` crate only (one `Aes256::new` and
     /// one `encrypt_block` per key): the fallback without AES-NI, and the
     /// baseline the benchmark compares the SIMD kernels with.
-    pub fn hash_portable(keys: &[[Block; 2]], tweak: impl Fn(usize) -> u128, out: &mut [Block]) {
-        Self::hash_portable_from(0, keys, tweak, out);
+    pub fn hash_portable(k1: &[Block], k2: &[Block], pts: &[Block], out: &mut [Block]) {
+        Self::hash_portable_from(0, k1, k2, pts, out);
     }
 
     fn hash_portable_from(
         done: usize,
-        keys: &[[Block; 2]],
-        tweak: impl Fn(usize) -> u128,
+        k1: &[Block],
+        k2: &[Block],
+        pts: &[Block],
         out: &mut [Block],
     ) {
-        for (k, (key, o)) in keys.iter().zip(out.iter_mut()).enumerate().skip(done) {
+        let keys = k1.iter().zip(k2).zip(pts);
+        for (((a, b), p), o) in keys.zip(out.iter_mut()).skip(done) {
             let mut kb = [0u8; 32];
-            kb[..16].copy_from_slice(&key[0].to_bytes());
-            kb[16..].copy_from_slice(&key[1].to_bytes());
+            kb[..16].copy_from_slice(&a.to_bytes());
+            kb[16..].copy_from_slice(&b.to_bytes());
             let c = Aes256::new(&Array::from(kb));
-            let mut b = Array::from(tweak(k).to_le_bytes());
-            c.encrypt_block(&mut b);
-            *o = Block::from_bytes(b.into());
+            let mut blk = Array::from(p.to_bytes());
+            c.encrypt_block(&mut blk);
+            *o = Block::from_bytes(blk.into());
         }
     }
 }
@@ -139,13 +142,11 @@ mod tests {
     fn rk_aes256_known_answer() {
         // FIPS-197 Appendix C.3: key 00..1f, plaintext 00112233..ff.
         let kb: [u8; 32] = std::array::from_fn(|i| i as u8);
-        let key = [
-            Block::from_bytes(kb[..16].try_into().expect("16 bytes")),
-            Block::from_bytes(kb[16..].try_into().expect("16 bytes")),
-        ];
+        let k1 = Block::from_bytes(kb[..16].try_into().expect("16 bytes"));
+        let k2 = Block::from_bytes(kb[16..].try_into().expect("16 bytes"));
         let pt: [u8; 16] = std::array::from_fn(|i| (i as u8) * 0x11);
         let mut out = [Block::ZERO];
-        RkAes256::hash(&[key], |_| u128::from_le_bytes(pt), &mut out);
+        RkAes256::hash(&[k1], &[k2], &[Block::from_bytes(pt)], &mut out);
         let expect = [
             0x8e, 0xa2, 0xb7, 0xca, 0x51, 0x67, 0x45, 0xbf, 0xea, 0xfc, 0x49, 0x90, 0x4b, 0x49,
             0x60, 0x89,

@@ -19,63 +19,68 @@
 //! `Aes256::new` plus `encrypt_block`.
 //!
 //! This module holds `unsafe` code: the calls into the kernels after runtime
-//! feature detection. Both kernels are tested against the `aes` crate.
+//! feature detection, and the kernels' vector loads and stores of `Block`
+//! slices (lengths checked first). Both kernels are tested against the `aes` crate.
 
 use super::Block;
 
-/// Hashes `keys`/`pts` into `out` (same length) with the widest kernel the
-/// CPU has: VAES-512 (32 keys per step, four per register), AES-NI (8 keys
-/// per step), or none; returns how many leading entries were done (the caller
-/// does the rest with the portable `aes` crate).
-pub(crate) fn hash_prefix(
-    keys: &[[Block; 2]],
-    pts: impl Fn(usize) -> u128,
-    out: &mut [Block],
-) -> usize {
+/// `out[k] = AES-256_{k1[k] ‖ k2[k]}(pts[k])` with the widest kernel the CPU
+/// has: VAES-512 (32 keys per step, four per register), AES-NI (8 keys per
+/// step), or none. Returns how many leading entries were done (the caller
+/// does the rest with the portable `aes` crate). All slices have the same
+/// length.
+pub(crate) fn hash_prefix(k1: &[Block], k2: &[Block], pts: &[Block], out: &mut [Block]) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
         if has!("vaes") && has!("avx512f") && has!("avx512bw") {
             // SAFETY: the CPU has VAES, AVX-512F and AVX-512BW (checked).
-            return batched::<32>(keys, pts, out, |a, b, p, o| unsafe {
+            return batched::<32>(k1, k2, pts, out, |a, b, p, o| unsafe {
                 x86::hash_vaes512(a, b, p, o)
             });
         }
         if has!("aes") && has!("ssse3") {
             // SAFETY: the CPU has AES-NI and SSSE3 (checked).
-            return batched::<8>(keys, pts, out, |a, b, p, o| unsafe {
+            return batched::<8>(k1, k2, pts, out, |a, b, p, o| unsafe {
                 x86::hash_aesni(a, b, p, o)
             });
         }
     }
-    let _ = (keys, &pts, out);
+    let _ = (k1, k2, pts, out);
     0
 }
 
-/// Runs `kernel` on groups of `B` keys (the last group zero-padded).
+/// Runs `kernel` on groups of `B` keys in place; the last, short group is
+/// copied into zero-padded buffers.
 #[cfg(target_arch = "x86_64")]
 fn batched<const B: usize>(
-    keys: &[[Block; 2]],
-    pts: impl Fn(usize) -> u128,
+    k1: &[Block],
+    k2: &[Block],
+    pts: &[Block],
     out: &mut [Block],
     kernel: impl Fn(&[Block], &[Block], &[Block], &mut [Block]),
 ) -> usize {
-    let (mut k1, mut k2, mut p, mut o) = (
-        [Block::ZERO; B],
-        [Block::ZERO; B],
-        [Block::ZERO; B],
-        [Block::ZERO; B],
-    );
-    for (c, (kc, oc)) in keys.chunks(B).zip(out.chunks_mut(B)).enumerate() {
-        for (i, k) in kc.iter().enumerate() {
-            k1[i] = k[0];
-            k2[i] = k[1];
-            p[i] = Block(pts(B * c + i));
-        }
-        kernel(&k1, &k2, &p, &mut o);
-        oc.copy_from_slice(&o[..oc.len()]);
+    let n = k1.len().min(k2.len()).min(pts.len()).min(out.len());
+    let full = n / B * B;
+    for i in (0..full).step_by(B) {
+        kernel(
+            &k1[i..i + B],
+            &k2[i..i + B],
+            &pts[i..i + B],
+            &mut out[i..i + B],
+        );
     }
-    keys.len().min(out.len())
+    if full < n {
+        let pad = |src: &[Block]| {
+            let mut a = [Block::ZERO; B];
+            a[..n - full].copy_from_slice(&src[full..n]);
+            a
+        };
+        let mut o = [Block::ZERO; B];
+        kernel(&pad(k1), &pad(k2), &pad(pts), &mut o);
+        out[full..n].copy_from_slice(&o[..n - full]);
+    }
+    n
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -83,41 +88,48 @@ mod x86 {
     use super::Block;
     use std::arch::x86_64::*;
 
+    // The loads and stores below read or write exactly one (`load1`,
+    // `store1`) or four (`load4`, `store4`) consecutive `Block`s: `Block` is
+    // `repr(transparent)` over `u128`, so they are 16 or 64 contiguous bytes
+    // whose little-endian layout is the lane layout of the vector. The slice
+    // length is checked first; short slices read zeros / write nothing.
+
     #[target_feature(enable = "sse2")]
     #[inline]
     fn load1(b: &[Block]) -> __m128i {
-        let x = b.first().copied().unwrap_or_default();
-        _mm_set_epi64x(x.hi() as i64, x.lo() as i64)
+        match b.first() {
+            // SAFETY: one whole `Block` (16 bytes) is readable; unaligned load.
+            Some(x) => unsafe { _mm_loadu_si128(std::ptr::from_ref(x).cast()) },
+            None => _mm_setzero_si128(),
+        }
     }
 
     #[target_feature(enable = "sse2")]
     #[inline]
     fn store1(x: __m128i, out: &mut [Block]) {
-        let lo = _mm_cvtsi128_si64(x) as u64;
-        let hi = _mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)) as u64;
         if let Some(o) = out.first_mut() {
-            *o = Block::from_u64s(lo, hi);
+            // SAFETY: one whole `Block` (16 bytes) is writable; unaligned store.
+            unsafe { _mm_storeu_si128(std::ptr::from_mut(o).cast(), x) }
         }
     }
 
     #[target_feature(enable = "avx512f")]
     #[inline]
     fn load4(b: &[Block]) -> __m512i {
-        let get = |i: usize| load1(b.get(i..).unwrap_or(&[]));
-        let x = _mm512_castsi128_si512(get(0));
-        let x = _mm512_inserti32x4::<1>(x, get(1));
-        let x = _mm512_inserti32x4::<2>(x, get(2));
-        _mm512_inserti32x4::<3>(x, get(3))
+        match b.first_chunk::<4>() {
+            // SAFETY: four whole `Block`s (64 bytes) are readable; unaligned load.
+            Some(x) => unsafe { _mm512_loadu_si512(x.as_ptr().cast()) },
+            None => _mm512_setzero_si512(),
+        }
     }
 
     #[target_feature(enable = "avx512f")]
     #[inline]
     fn store4(x: __m512i, out: &mut [Block]) {
-        let mut put = |i: usize, v: __m128i| store1(v, out.get_mut(i..).unwrap_or(&mut []));
-        put(0, _mm512_extracti32x4_epi32::<0>(x));
-        put(1, _mm512_extracti32x4_epi32::<1>(x));
-        put(2, _mm512_extracti32x4_epi32::<2>(x));
-        put(3, _mm512_extracti32x4_epi32::<3>(x));
+        if let Some(o) = out.first_chunk_mut::<4>() {
+            // SAFETY: four whole `Block`s (64 bytes) are writable; unaligned store.
+            unsafe { _mm512_storeu_si512(o.as_mut_ptr().cast(), x) }
+        }
     }
 
     /// Generates a kernel hashing `8·$lanes` keys: eight registers of `$lanes`
@@ -276,14 +288,15 @@ mod tests {
     fn dispatch_matches_aes_crate_on_odd_lengths() {
         let mut g = Prg::new(Block(6));
         for n in [0usize, 1, 7, 8, 9, 31, 33, 100] {
-            let keys: Vec<[Block; 2]> = (0..n).map(|_| [g.next_block(), g.next_block()]).collect();
+            let (mut k1, mut k2) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+            g.fill_blocks(&mut k1);
+            g.fill_blocks(&mut k2);
+            let pts: Vec<Block> = (0..n).map(|k| Block(1000 + k as u128)).collect();
             let mut out = vec![Block::ZERO; n];
-            let done = hash_prefix(&keys, |k| 1000 + k as u128, &mut out);
+            let done = hash_prefix(&k1, &k2, &pts, &mut out);
+            assert!(done == n || done == 0);
             for i in 0..done {
-                assert_eq!(
-                    out[i],
-                    reference(keys[i][0], keys[i][1], Block(1000 + i as u128))
-                );
+                assert_eq!(out[i], reference(k1[i], k2[i], pts[i]));
             }
         }
     }

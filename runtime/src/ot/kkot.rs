@@ -101,17 +101,21 @@ impl KkSender {
         let mut w = BitWriter::with_capacity_bits(n as u64 * n_msgs as u64 * bits as u64);
         // Instances hashed together, so the AES kernels see long key batches.
         const GROUP: usize = 64;
-        let mut keys = Vec::with_capacity(GROUP * n_msgs);
+        let (mut k1, mut k2, mut pts) = (Vec::new(), Vec::new(), Vec::new());
         let mut ys = vec![Block::ZERO; GROUP * n_msgs];
         self.ext.extend(ch, n, |off, rows, tweak| {
             for (g, (q0s, q1s)) in rows[0].chunks(GROUP).zip(rows[1].chunks(GROUP)).enumerate() {
-                keys.clear();
-                for (q0, q1) in q0s.iter().zip(q1s) {
-                    keys.extend(cs.iter().map(|c| [*q0 ^ c[0], *q1 ^ c[1]]));
-                }
                 let j0 = g * GROUP;
-                let ys = &mut ys[..keys.len()];
-                RkAes256::hash(&keys, |k| tweak + (j0 + k / n_msgs) as u128, ys);
+                k1.clear();
+                k2.clear();
+                pts.clear();
+                for (j, (q0, q1)) in (j0..).zip(q0s.iter().zip(q1s)) {
+                    k1.extend(cs.iter().map(|c| *q0 ^ c[0]));
+                    k2.extend(cs.iter().map(|c| *q1 ^ c[1]));
+                    pts.extend(std::iter::repeat_n(Block(tweak + j as u128), n_msgs));
+                }
+                let ys = &mut ys[..k1.len()];
+                RkAes256::hash(&k1, &k2, &pts, ys);
                 let first = (off + j0) * n_msgs;
                 for (x, y) in msgs[first..first + ys.len()].iter().zip(ys.iter()) {
                     w.push_u128((x.to_u128() ^ y.0) & m, bits);
@@ -158,7 +162,7 @@ impl KkReceiver {
         let m = mask128(bits);
         let mut ys = Vec::with_capacity(n);
         let mut bitcols = Vec::new();
-        let mut keys = Vec::new();
+        let mut pts = Vec::new();
         let mut out = Vec::new();
         self.ext.extend(
             ch,
@@ -186,10 +190,10 @@ impl KkReceiver {
                 }
             },
             |_, rows, tweak| {
-                keys.clear();
-                keys.extend(rows[0].iter().zip(&rows[1]).map(|(a, b)| [*a, *b]));
-                out.resize(keys.len(), Block::ZERO);
-                RkAes256::hash(&keys, |j| tweak + j as u128, &mut out);
+                pts.clear();
+                pts.extend((0..rows[0].len()).map(|j| Block(tweak + j as u128)));
+                out.resize(pts.len(), Block::ZERO);
+                RkAes256::hash(&rows[0], &rows[1], &pts, &mut out);
                 ys.extend(out.iter().map(|y| y.0 & m));
                 Ok(())
             },
