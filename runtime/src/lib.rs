@@ -3,3 +3,4 @@
 pub mod crypto;
 pub mod net;
 pub mod ot;
+pub mod proto;

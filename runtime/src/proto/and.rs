@@ -1,0 +1,283 @@
+//! `F_AND` on boolean shares from Beaver bit triples (CrypTFlow2 Appendix A.1,
+//! A.2).
+//!
+//! - **Regular triples** `(a, b, c = a ∧ b)`, two per `(16 1)-OT_2` (App. A.1,
+//!   after Dessouky et al., NDSS 2017): the receiver (role `P1`) chooses with
+//!   its four random bits `a₁ ‖ b₁ ‖ a₁' ‖ b₁'`; message `i` of the sender
+//!   (role `P0`, random `a₀, b₀, c₀, a₀', b₀', c₀'`) is
+//!   `(c₀ ⊕ (i₀ ⊕ a₀)(i₁ ⊕ b₀)) ‖ (c₀' ⊕ (i₂ ⊕ a₀')(i₃ ⊕ b₀'))`, so the receiver
+//!   learns `c₁ = c₀ ⊕ a·b` (and `c₁'`). Cost 2λ + 32 bits per two triples:
+//!   λ + 16 per triple.
+//! - **Correlated triples** `(a, b, c)`, `(a', b, c')` sharing `b`, one pair per
+//!   `(8 1)-OT_2` (App. A.2): the receiver's choice is `a₁ ‖ b₁ ‖ a₁'`. Cost
+//!   2λ + 16 bits per pair: λ + 8 per triple.
+//! - **Evaluation** of `z = x ∧ y` with a regular triple: both parties open
+//!   `d = x ⊕ a`, `e = y ⊕ b` and set `z = c ⊕ d·b ⊕ e·a ⊕ [P0] d·e`: 4 bits per
+//!   AND. Two ANDs `x ∧ y`, `x' ∧ y` with a common input use a correlated pair
+//!   and open `x ⊕ a`, `x' ⊕ a'`, `y ⊕ b`: 6 bits per pair. A batch of ANDs is
+//!   one exchange (one round).
+//!
+//! Triples are stored packed ([`Bits`]) and handed out in order
+//! ([`Triples::take_regular`], [`Triples::take_correlated`]); both parties take
+//! the same slices in the same order.
+
+use super::bits::Bits;
+use super::kk::{KkBatch, KkOut, ReqId};
+use super::{Ctx, ProtoError, Role, exchange};
+use crate::crypto::Prg;
+use crate::net::pack::{BitReader, BitWriter, packed_len};
+
+/// Regular triple shares `(a, b, c)`, one bit each per triple.
+#[derive(Clone, Debug)]
+pub(crate) struct Regular {
+    a: Bits,
+    b: Bits,
+    c: Bits,
+}
+
+/// Correlated triple shares `(a, a', b, c, c')` with `c = a·b`, `c' = a'·b`.
+#[derive(Clone, Debug)]
+pub(crate) struct Correlated {
+    a: Bits,
+    a2: Bits,
+    b: Bits,
+    c: Bits,
+    c2: Bits,
+}
+
+/// The triples of a protocol run, handed out in order.
+#[derive(Debug)]
+pub(crate) struct Triples {
+    reg: Regular,
+    cor: Correlated,
+    reg_used: usize,
+    cor_used: usize,
+}
+
+/// This party's half of a pending triple generation (see [`request`]).
+#[derive(Debug)]
+pub(crate) struct Pending {
+    n_reg: usize,
+    /// Random `(a, b, c)` of both halves of the regular OTs (`c` is only used
+    /// by role `P0`; role `P1` receives its `c`).
+    reg: [Bits; 3],
+    /// Random `(a, a', b, c, c')` of the correlated OTs (same remark).
+    cor: [Bits; 5],
+    ids: Option<(ReqId, ReqId)>,
+}
+
+/// Registers the OTs generating `n_reg` regular triples and `n_cor`
+/// correlated pairs in `batch`; finish with [`Pending::finish`] after the
+/// batch has run. Regular triple `t < h = ⌈n_reg/2⌉` comes from bit 0 of OT
+/// instance `t`, triple `t ≥ h` from bit 1 of instance `t − h`.
+pub(crate) fn request(prg: &mut Prg, n_reg: usize, n_cor: usize, batch: &mut KkBatch) -> Pending {
+    let h = n_reg.div_ceil(2);
+    let mut p = Pending {
+        n_reg,
+        reg: std::array::from_fn(|_| Bits::random(prg, 2 * h)),
+        cor: std::array::from_fn(|_| Bits::random(prg, n_cor)),
+        ids: None,
+    };
+    if n_reg == 0 && n_cor == 0 {
+        return p;
+    }
+    let (reg_data, cor_data): (Vec<u8>, Vec<u8>) = match batch.role() {
+        Role::P0 => {
+            let [a, b, c] = &p.reg;
+            let reg = (0..h)
+                .flat_map(|j| {
+                    let lo = (a.bit(j), b.bit(j), c.bit(j));
+                    let hi = (a.bit(h + j), b.bit(h + j), c.bit(h + j));
+                    (0..16u64).map(move |i| {
+                        let t0 = lo.2 ^ ((i & 1 ^ lo.0) & (i >> 1 & 1 ^ lo.1));
+                        let t1 = hi.2 ^ ((i >> 2 & 1 ^ hi.0) & (i >> 3 & 1 ^ hi.1));
+                        (t0 | t1 << 1) as u8
+                    })
+                })
+                .collect();
+            let [a, a2, b, c, c2] = &p.cor;
+            let cor = (0..n_cor)
+                .flat_map(|j| {
+                    let (a, a2, b, c, c2) = (a.bit(j), a2.bit(j), b.bit(j), c.bit(j), c2.bit(j));
+                    (0..8u64).map(move |i| {
+                        let t0 = c ^ ((i & 1 ^ a) & (i >> 1 & 1 ^ b));
+                        let t1 = c2 ^ ((i >> 2 & 1 ^ a2) & (i >> 1 & 1 ^ b));
+                        (t0 | t1 << 1) as u8
+                    })
+                })
+                .collect();
+            (reg, cor)
+        }
+        Role::P1 => {
+            let [a, b, _] = &p.reg;
+            let reg = (0..h)
+                .map(|j| (a.bit(j) | b.bit(j) << 1 | a.bit(h + j) << 2 | b.bit(h + j) << 3) as u8)
+                .collect();
+            let [a, a2, b, _, _] = &p.cor;
+            let cor = (0..n_cor)
+                .map(|j| (a.bit(j) | b.bit(j) << 1 | a2.bit(j) << 2) as u8)
+                .collect();
+            (reg, cor)
+        }
+    };
+    let r = batch.add(16, 2, h, &reg_data);
+    let c = batch.add(8, 2, n_cor, &cor_data);
+    p.ids = Some((r, c));
+    p
+}
+
+impl Pending {
+    /// The triples, once the batch holding the request has run.
+    pub(crate) fn finish(self, role: Role, out: &KkOut) -> Triples {
+        let n_reg = self.n_reg;
+        let [ra, rb, mut rc] = self.reg;
+        let [ca, ca2, cb, mut cc, mut cc2] = self.cor;
+        if let (Role::P1, Some((rid, cid))) = (role, self.ids) {
+            let ro = out.get(rid);
+            let co = out.get(cid);
+            rc = Bits::from_bytes_bit(ro, 0);
+            rc.append(&Bits::from_bytes_bit(ro, 1));
+            cc = Bits::from_bytes_bit(co, 0);
+            cc2 = Bits::from_bytes_bit(co, 1);
+        }
+        Triples {
+            reg: Regular {
+                a: ra.slice(0, n_reg),
+                b: rb.slice(0, n_reg),
+                c: rc.slice(0, n_reg),
+            },
+            cor: Correlated {
+                a: ca,
+                a2: ca2,
+                b: cb,
+                c: cc,
+                c2: cc2,
+            },
+            reg_used: 0,
+            cor_used: 0,
+        }
+    }
+}
+
+impl Triples {
+    /// The next `n` regular triples.
+    pub(crate) fn take_regular(&mut self, n: usize) -> Regular {
+        let s = self.reg_used;
+        self.reg_used += n;
+        Regular {
+            a: self.reg.a.slice(s, n),
+            b: self.reg.b.slice(s, n),
+            c: self.reg.c.slice(s, n),
+        }
+    }
+
+    /// The next `n` correlated pairs.
+    pub(crate) fn take_correlated(&mut self, n: usize) -> Correlated {
+        let s = self.cor_used;
+        self.cor_used += n;
+        let t = &self.cor;
+        Correlated {
+            a: t.a.slice(s, n),
+            a2: t.a2.slice(s, n),
+            b: t.b.slice(s, n),
+            c: t.c.slice(s, n),
+            c2: t.c2.slice(s, n),
+        }
+    }
+}
+
+/// One AND (or correlated pair of ANDs) over a batch of shared bits.
+#[derive(Debug)]
+pub(crate) enum Job<'a> {
+    /// `x ∧ y`.
+    Reg {
+        x: &'a Bits,
+        y: &'a Bits,
+        t: Regular,
+    },
+    /// `x ∧ y` and `x2 ∧ y`.
+    Cor {
+        x: &'a Bits,
+        x2: &'a Bits,
+        y: &'a Bits,
+        t: Correlated,
+    },
+}
+
+/// Output of a [`Job`]: one vector for `Reg`, two for `Cor`.
+pub(crate) type JobOut = (Bits, Option<Bits>);
+
+/// `c ⊕ d·b ⊕ e·a ⊕ [P0] d·e` word by word.
+fn beaver(c: &Bits, d: &Bits, e: &Bits, a: &Bits, b: &Bits, p0: bool) -> Bits {
+    let de = if p0 { u64::MAX } else { 0 };
+    let words = c
+        .words()
+        .iter()
+        .zip(d.words())
+        .zip(e.words())
+        .zip(a.words())
+        .zip(b.words())
+        .map(|((((c, d), e), a), b)| c ^ (d & b) ^ (e & a) ^ (d & e & de))
+        .collect();
+    Bits::from_words(words, c.len())
+}
+
+/// Evaluates a batch of AND jobs in one exchange. Cost: 4 bits per regular
+/// AND and 6 per correlated pair (both directions).
+pub(crate) fn eval(ctx: &mut Ctx<'_>, jobs: Vec<Job<'_>>) -> Result<Vec<JobOut>, ProtoError> {
+    let total: usize = jobs
+        .iter()
+        .map(|j| match j {
+            Job::Reg { x, .. } => 2 * x.len(),
+            Job::Cor { x, .. } => 3 * x.len(),
+        })
+        .sum();
+    if total == 0 {
+        return Ok(jobs
+            .iter()
+            .map(|j| match j {
+                Job::Reg { .. } => (Bits::zeros(0), None),
+                Job::Cor { .. } => (Bits::zeros(0), Some(Bits::zeros(0))),
+            })
+            .collect());
+    }
+    let mut w = BitWriter::with_capacity_bits(total as u64);
+    for j in &jobs {
+        match j {
+            Job::Reg { x, y, t } => {
+                x.xor(&t.a).write(&mut w);
+                y.xor(&t.b).write(&mut w);
+            }
+            Job::Cor { x, x2, y, t } => {
+                x.xor(&t.a).write(&mut w);
+                x2.xor(&t.a2).write(&mut w);
+                y.xor(&t.b).write(&mut w);
+            }
+        }
+    }
+    let mine = w.finish();
+    debug_assert_eq!(mine.len(), packed_len(total, 1));
+    let theirs = exchange(ctx, &mine)?;
+    let (mut rm, mut rt) = (BitReader::new(&mine), BitReader::new(&theirs));
+    let mut open = |len: usize| Bits::read(&mut rm, len).xor(&Bits::read(&mut rt, len));
+    let p0 = ctx.role == Role::P0;
+    Ok(jobs
+        .into_iter()
+        .map(|j| match j {
+            Job::Reg { x, t, .. } => {
+                let d = open(x.len());
+                let e = open(x.len());
+                (beaver(&t.c, &d, &e, &t.a, &t.b, p0), None)
+            }
+            Job::Cor { x, t, .. } => {
+                let d = open(x.len());
+                let d2 = open(x.len());
+                let e = open(x.len());
+                (
+                    beaver(&t.c, &d, &e, &t.a, &t.b, p0),
+                    Some(beaver(&t.c2, &d2, &e, &t.a2, &t.b, p0)),
+                )
+            }
+        })
+        .collect())
+}

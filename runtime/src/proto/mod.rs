@@ -1,0 +1,166 @@
+//! The CrypTFlow2 protocols (Rathee et al., CCS 2020) on secret shares.
+//!
+//! Every protocol takes and returns shares of whole tensors: arithmetic
+//! shares in `Z_{2^ℓ}` are `u64` slices (values reduced mod `2^ℓ`, ℓ in
+//! 1..=64), boolean shares are packed [`Bits`]. Protocols are batched: their
+//! round count does not depend on the number of elements.
+//!
+//! | module | protocol | paper |
+//! |---|---|---|
+//! | [`and`] | AND from regular / correlated bit triples | App. A.1, A.2 |
+//! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` | Alg. 1, §3.1 |
+//! | [`drelu`] | `DReLU` over `Z_{2^ℓ}` | Alg. 2 |
+//! | [`mux`] | multiplexer | Alg. 6 |
+//! | [`b2a`] | boolean to arithmetic | Alg. 7 |
+//! | [`relu`] | `ReLU` over `Z_{2^ℓ}` | Alg. 8 |
+//!
+//! # Roles
+//! The paper's protocols have a party `P0` (the sender of the one-way OTs)
+//! and a party `P1`. Which of the two real parties plays `P0` in one run is
+//! the [`Role`] in the [`Ctx`]: every protocol on shares is symmetric, so
+//! chunks run on different lanes may alternate roles and load both
+//! directions of the link (`DESIGN.md`, "Parallelism"). Constants that the
+//! paper adds "for `b = 1`" are added by the party in role `P1`.
+//!
+//! # Messages and deadlock freedom
+//! No step has both parties send a large message before reading: where both
+//! must speak (opening masked AND inputs), role `P0` speaks first and role
+//! `P1` answers ([`exchange`]); the two OTs of a multiplexer run one after
+//! the other. So every protocol is safe over a transport with bounded
+//! buffers (TCP).
+//!
+//! # Randomness
+//! Each protocol run seeds its own AES PRG from the operating system.
+
+pub mod and;
+pub mod b2a;
+pub mod bits;
+mod cot;
+pub mod drelu;
+mod kk;
+pub mod mill;
+pub mod mux;
+pub mod relu;
+
+#[cfg(test)]
+mod testutil;
+
+pub use bits::Bits;
+
+use crate::crypto::RandomnessError;
+use crate::net::{Channel, NetError};
+use crate::ot::{OtError, OtPack};
+
+/// Default radix `m` of the millionaires' protocol (the paper's fastest for
+/// ℓ = 32, §6.1).
+pub const DEFAULT_RADIX: u32 = 4;
+
+/// Errors of the protocols.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtoError {
+    /// An OT failed.
+    #[error(transparent)]
+    Ot(#[from] OtError),
+    /// The channel failed.
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// The OS randomness source failed.
+    #[error(transparent)]
+    Randomness(#[from] RandomnessError),
+    /// The caller passed inconsistent arguments (lengths, widths, parameters).
+    #[error("invalid protocol argument: {0}")]
+    InvalidArgument(String),
+}
+
+/// Checks a condition on the caller's arguments.
+pub(crate) fn check(cond: bool, msg: impl FnOnce() -> String) -> Result<(), ProtoError> {
+    if cond {
+        Ok(())
+    } else {
+        Err(ProtoError::InvalidArgument(msg()))
+    }
+}
+
+/// Checks a ring width ℓ (1..=64).
+pub(crate) fn check_ell(ell: u32) -> Result<(), ProtoError> {
+    check((1..=64).contains(&ell), || {
+        format!("ring width {ell} not in 1..=64")
+    })
+}
+
+/// Which of the paper's two parties this party plays in one protocol run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The paper's `P0`: sender of the one-way OTs (e.g. of the millionaires'
+    /// leaves), first to speak in an exchange.
+    P0,
+    /// The paper's `P1`.
+    P1,
+}
+
+impl Role {
+    /// `P0` if `sender` (as in [`crate::ot::Chunk::sender`]), else `P1`.
+    pub fn from_sender(sender: bool) -> Role {
+        if sender { Role::P0 } else { Role::P1 }
+    }
+
+    /// The other role.
+    pub fn other(self) -> Role {
+        match self {
+            Role::P0 => Role::P1,
+            Role::P1 => Role::P0,
+        }
+    }
+}
+
+/// What a protocol run needs: the channel to the peer, the OT states of that
+/// channel, this party's role in the run and the millionaires' radix `m`
+/// (1..=8; both parties must use the same).
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The channel.
+    pub ch: &'a mut Channel,
+    /// The OT extension states of this channel.
+    pub ot: &'a mut OtPack,
+    /// This party's role.
+    pub role: Role,
+    /// Radix `m` of the millionaires' protocol.
+    pub radix: u32,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context with the [`DEFAULT_RADIX`].
+    pub fn new(ch: &'a mut Channel, ot: &'a mut OtPack, role: Role) -> Self {
+        Ctx {
+            ch,
+            ot,
+            role,
+            radix: DEFAULT_RADIX,
+        }
+    }
+
+    /// The same context with radix `m`.
+    pub fn with_radix(mut self, radix: u32) -> Self {
+        self.radix = radix;
+        self
+    }
+}
+
+/// Both parties send a message of the same length and receive the other's:
+/// role `P0` sends first, role `P1` reads first, so the exchange cannot
+/// deadlock on bounded buffers. One round.
+pub(crate) fn exchange(ctx: &mut Ctx<'_>, mine: &[u8]) -> Result<Vec<u8>, ProtoError> {
+    match ctx.role {
+        Role::P0 => {
+            ctx.ch.send(mine)?;
+            ctx.ch.flush()?;
+            Ok(ctx.ch.recv_vec(mine.len())?)
+        }
+        Role::P1 => {
+            let theirs = ctx.ch.recv_vec(mine.len())?;
+            ctx.ch.send(mine)?;
+            ctx.ch.flush()?;
+            Ok(theirs)
+        }
+    }
+}

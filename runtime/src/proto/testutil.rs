@@ -1,0 +1,149 @@
+//! Test harness: both parties in two threads, sharing and reconstruction.
+
+use std::time::Duration;
+
+use super::{Bits, Ctx, ProtoError, Role};
+use crate::crypto::{Block, Prg};
+use crate::net::pack::mask;
+use crate::net::{Channel, Stats, mem, tcp};
+use crate::ot::OtPack;
+
+/// Results and counters of a two-party run, by role.
+pub(crate) struct Run<R> {
+    pub p0: R,
+    pub p1: R,
+    /// Counters of role P0's and role P1's channel.
+    pub stats: [Stats; 2],
+}
+
+impl<R> Run<R> {
+    /// Bits sent by both parties.
+    pub fn bits(&self) -> u64 {
+        8 * (self.stats[0].bytes_sent + self.stats[1].bytes_sent)
+    }
+}
+
+/// A deterministic PRG for test data.
+pub(crate) fn prg(seed: u128) -> Prg {
+    Prg::new(Block(seed))
+}
+
+/// Runs `f` as role P0 on one end and role P1 on the other of a channel pair.
+/// `f` gets the context and may run several protocols (e.g. a warm-up).
+pub(crate) fn run_on<R, F>(a: Channel, b: Channel, radix: u32, f: F) -> Run<R>
+where
+    R: Send,
+    F: Fn(&mut Ctx<'_>) -> Result<R, ProtoError> + Sync,
+{
+    let party = |mut ch: Channel, role: Role| {
+        let mut ot = OtPack::new();
+        let mut ctx = Ctx::new(&mut ch, &mut ot, role).with_radix(radix);
+        let r = f(&mut ctx).unwrap_or_else(|e| panic!("role {role:?}: {e}"));
+        (r, ch.stats())
+    };
+    let ((p0, s0), (p1, s1)) = std::thread::scope(|s| {
+        let h = s.spawn(|| party(b, Role::P1));
+        let r0 = party(a, Role::P0);
+        (r0, h.join().expect("role P1 panicked"))
+    });
+    Run {
+        p0,
+        p1,
+        stats: [s0, s1],
+    }
+}
+
+/// Runs `f(ctx, true)` (a warm-up doing the OT set-ups) then `f(ctx, false)`
+/// over an in-memory pair; the counters are those of the second call only.
+pub(crate) fn measured<R, F>(radix: u32, f: F) -> Run<R>
+where
+    R: Send,
+    F: Fn(&mut Ctx<'_>, bool) -> Result<R, ProtoError> + Sync,
+{
+    let r = run2(radix, |ctx| {
+        f(ctx, true)?;
+        let before = ctx.ch.stats();
+        let out = f(ctx, false)?;
+        Ok((out, ctx.ch.stats() - before))
+    });
+    Run {
+        p0: r.p0.0,
+        p1: r.p1.0,
+        stats: [r.p0.1, r.p1.1],
+    }
+}
+
+/// [`run_on`] over an in-memory channel pair.
+pub(crate) fn run2<R, F>(radix: u32, f: F) -> Run<R>
+where
+    R: Send,
+    F: Fn(&mut Ctx<'_>) -> Result<R, ProtoError> + Sync,
+{
+    let (a, b) = mem::pair(Some(Duration::from_secs(120)));
+    run_on(a, b, radix, f)
+}
+
+/// [`run_on`] over a TCP loopback pair.
+pub(crate) fn run2_tcp<R, F>(radix: u32, f: F) -> Run<R>
+where
+    R: Send,
+    F: Fn(&mut Ctx<'_>) -> Result<R, ProtoError> + Sync,
+{
+    let cfg = tcp::TcpConfig {
+        timeout: Some(Duration::from_secs(120)),
+        ..tcp::TcpConfig::default()
+    };
+    let (a, b) = tcp::loopback_pair(&cfg).expect("loopback pair");
+    run_on(a, b, radix, f)
+}
+
+/// Random additive shares of `x` in `Z_{2^ℓ}`, as (role P0's, role P1's).
+pub(crate) fn share(g: &mut Prg, x: &[u64], ell: u32) -> (Vec<u64>, Vec<u64>) {
+    let m = mask(ell);
+    let r = g.ring_elems(x.len(), ell);
+    let other = x
+        .iter()
+        .zip(&r)
+        .map(|(x, r)| x.wrapping_sub(*r) & m)
+        .collect();
+    (r, other)
+}
+
+/// `x_0 + x_1 mod 2^ℓ`.
+pub(crate) fn open(x0: &[u64], x1: &[u64], ell: u32) -> Vec<u64> {
+    assert_eq!(x0.len(), x1.len());
+    x0.iter()
+        .zip(x1)
+        .map(|(a, b)| {
+            assert!(*a <= mask(ell) && *b <= mask(ell), "share not reduced");
+            a.wrapping_add(*b) & mask(ell)
+        })
+        .collect()
+}
+
+/// `b_0 ⊕ b_1` as booleans.
+pub(crate) fn open_bits(b0: &Bits, b1: &Bits) -> Vec<bool> {
+    b0.xor(b1).to_bools()
+}
+
+/// The signed value of an ℓ-bit element.
+pub(crate) fn signed(v: u64, ell: u32) -> i64 {
+    ((v << (64 - ell)) as i64) >> (64 - ell)
+}
+
+/// Random ℓ-bit values followed by the edge values 0, ±1, ±2, 2^(ℓ−1)−1,
+/// −2^(ℓ−1), −2^(ℓ−1)+1 (reduced mod 2^ℓ).
+pub(crate) fn values_with_edges(g: &mut Prg, n: usize, ell: u32) -> Vec<u64> {
+    let mut v = g.ring_elems(n, ell);
+    let half = 1i128 << (ell - 1);
+    for e in [0i128, 1, -1, 2, -2, half - 1, -half, -half + 1] {
+        v.push(e as u64 & mask(ell));
+    }
+    v
+}
+
+/// The ring widths every protocol is tested at.
+pub(crate) const ELLS: [u32; 8] = [1, 2, 8, 31, 32, 37, 41, 64];
+
+/// The millionaires' radices every protocol is tested at.
+pub(crate) const RADICES: [u32; 5] = [1, 2, 4, 7, 8];
