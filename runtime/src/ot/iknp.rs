@@ -174,7 +174,7 @@ impl IknpSender {
     /// Wide COT: `n = widths.len()` instances; instance `j` correlates the
     /// vector `x_j = corr[j·k..(j+1)·k]` of elements of `widths[j]` bits (1..=64).
     /// Returns the sender's random `r` (same layout); the receiver gets
-    /// `r_j + b_j·x_j` elementwise mod `2^{widths[j]}`. Cost λ + k·widths[j]
+    /// `r_j + b_j·x_j` elementwise mod `2^{widths[j]}`. Cost λ + `k·widths[j]`
     /// bits per instance (the correction message is exactly
     /// `⌈Σ_j k·widths[j] / 8⌉` bytes).
     pub fn send_cot_vec(
