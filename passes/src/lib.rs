@@ -1,1 +1,27 @@
-//! `sci-passes`: graph-to-graph transformations of the IR and autotuning.
+//! `sci-passes`: the graph-to-graph transformations of sci, their pass manager, and
+//! autotuning of the bit width and scale.
+//!
+//! Every pass is a module whose doc comment states what it rewrites and why the rewrite
+//! is exact; every pass rebuilds its program through [`sci_ir::Builder`], so its output is
+//! type-checked instruction by instruction. [`Pipeline`] runs them in one explicit order
+//! (see [`manager`]); [`autotune`] picks (ℓ, s) on a validation set (CrypTFlow2 §6.2).
+
+mod affine;
+pub mod autotune;
+pub mod dataset;
+pub mod dce;
+mod error;
+pub mod fold_affine;
+pub mod fold_batchnorm;
+pub mod fold_constants;
+pub mod manager;
+pub mod nonneg;
+pub mod place_truncs;
+pub mod quantize;
+pub mod remove_identity;
+mod rewrite;
+pub mod swap_relu_maxpool;
+
+pub use error::PassError;
+pub use manager::{FnPass, Pass, Pipeline, PipelineError};
+pub use quantize::Quantize;

@@ -1,0 +1,145 @@
+//! The pass manager: one explicit pipeline of named passes (in the manner of
+//! Cranelift's `Context::optimize`), with the type checker run on every instruction of
+//! every pass's output (each pass rebuilds its program through [`sci_ir::Builder`],
+//! which type-checks as it goes) and an optional observer that sees the IR after each
+//! pass (for `sci-compile --dump-ir`).
+//!
+//! The standard pipeline, in order:
+//!
+//! | # | pass | stage | what |
+//! |---|---|---|---|
+//! | 1 | [`remove_identity`](crate::remove_identity) | float | `identity`, no-op reshapes/transposes |
+//! | 2 | [`fold_constants`](crate::fold_constants) | float | ops of constants only (e.g. transposed weights) |
+//! | 3 | [`fold_batchnorm`](crate::fold_batchnorm) | float | BatchNorm into conv/matmul, else mul + add |
+//! | 4 | [`fold_affine`](crate::fold_affine) | float | per-channel `mul`/`add`/`sub` by constants into conv/matmul |
+//! | 5 | [`swap_relu_maxpool`](crate::swap_relu_maxpool) | both | `maxpool(relu(x))` → `relu(maxpool(x))` |
+//! | 6 | [`dce`](crate::dce) | both | dead code |
+//! | 7 | [`quantize`](crate::quantize) | float → fixed | ring types, encoded constants, `trunc` after products |
+//! | 8 | [`place_truncs`](crate::place_truncs) | fixed | move `trunc` past ReLU/MaxPool/add (§6.2) |
+//! | 9 | [`fold_constants`](crate::fold_constants) | fixed | e.g. `scale_up` of constants left by 8 |
+//! | 10 | [`mark_nonneg`](crate::nonneg) | fixed | `trunc nonneg` where the input is provably ≥ 0 |
+//! | 11 | [`dce`](crate::dce) | fixed | dead code |
+//!
+//! Float-only passes leave fixed-point programs unchanged, so an already-quantized IR
+//! file goes through the same pipeline without step 7. Autotuning runs the float stage
+//! (1–6) once and the fixed stage (7–11) once per candidate scale.
+
+use crate::error::PassError;
+use crate::quantize::Quantize;
+use crate::{
+    dce, fold_affine, fold_batchnorm, fold_constants, nonneg, place_truncs, remove_identity,
+    swap_relu_maxpool,
+};
+use sci_ir::Program;
+use thiserror::Error;
+
+/// A program-to-program transformation.
+pub trait Pass: Send + Sync {
+    /// The pass's name (as in the pipeline table and IR dumps).
+    fn name(&self) -> &'static str;
+    /// Rewrites `p`; the result is well-typed (built through [`sci_ir::Builder`]).
+    fn run(&self, p: &Program) -> Result<Program, PassError>;
+}
+
+/// A pass given by a name and a function (the passes without parameters).
+pub struct FnPass {
+    name: &'static str,
+    f: fn(&Program) -> Result<Program, PassError>,
+}
+
+impl FnPass {
+    /// A pass called `name` that runs `f`.
+    pub const fn new(name: &'static str, f: fn(&Program) -> Result<Program, PassError>) -> Self {
+        FnPass { name, f }
+    }
+}
+
+impl Pass for FnPass {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn run(&self, p: &Program) -> Result<Program, PassError> {
+        (self.f)(p)
+    }
+}
+
+/// A pass failed: which one, and why.
+#[derive(Clone, Debug, PartialEq, Error)]
+#[error("pass `{pass}`: {source}")]
+pub struct PipelineError {
+    /// The failing pass.
+    pub pass: &'static str,
+    /// Its error.
+    pub source: PassError,
+}
+
+/// An ordered list of passes.
+pub struct Pipeline {
+    passes: Vec<Box<dyn Pass>>,
+}
+
+impl Pipeline {
+    /// The float stage (passes 1–6 of the module table).
+    pub fn float_stage() -> Pipeline {
+        Pipeline {
+            passes: vec![
+                Box::new(FnPass::new("remove_identity", remove_identity::run)),
+                Box::new(FnPass::new("fold_constants", fold_constants::run)),
+                Box::new(FnPass::new("fold_batchnorm", fold_batchnorm::run)),
+                Box::new(FnPass::new("fold_affine", fold_affine::run)),
+                Box::new(FnPass::new("swap_relu_maxpool", swap_relu_maxpool::run)),
+                Box::new(FnPass::new("dce", dce::run)),
+            ],
+        }
+    }
+
+    /// The fixed-point stage (passes 7–11): quantization at `quant` if given (for a float
+    /// program), then truncation placement, constant folding, non-negativity marking and
+    /// dead-code elimination.
+    pub fn fixed_stage(quant: Option<Quantize>) -> Pipeline {
+        let mut passes: Vec<Box<dyn Pass>> = Vec::new();
+        if let Some(q) = quant {
+            passes.push(Box::new(q));
+        }
+        passes.push(Box::new(FnPass::new("swap_relu_maxpool", swap_relu_maxpool::run)));
+        passes.push(Box::new(FnPass::new("place_truncs", place_truncs::run)));
+        passes.push(Box::new(FnPass::new("fold_constants", fold_constants::run)));
+        passes.push(Box::new(FnPass::new("mark_nonneg", nonneg::run)));
+        passes.push(Box::new(FnPass::new("dce", dce::run)));
+        Pipeline { passes }
+    }
+
+    /// The whole pipeline: [`Pipeline::float_stage`] then [`Pipeline::fixed_stage`].
+    pub fn standard(quant: Option<Quantize>) -> Pipeline {
+        let mut p = Pipeline::float_stage();
+        p.passes.extend(Pipeline::fixed_stage(quant).passes);
+        p
+    }
+
+    /// The passes' names, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.passes.iter().map(|p| p.name()).collect()
+    }
+
+    /// Runs the passes in order on `p`; `observe` sees each pass's name and output.
+    pub fn run_observed(
+        &self,
+        p: &Program,
+        observe: &mut dyn FnMut(&str, &Program),
+    ) -> Result<Program, PipelineError> {
+        let mut cur = p.clone();
+        for pass in &self.passes {
+            cur = pass.run(&cur).map_err(|source| PipelineError {
+                pass: pass.name(),
+                source,
+            })?;
+            observe(pass.name(), &cur);
+        }
+        Ok(cur)
+    }
+
+    /// Runs the passes in order on `p`.
+    pub fn run(&self, p: &Program) -> Result<Program, PipelineError> {
+        self.run_observed(p, &mut |_, _| {})
+    }
+}

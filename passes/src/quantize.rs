@@ -1,0 +1,290 @@
+//! Quantization: from the float stage to fixed point at (ℓ, s).
+//!
+//! **Rewrites:** every value gets a ring type `Z_{2^ℓ}`; client inputs are at scale `s`.
+//! Constants are encoded with [`sci_ir::fixed::encode`] (round to nearest) at the scale
+//! their use needs: `s` for weights and for operands of additive ops next to scale-`s`
+//! activations, `2s` for the bias of a `conv2d`/`matmul` (the scale of the product it is
+//! added to); a constant used at two scales is emitted twice. Every product —
+//! `conv2d`, `matmul`, `mul` (by a constant tensor; ONNX `Div` by a non-integer constant
+//! arrives as `mul` by its reciprocal) — has scale `2s` and is followed by `trunc(s)`, so
+//! that every activation is back at scale `s`; `pad` values are encoded at the operand's
+//! scale; `argmax` yields scale-0 indices. Operands whose scale differs from what an op
+//! needs (only possible after `argmax`) are converted with `scale_up`/`trunc`.
+//!
+//! **Why it is well-typed and faithful:** the type checker accepts exactly these scales
+//! (products add scales, additive ops need equal ones); each op then computes the
+//! fixed-point version of the float op (CrypTFlow2 Appendix E): `trunc` is the floor
+//! shift of Corollary 4.2 and `div_public`/pooling divisions are the paper's `rdiv`. A
+//! constant that does not fit the ring at its scale is reported by name
+//! ([`PassError::DoesNotFit`]). Whether intermediate values fit ℓ bits is data-dependent:
+//! [`crate::autotune`] measures it on a validation set.
+
+use crate::error::PassError;
+use crate::manager::Pass;
+use crate::rewrite::Rewriter;
+use sci_ir::fixed::encode_tensor;
+use sci_ir::{Encoding, Op, Owner, Program, Scalar, Type, ValueId};
+use std::collections::HashMap;
+
+/// Quantization at bit width `bits` (ℓ) and scale `scale` (s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Quantize {
+    /// ℓ: values live in `Z_{2^ℓ}`, 1 ≤ ℓ ≤ 64.
+    pub bits: u32,
+    /// s: fraction bits of activations; products have `2s < ℓ`.
+    pub scale: u32,
+}
+
+impl Quantize {
+    /// Checks `1 ≤ s` and `2s < ℓ ≤ 64` (products have scale `2s`, which must fit).
+    pub fn validate(&self) -> Result<(), PassError> {
+        if self.bits == 0 || self.bits > 64 {
+            return Err(PassError::Quant(format!(
+                "bit width ℓ = {} is outside 1..=64",
+                self.bits
+            )));
+        }
+        if self.scale == 0 || 2 * self.scale >= self.bits {
+            return Err(PassError::Quant(format!(
+                "scale s = {} needs 1 ≤ s and 2s < ℓ = {} (products have scale 2s)",
+                self.scale, self.bits
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Pass for Quantize {
+    fn name(&self) -> &'static str {
+        "quantize"
+    }
+
+    fn run(&self, p: &Program) -> Result<Program, PassError> {
+        self.validate()?;
+        match p.encoding() {
+            Some(Encoding::Real) | None => {}
+            Some(found) => {
+                return Err(PassError::Stage {
+                    expected: "float (f32)",
+                    found,
+                });
+            }
+        }
+        let enc = Encoding::ring(self.bits).map_err(|e| PassError::Quant(e.to_string()))?;
+        let mut q = Quantizer {
+            rw: Rewriter::new(p),
+            enc,
+            s: self.scale,
+            consts: HashMap::new(),
+        };
+        for v in p.ids() {
+            q.instr(v)?;
+        }
+        q.rw.finish()
+    }
+}
+
+struct Quantizer<'a> {
+    rw: Rewriter<'a>,
+    enc: Encoding,
+    s: u32,
+    /// Encoded constants: (old constant, scale) → new value.
+    consts: HashMap<(ValueId, u32), ValueId>,
+}
+
+impl Quantizer<'_> {
+    fn unsupported(&self, v: ValueId, reason: &str) -> PassError {
+        let i = self.rw.old.instr(v);
+        PassError::Unsupported {
+            value: i.name.clone(),
+            op: i.op.mnemonic(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The old value `v` as a new value at scale `target`: a constant is encoded at that
+    /// scale; an activation at another scale is converted with `scale_up`/`trunc`.
+    fn at(&mut self, v: ValueId, target: u32) -> Result<ValueId, PassError> {
+        let p = self.rw.old;
+        let instr = p.instr(v);
+        if let Op::Const { id, ty } = &instr.op {
+            if let Some(&n) = self.consts.get(&(v, target)) {
+                return Ok(n);
+            }
+            let data = p.const_data(*id).ok_or_else(|| PassError::Unsupported {
+                value: instr.name.clone(),
+                op: "const",
+                reason: "the constant's data is withheld (a client view cannot be quantized)".into(),
+            })?;
+            let t = encode_tensor(data, target, self.enc).map_err(|source| PassError::DoesNotFit {
+                value: instr.name.clone(),
+                source,
+            })?;
+            let nty = self.ring_type(ty, target)?;
+            let n = self.rw.constant(&instr.name, nty, t)?;
+            self.consts.insert((v, target), n);
+            return Ok(n);
+        }
+        let n = self.rw.get(v)?;
+        self.rescale(n, &instr.name, target)
+    }
+
+    /// The old value `v` at whatever scale it has (constants at `s`).
+    fn as_is(&mut self, v: ValueId) -> Result<ValueId, PassError> {
+        if matches!(self.rw.old.instr(v).op, Op::Const { .. }) {
+            self.at(v, self.s)
+        } else {
+            self.rw.get(v)
+        }
+    }
+
+    /// Converts the new value `n` to scale `target`.
+    fn rescale(&mut self, n: ValueId, name: &str, target: u32) -> Result<ValueId, PassError> {
+        let cur = self.rw.ty(n).scale();
+        if cur < target {
+            self.rw.push(&format!("{name}.up"), Op::ScaleUp { x: n, k: target - cur })
+        } else if cur > target {
+            self.rw.push(
+                &format!("{name}.trunc"),
+                Op::Trunc {
+                    x: n,
+                    s: cur - target,
+                    nonneg: false,
+                },
+            )
+        } else {
+            Ok(n)
+        }
+    }
+
+    fn ring_type(&self, ty: &Type, scale: u32) -> Result<Type, PassError> {
+        ty.with_encoding(self.enc, scale)
+            .map_err(|e| PassError::Quant(e.to_string()))
+    }
+
+    fn instr(&mut self, v: ValueId) -> Result<(), PassError> {
+        let p = self.rw.old;
+        let instr = p.instr(v);
+        let s = self.s;
+        let name = instr.name.as_str();
+        // A product: operands at s, the op at 2s, then trunc back to s.
+        let product = |q: &mut Self, op: Op| -> Result<(), PassError> {
+            let y = q.rw.push(name, op)?;
+            let t = q.rescale(y, name, s)?;
+            q.rw.set(v, t);
+            Ok(())
+        };
+        match &instr.op {
+            Op::Const { .. } => Ok(()),
+            Op::Input { name: ext, ty } => {
+                if ty.owner() != Owner::Client {
+                    return Err(self.unsupported(v, "inputs must be client-owned"));
+                }
+                let n = self.rw.push(
+                    name,
+                    Op::Input {
+                        name: ext.clone(),
+                        ty: self.ring_type(ty, s)?,
+                    },
+                )?;
+                self.rw.set(v, n);
+                Ok(())
+            }
+            Op::Conv2d {
+                x,
+                w,
+                bias,
+                strides,
+                pads,
+                dilations,
+                groups,
+            } => {
+                let op = Op::Conv2d {
+                    x: self.at(*x, s)?,
+                    w: self.at(*w, s)?,
+                    bias: bias.map(|b| self.at(b, 2 * s)).transpose()?,
+                    strides: *strides,
+                    pads: *pads,
+                    dilations: *dilations,
+                    groups: *groups,
+                };
+                product(self, op)
+            }
+            Op::MatMul { a, b, bias } => {
+                let op = Op::MatMul {
+                    a: self.at(*a, s)?,
+                    b: self.at(*b, s)?,
+                    bias: bias.map(|c| self.at(c, 2 * s)).transpose()?,
+                };
+                product(self, op)
+            }
+            Op::Mul { a, b } => {
+                let op = Op::Mul {
+                    a: self.at(*a, s)?,
+                    b: self.at(*b, s)?,
+                };
+                product(self, op)
+            }
+            Op::Add { a, b } | Op::Sub { a, b } => {
+                let (a, b) = (self.at(*a, s)?, self.at(*b, s)?);
+                let op = if matches!(instr.op, Op::Add { .. }) {
+                    Op::Add { a, b }
+                } else {
+                    Op::Sub { a, b }
+                };
+                let n = self.rw.push(name, op)?;
+                self.rw.set(v, n);
+                Ok(())
+            }
+            Op::Concat { xs, axis } => {
+                let xs = xs
+                    .iter()
+                    .map(|x| self.at(*x, s))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let n = self.rw.push(name, Op::Concat { xs, axis: *axis })?;
+                self.rw.set(v, n);
+                Ok(())
+            }
+            Op::Pad { x, pads, value } => {
+                let xn = self.as_is(*x)?;
+                let xs = self.rw.ty(xn).scale();
+                let value = match value {
+                    Scalar::F32(f) => {
+                        let e = sci_ir::fixed::encode(*f, xs, self.enc).map_err(|source| {
+                            PassError::DoesNotFit {
+                                value: format!("{name} (pad value)"),
+                                source,
+                            }
+                        })?;
+                        Scalar::Int(self.enc.signed(e))
+                    }
+                    Scalar::Int(i) => Scalar::Int(*i),
+                };
+                let n = self.rw.push(
+                    name,
+                    Op::Pad {
+                        x: xn,
+                        pads: pads.clone(),
+                        value,
+                    },
+                )?;
+                self.rw.set(v, n);
+                Ok(())
+            }
+            Op::BatchNorm { .. } | Op::Identity { .. } => Err(self.unsupported(
+                v,
+                "float-stage op: run fold_batchnorm / remove_identity before quantization",
+            )),
+            Op::ScaleUp { .. } | Op::Trunc { .. } => {
+                Err(self.unsupported(v, "fixed-point op in a float program"))
+            }
+            // Ops that keep their operand's scale.
+            op => {
+                let op = op.try_map_operands(|o| self.as_is(*o))?;
+                let n = self.rw.push(name, op)?;
+                self.rw.set(v, n);
+                Ok(())
+            }
+        }
+    }
+}
