@@ -52,7 +52,9 @@ pub(crate) fn per_channel(t: &Tensor, y_shape: &[usize]) -> Option<Vec<f64>> {
     if r < 2 || k > r {
         return None;
     }
-    let aligned: Vec<usize> = std::iter::repeat_n(1, r - k).chain(t.shape().iter().copied()).collect();
+    let aligned: Vec<usize> = std::iter::repeat_n(1, r - k)
+        .chain(t.shape().iter().copied())
+        .collect();
     let c = y_shape[1];
     let ok = aligned
         .iter()
@@ -71,7 +73,11 @@ pub(crate) fn per_channel(t: &Tensor, y_shape: &[usize]) -> Option<Vec<f64>> {
 
 /// Emits the producer `y` (a [`foldable`] conv2d/matmul) with `aff` folded into its
 /// weights and bias, under `y`'s name; returns the new value.
-pub(crate) fn emit_folded(rw: &mut Rewriter<'_>, y: ValueId, aff: &Affine) -> Result<ValueId, PassError> {
+pub(crate) fn emit_folded(
+    rw: &mut Rewriter<'_>,
+    y: ValueId,
+    aff: &Affine,
+) -> Result<ValueId, PassError> {
     let p = rw.old;
     let instr = p.instr(y);
     let internal = || PassError::Internal(format!("%{}: not a foldable producer", instr.name));
@@ -99,7 +105,8 @@ pub(crate) fn emit_folded(rw: &mut Rewriter<'_>, y: ValueId, aff: &Affine) -> Re
             .map(|(i, &x)| (f64::from(x) * aff.alpha[i % c.max(1)]) as f32)
             .collect(),
     };
-    let wt = Tensor::real(wty.shape().to_vec(), scaled).map_err(|e| PassError::Internal(e.to_string()))?;
+    let wt = Tensor::real(wty.shape().to_vec(), scaled)
+        .map_err(|e| PassError::Internal(e.to_string()))?;
     let w_new = rw.constant(&p.instr(w).name, wty.clone(), wt)?;
     let keep_no_bias = bias.is_none() && aff.beta.iter().all(|&b| b == 0.0);
     let old_bias: Vec<f64> = match bias {

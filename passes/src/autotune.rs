@@ -1,0 +1,459 @@
+//! Autotuning of the bit width ℓ and the scale s on a validation set (CrypTFlow2 §6.2:
+//! "we extend Athos to set both the bitwidth and the scale optimally by autotuning on
+//! the validation set").
+//!
+//! 1. The float program (after the float stage of the [`Pipeline`]) is run by the
+//!    reference interpreter on every validation input: the float top-1 accuracy.
+//! 2. For every candidate scale s, the fixed stage (quantization, truncation placement,
+//!    ...) is run at ℓ = 64 — the final pipeline, so the ranges are those of the program
+//!    that will run, with its truncations moved and its intermediates widened — and the
+//!    result is run on every input with range tracking: the top-1 accuracy at ℓ = 64 and,
+//!    per value, the largest magnitude reached.
+//! 3. The smallest ring holding every value is `Z_{2^ℓ}` with ℓ = 1 + bits(M), where M
+//!    bounds the magnitudes the protocols meet: every value's, twice the operand's for
+//!    `maxpool`/`argmax` (the comparisons of §5.2.2 work on differences of two
+//!    operands), and the window sum `K·min(|x|, |y|+1)` for `avgpool`/`global_avgpool`
+//!    (`K` elements are summed before the division, and `|sum| < K·(|y|+1)` for the
+//!    output `y = ⌊sum/K'⌋`, `K' ≤ K`). Sums inside `conv2d`/`matmul` need nothing: ring
+//!    arithmetic is exact modulo 2^ℓ, so only results must fit. Then a **safety margin**
+//!    of [`AutotuneConfig::margin_bits`] bits (default 1, i.e. inputs up to twice as large
+//!    as any seen) is added, and ℓ is at least one more than the largest scale (2s).
+//!    Since no value leaves the signed range of that ℓ, running at ℓ computes the same
+//!    values as at 64 bits (the ℓ-bit results are the 64-bit ones reduced mod 2^ℓ, and
+//!    every non-linear op sees in-range inputs), so the accuracy at ℓ equals the accuracy
+//!    at 64. A scale whose M needs more than 62 bits is rejected (a 64-bit run could have
+//!    wrapped).
+//! 4. Among scales whose accuracy is within [`AutotuneConfig::tolerance`] percentage
+//!    points of float (default 0.5), the smallest ℓ wins (communication grows with ℓ),
+//!    then the highest accuracy, then the smaller s (more headroom at the same ℓ).
+//! 5. The choice is compiled at its ℓ and run on the validation set again: its
+//!    predictions must equal the 64-bit ones (a check of step 3).
+//!
+//! Samples are evaluated in parallel (rayon).
+
+use crate::dataset::Dataset;
+use crate::manager::{Pipeline, PipelineError};
+use crate::quantize::Quantize;
+use rayon::prelude::*;
+use sci_ir::fixed::encode_tensor;
+use sci_ir::interp::{self, InterpError, Magnitude, Options};
+use sci_ir::{Encoding, Op, Program, Tensor};
+use serde::Serialize;
+use std::fmt::{self, Write as _};
+use thiserror::Error;
+
+/// What to try and how to choose.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutotuneConfig {
+    /// Candidate scales s, tried in order.
+    pub scales: Vec<u32>,
+    /// Largest allowed drop of top-1 accuracy below float, in percentage points.
+    pub tolerance: f64,
+    /// Extra bits of ℓ beyond what the validation set needs (headroom for unseen inputs).
+    pub margin_bits: u32,
+}
+
+impl Default for AutotuneConfig {
+    /// Scales 4..=16, tolerance 0.5 points, margin 1 bit.
+    fn default() -> Self {
+        AutotuneConfig {
+            scales: (4..=16).collect(),
+            tolerance: 0.5,
+            margin_bits: 1,
+        }
+    }
+}
+
+/// One tried scale.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Trial {
+    /// The scale s.
+    pub scale: u32,
+    /// Top-1 accuracy (percent) at ℓ = 64; `None` if the trial failed.
+    pub accuracy: Option<f64>,
+    /// M: the largest magnitude the protocols meet (see the module docs).
+    pub max_magnitude: Option<u128>,
+    /// 1 + bits(M): the smallest ℓ holding every value seen.
+    pub needed_bits: Option<u32>,
+    /// ℓ with the safety margin (and at least 2s + 1); `None` if it would exceed 64.
+    pub bits: Option<u32>,
+    /// Whether the accuracy is within the tolerance of float and ℓ is available.
+    pub admissible: bool,
+    /// Why the trial failed (e.g. a weight does not fit), if it did.
+    pub error: Option<String>,
+}
+
+/// The result of autotuning.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Tuning {
+    /// Number of validation samples.
+    pub samples: usize,
+    /// Float top-1 accuracy (percent).
+    pub float_accuracy: f64,
+    /// The tolerance used (percentage points).
+    pub tolerance: f64,
+    /// The safety margin used (bits).
+    pub margin_bits: u32,
+    /// Every tried scale.
+    pub trials: Vec<Trial>,
+    /// The chosen ℓ.
+    pub bits: u32,
+    /// The chosen s.
+    pub scale: u32,
+    /// Top-1 accuracy (percent) of the chosen program at ℓ = 64.
+    pub accuracy: f64,
+    /// Top-1 accuracy (percent) of the chosen program compiled at the chosen ℓ (equal to
+    /// `accuracy`: checked).
+    pub verified_accuracy: f64,
+}
+
+impl Tuning {
+    /// The table of trials as text, one row per scale, the choice marked with `*`.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "autotuning on {} samples: float top-1 {:.2}%, tolerance {} points, margin {} bit(s)",
+            self.samples, self.float_accuracy, self.tolerance, self.margin_bits
+        );
+        let _ = writeln!(out, "     s  top-1@64   max|value|  needed ℓ   ℓ  ok");
+        for t in &self.trials {
+            let mark = if t.scale == self.scale { '*' } else { ' ' };
+            let opt = |v: Option<u32>| v.map_or("-".to_string(), |b| b.to_string());
+            let _ = write!(
+                out,
+                "  {mark} {:>3}  {:>8}  {:>11}  {:>8}  {:>2}  {}",
+                t.scale,
+                t.accuracy.map_or("-".into(), |a| format!("{a:.2}%")),
+                t.max_magnitude.map_or("-".into(), |m| m.to_string()),
+                opt(t.needed_bits),
+                opt(t.bits),
+                if t.admissible { "yes" } else { "no" }
+            );
+            if let Some(e) = &t.error {
+                let _ = write!(out, "  ({e})");
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "chosen: ℓ = {}, s = {}: top-1 {:.2}% (verified at ℓ = {}: {:.2}%)",
+            self.bits, self.scale, self.accuracy, self.bits, self.verified_accuracy
+        );
+        out
+    }
+}
+
+/// Why autotuning failed.
+#[derive(Debug, Error)]
+pub enum AutotuneError {
+    /// The program's interface does not suit a classification set.
+    #[error("{0}")]
+    Program(String),
+    /// The float program failed on a sample.
+    #[error("float evaluation of sample {sample}: {source}")]
+    Float {
+        /// The sample's index.
+        sample: usize,
+        /// The error.
+        source: InterpError,
+    },
+    /// No scale was admissible.
+    #[error(
+        "no scale reaches the float top-1 accuracy ({float_accuracy:.2}%) within {tolerance} points without overflow; tried:\n{table}"
+    )]
+    NoCandidate {
+        /// Float accuracy.
+        float_accuracy: f64,
+        /// The tolerance.
+        tolerance: f64,
+        /// The trials, as a table.
+        table: String,
+    },
+    /// Compiling the chosen (ℓ, s) failed.
+    #[error("compiling at ℓ = {bits}, s = {scale}: {source}")]
+    Compile {
+        /// ℓ.
+        bits: u32,
+        /// s.
+        scale: u32,
+        /// The error.
+        source: PipelineError,
+    },
+    /// The program compiled at the chosen ℓ does not reproduce the 64-bit predictions.
+    #[error(
+        "at ℓ = {bits}, s = {scale} the predictions differ from ℓ = 64 on {differing} samples (an overflow the range analysis missed)"
+    )]
+    Mismatch {
+        /// ℓ.
+        bits: u32,
+        /// s.
+        scale: u32,
+        /// How many samples differ.
+        differing: usize,
+    },
+    /// Evaluation of a fixed-point program failed.
+    #[error("fixed-point evaluation of sample {sample}: {source}")]
+    Fixed {
+        /// The sample's index.
+        sample: usize,
+        /// The error.
+        source: EvalError,
+    },
+}
+
+/// Why one sample could not be evaluated.
+#[derive(Debug, Error)]
+pub enum EvalError {
+    /// The input does not fit the ring at the input's scale.
+    #[error("input: {0}")]
+    Encode(#[from] sci_ir::fixed::FixedError),
+    /// The interpreter failed.
+    #[error(transparent)]
+    Interp(#[from] InterpError),
+    /// The output is empty.
+    #[error("the program's first output is empty")]
+    EmptyOutput,
+}
+
+/// The class a program output stands for: the index of the first maximum of the
+/// (flattened) first output, or, for a one-element output (an `argmax`), its value.
+pub fn predicted_class(out: &Tensor, scale: u32) -> Option<i64> {
+    let values: Vec<f64> = match (out.as_f32(), out.to_signed()) {
+        (Some(f), _) => f.iter().map(|&x| f64::from(x)).collect(),
+        (None, Some(i)) => i.iter().map(|&x| x as f64).collect(),
+        _ => return None,
+    };
+    if values.len() == 1 {
+        return Some((values[0] / f64::from(1u32 << scale.min(31))).round() as i64);
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for (i, &v) in values.iter().enumerate() {
+        if best.is_none_or(|(_, b)| v > b) {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i as i64)
+}
+
+/// Runs `p` on sample input `x` (f32): encoded at the input's ring and scale for a
+/// fixed-point program. Returns the predicted class and, if asked, the per-value ranges.
+pub fn run_sample(
+    p: &Program,
+    x: &Tensor,
+    track_ranges: bool,
+) -> Result<(i64, Option<Vec<Magnitude>>), EvalError> {
+    let input = p
+        .inputs()
+        .first()
+        .map(|&i| p.ty(i).clone())
+        .ok_or(EvalError::EmptyOutput)?;
+    let x = match input.encoding() {
+        Encoding::Real => x.clone(),
+        enc => encode_tensor(x, input.scale(), enc)?,
+    };
+    let opts = Options {
+        keep_values: false,
+        track_ranges,
+    };
+    let e = interp::eval(p, &[x], opts)?;
+    let out = p.outputs();
+    let scale = out.first().map_or(0, |&o| p.ty(o).scale());
+    let class = e
+        .outputs
+        .first()
+        .and_then(|t| predicted_class(t, scale))
+        .ok_or(EvalError::EmptyOutput)?;
+    Ok((class, e.ranges))
+}
+
+/// Predictions of `p` on every sample (in parallel); with ranges, the per-value maximum
+/// over all samples.
+pub fn predict(
+    p: &Program,
+    data: &Dataset,
+    track_ranges: bool,
+) -> Result<(Vec<i64>, Option<Vec<Magnitude>>), (usize, EvalError)> {
+    let results: Vec<(i64, Option<Vec<Magnitude>>)> = data
+        .inputs
+        .par_iter()
+        .enumerate()
+        .map(|(i, x)| run_sample(p, x, track_ranges).map_err(|e| (i, e)))
+        .collect::<Result<_, _>>()?;
+    let mut ranges: Option<Vec<Magnitude>> = None;
+    let mut preds = Vec::with_capacity(results.len());
+    for (c, r) in results {
+        preds.push(c);
+        if let Some(r) = r {
+            ranges = Some(match ranges {
+                None => r,
+                Some(acc) => acc.into_iter().zip(r).map(|(a, b)| a.max(b)).collect(),
+            });
+        }
+    }
+    Ok((preds, ranges))
+}
+
+/// Top-1 accuracy in percent of predictions against labels.
+pub fn accuracy(preds: &[i64], labels: &[i64]) -> f64 {
+    let correct = preds.iter().zip(labels).filter(|(p, l)| p == l).count();
+    100.0 * correct as f64 / labels.len().max(1) as f64
+}
+
+/// M of the module docs: the largest magnitude the protocols meet, from per-value ranges
+/// of a fixed-point program.
+pub fn protocol_magnitude(p: &Program, ranges: &[Magnitude]) -> u128 {
+    let mag = |v: sci_ir::ValueId| match ranges.get(v.index()) {
+        Some(Magnitude::Int(m)) => u128::from(*m),
+        _ => 0,
+    };
+    p.ids()
+        .map(|v| {
+            let own = mag(v);
+            match &p.instr(v).op {
+                Op::MaxPool { x, .. } | Op::ArgMax { x, .. } => own.max(2 * mag(*x)),
+                Op::AvgPool { x, pool, .. } => {
+                    let k = (pool.kernel[0] * pool.kernel[1]) as u128;
+                    own.max(k * mag(*x).min(own + 1))
+                }
+                Op::GlobalAvgPool { x } => {
+                    let s = p.ty(*x).shape();
+                    let k = s.get(2..4).map_or(1, |d| d.iter().product::<usize>()) as u128;
+                    own.max(k * mag(*x).min(own + 1))
+                }
+                _ => own,
+            }
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Bits of a two's-complement ring holding every value of magnitude at most `m`.
+fn ring_bits(m: u128) -> u32 {
+    128 - m.leading_zeros() + 1
+}
+
+/// Autotunes (ℓ, s) for the float program `float` (the output of
+/// [`Pipeline::float_stage`]) on `data`: see the module docs.
+pub fn autotune(
+    float: &Program,
+    data: &Dataset,
+    cfg: &AutotuneConfig,
+) -> Result<Tuning, AutotuneError> {
+    if float.inputs().len() != 1 || float.outputs().is_empty() {
+        return Err(AutotuneError::Program(format!(
+            "autotuning needs a program with one input and at least one output (this one has {} inputs, {} outputs)",
+            float.inputs().len(),
+            float.outputs().len()
+        )));
+    }
+    let (float_preds, _) = predict(float, data, false).map_err(|(sample, e)| match e {
+        EvalError::Interp(source) => AutotuneError::Float { sample, source },
+        other => AutotuneError::Program(format!("float evaluation of sample {sample}: {other}")),
+    })?;
+    let float_accuracy = accuracy(&float_preds, &data.labels);
+    let max_scale = |p: &Program| p.instrs().iter().map(|i| i.ty.scale()).max().unwrap_or(0);
+    let mut trials = Vec::new();
+    let mut best: Option<(u32, f64, u32, Vec<i64>)> = None; // (ℓ, accuracy, s, preds)
+    for &s in &cfg.scales {
+        let mut trial = Trial {
+            scale: s,
+            accuracy: None,
+            max_magnitude: None,
+            needed_bits: None,
+            bits: None,
+            admissible: false,
+            error: None,
+        };
+        let q = Quantize { bits: 64, scale: s };
+        let fixed = match Pipeline::fixed_stage(Some(q)).run(float) {
+            Ok(p) => p,
+            Err(e) => {
+                trial.error = Some(e.to_string());
+                trials.push(trial);
+                continue;
+            }
+        };
+        let (preds, ranges) = match predict(&fixed, data, true) {
+            Ok(r) => r,
+            Err((i, e)) => {
+                trial.error = Some(format!("sample {i}: {e}"));
+                trials.push(trial);
+                continue;
+            }
+        };
+        let acc = accuracy(&preds, &data.labels);
+        let m = protocol_magnitude(&fixed, ranges.as_deref().unwrap_or(&[]));
+        let needed = ring_bits(m);
+        let bits = (needed <= 62)
+            .then(|| (needed + cfg.margin_bits).max(max_scale(&fixed) + 1))
+            .filter(|&b| b <= 64);
+        trial.accuracy = Some(acc);
+        trial.max_magnitude = Some(m);
+        trial.needed_bits = Some(needed);
+        trial.bits = bits;
+        if needed > 62 {
+            trial.error =
+                Some("values need more than 62 bits: a 64-bit run may have wrapped".into());
+        }
+        trial.admissible = bits.is_some() && acc >= float_accuracy - cfg.tolerance - 1e-9;
+        if let (true, Some(b)) = (trial.admissible, bits) {
+            let better = match &best {
+                None => true,
+                Some((bb, ba, _, _)) => b < *bb || (b == *bb && acc > *ba),
+            };
+            if better {
+                best = Some((b, acc, s, preds));
+            }
+        }
+        trials.push(trial);
+    }
+    let mut tuning = Tuning {
+        samples: data.len(),
+        float_accuracy,
+        tolerance: cfg.tolerance,
+        margin_bits: cfg.margin_bits,
+        trials,
+        bits: 0,
+        scale: 0,
+        accuracy: 0.0,
+        verified_accuracy: 0.0,
+    };
+    let Some((bits, acc, scale, preds64)) = best else {
+        return Err(AutotuneError::NoCandidate {
+            float_accuracy,
+            tolerance: cfg.tolerance,
+            table: tuning.table(),
+        });
+    };
+    // Step 5: compile at the chosen ℓ and check the predictions.
+    let q = Quantize { bits, scale };
+    let fixed = Pipeline::fixed_stage(Some(q))
+        .run(float)
+        .map_err(|source| AutotuneError::Compile {
+            bits,
+            scale,
+            source,
+        })?;
+    let (preds, _) = predict(&fixed, data, false)
+        .map_err(|(sample, source)| AutotuneError::Fixed { sample, source })?;
+    let differing = preds.iter().zip(&preds64).filter(|(a, b)| a != b).count();
+    if differing > 0 {
+        return Err(AutotuneError::Mismatch {
+            bits,
+            scale,
+            differing,
+        });
+    }
+    tuning.bits = bits;
+    tuning.scale = scale;
+    tuning.accuracy = acc;
+    tuning.verified_accuracy = accuracy(&preds, &data.labels);
+    Ok(tuning)
+}
+
+impl fmt::Display for Tuning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.table())
+    }
+}

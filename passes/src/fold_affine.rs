@@ -83,7 +83,11 @@ fn as_affine(p: &Program, v: ValueId) -> Option<(ValueId, Affine)> {
     let Op::Const { id, .. } = &p.instr(k).op else {
         return None;
     };
-    let kv = per_channel(p.const_data(*id).filter(|t: &&Tensor| t.as_f32().is_some())?, shape)?;
+    let kv = per_channel(
+        p.const_data(*id)
+            .filter(|t: &&Tensor| t.as_f32().is_some())?,
+        shape,
+    )?;
     let c = kv.len();
     let aff = match &instr.op {
         Op::Mul { .. } => Affine {

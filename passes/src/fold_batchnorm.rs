@@ -93,7 +93,12 @@ fn batchnorm_affine(p: &Program, v: ValueId) -> Result<Affine, PassError> {
 }
 
 /// Lowers BatchNorm `bn` of `x` to `x · α + β` with constants of shape `[1, C, 1, …]`.
-fn lower(rw: &mut Rewriter<'_>, bn: ValueId, x: ValueId, aff: &Affine) -> Result<ValueId, PassError> {
+fn lower(
+    rw: &mut Rewriter<'_>,
+    bn: ValueId,
+    x: ValueId,
+    aff: &Affine,
+) -> Result<ValueId, PassError> {
     let p = rw.old;
     let name = &p.instr(bn).name;
     let rank = p.ty(x).rank();
@@ -108,7 +113,8 @@ fn lower(rw: &mut Rewriter<'_>, bn: ValueId, x: ValueId, aff: &Affine) -> Result
         .iter()
         .skip(1)
         .fold(sci_ir::Owner::Public, |o, v| o.combine(p.ty(**v).owner()));
-    let ty = Type::real(shape.clone(), const_owner).map_err(|e| PassError::Internal(e.to_string()))?;
+    let ty =
+        Type::real(shape.clone(), const_owner).map_err(|e| PassError::Internal(e.to_string()))?;
     let to_tensor = |v: &[f64]| {
         Tensor::real(shape.clone(), v.iter().map(|&x| x as f32).collect())
             .map_err(|e| PassError::Internal(e.to_string()))

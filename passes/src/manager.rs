@@ -101,7 +101,10 @@ impl Pipeline {
         if let Some(q) = quant {
             passes.push(Box::new(q));
         }
-        passes.push(Box::new(FnPass::new("swap_relu_maxpool", swap_relu_maxpool::run)));
+        passes.push(Box::new(FnPass::new(
+            "swap_relu_maxpool",
+            swap_relu_maxpool::run,
+        )));
         passes.push(Box::new(FnPass::new("place_truncs", place_truncs::run)));
         passes.push(Box::new(FnPass::new("fold_constants", fold_constants::run)));
         passes.push(Box::new(FnPass::new("mark_nonneg", nonneg::run)));

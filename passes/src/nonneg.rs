@@ -33,11 +33,12 @@ pub fn analyze(p: &Program) -> Vec<bool> {
             Op::Relu { .. } | Op::ArgMax { .. } => true,
             Op::Const { id, ty } => {
                 ty.owner() == Owner::Public
-                    && p.const_data(*id).is_some_and(|t| match (t.as_f32(), t.to_signed()) {
-                        (Some(f), _) => f.iter().all(|&x| x >= 0.0),
-                        (None, Some(i)) => i.iter().all(|&x| x >= 0),
-                        _ => false,
-                    })
+                    && p.const_data(*id)
+                        .is_some_and(|t| match (t.as_f32(), t.to_signed()) {
+                            (Some(f), _) => f.iter().all(|&x| x >= 0.0),
+                            (None, Some(i)) => i.iter().all(|&x| x >= 0),
+                            _ => false,
+                        })
             }
             Op::MaxPool { x, .. }
             | Op::AvgPool { x, .. }

@@ -78,7 +78,11 @@ pub fn run(p: &Program) -> Result<Program, PassError> {
             continue;
         };
         let pl = &plans[i];
-        let pred = if pos == 0 { pl.trunc } else { pl.chain[pos - 1] };
+        let pred = if pos == 0 {
+            pl.trunc
+        } else {
+            pl.chain[pos - 1]
+        };
         let pred_wide = wide[pred.index()]
             .ok_or_else(|| PassError::Internal("chain predecessor not emitted".into()))?;
         // Operands: the predecessor becomes its wide value; any other operand (of add/sub)
@@ -94,10 +98,7 @@ pub fn run(p: &Program) -> Result<Program, PassError> {
             let on = rw.get(o)?;
             let up = rw.push(
                 &format!("{}.up", p.name(o)),
-                Op::ScaleUp {
-                    x: on,
-                    k: pl.shift,
-                },
+                Op::ScaleUp { x: on, k: pl.shift },
             )?;
             scaled.push((o, up));
         }

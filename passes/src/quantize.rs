@@ -114,12 +114,14 @@ impl Quantizer<'_> {
             let data = p.const_data(*id).ok_or_else(|| PassError::Unsupported {
                 value: instr.name.clone(),
                 op: "const",
-                reason: "the constant's data is withheld (a client view cannot be quantized)".into(),
+                reason: "the constant's data is withheld (a client view cannot be quantized)"
+                    .into(),
             })?;
-            let t = encode_tensor(data, target, self.enc).map_err(|source| PassError::DoesNotFit {
-                value: instr.name.clone(),
-                source,
-            })?;
+            let t =
+                encode_tensor(data, target, self.enc).map_err(|source| PassError::DoesNotFit {
+                    value: instr.name.clone(),
+                    source,
+                })?;
             let nty = self.ring_type(ty, target)?;
             let n = self.rw.constant(&instr.name, nty, t)?;
             self.consts.insert((v, target), n);
@@ -142,7 +144,13 @@ impl Quantizer<'_> {
     fn rescale(&mut self, n: ValueId, name: &str, target: u32) -> Result<ValueId, PassError> {
         let cur = self.rw.ty(n).scale();
         if cur < target {
-            self.rw.push(&format!("{name}.up"), Op::ScaleUp { x: n, k: target - cur })
+            self.rw.push(
+                &format!("{name}.up"),
+                Op::ScaleUp {
+                    x: n,
+                    k: target - cur,
+                },
+            )
         } else if cur > target {
             self.rw.push(
                 &format!("{name}.trunc"),

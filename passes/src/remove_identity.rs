@@ -20,9 +20,7 @@ pub fn run(p: &Program) -> Result<Program, PassError> {
         let forward = match &instr.op {
             Op::Identity { x } => Some(*x),
             Op::Reshape { x, .. } | Op::Flatten { x, .. } if same(x) => Some(*x),
-            Op::Transpose { x, perm } if perm.iter().enumerate().all(|(i, &q)| i == q) => {
-                Some(*x)
-            }
+            Op::Transpose { x, perm } if perm.iter().enumerate().all(|(i, &q)| i == q) => Some(*x),
             _ => None,
         };
         match forward {

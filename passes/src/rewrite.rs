@@ -126,7 +126,9 @@ pub(crate) fn fixpoint(
     while changed {
         rounds += 1;
         if rounds > p.instrs().len() + 1 {
-            return Err(PassError::Internal("a rewrite did not reach a fixpoint".into()));
+            return Err(PassError::Internal(
+                "a rewrite did not reach a fixpoint".into(),
+            ));
         }
         (cur, changed) = sweep(&cur)?;
     }

@@ -51,7 +51,13 @@ fn sweep(p: &Program) -> Result<(Program, bool), PassError> {
                     return Err(PassError::Internal("swapped value is not a ReLU".into()));
                 };
                 let inner = rw.get(*inner)?;
-                let m = rw.push(&instr.name, Op::MaxPool { x: inner, pool: *pool })?;
+                let m = rw.push(
+                    &instr.name,
+                    Op::MaxPool {
+                        x: inner,
+                        pool: *pool,
+                    },
+                )?;
                 let r = rw.push(&relu.name, Op::Relu { x: m })?;
                 rw.set(v, r);
             }
