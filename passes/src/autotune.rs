@@ -31,10 +31,10 @@
 //!
 //! Samples are evaluated in parallel (rayon).
 
-use crate::dataset::Dataset;
 use crate::manager::{Pipeline, PipelineError};
 use crate::quantize::Quantize;
 use rayon::prelude::*;
+use sci_frontend::dataset::Dataset;
 use sci_ir::fixed::encode_tensor;
 use sci_ir::interp::{self, InterpError, Magnitude, Options};
 use sci_ir::{Encoding, Op, Program, Tensor};
@@ -267,15 +267,36 @@ pub fn run_sample(
     Ok((class, e.ranges))
 }
 
+/// The samples of `data` as `f32` tensors of the program's input shape.
+pub fn samples(p: &Program, data: &Dataset) -> Result<Vec<Tensor>, String> {
+    let shape = p
+        .inputs()
+        .first()
+        .map(|&i| p.ty(i).shape().to_vec())
+        .ok_or("the program has no input")?;
+    (0..data.len())
+        .map(|i| {
+            data.sample(i, &shape).map_err(|e| {
+                format!(
+                    "sample {i} of the validation set (x has shape {:?}) does not fit the program's input shape {shape:?}: {e}",
+                    data.x.shape
+                )
+            })
+        })
+        .collect()
+}
+
+/// Predicted classes, and optionally per-value ranges.
+pub type Predictions = (Vec<i64>, Option<Vec<Magnitude>>);
+
 /// Predictions of `p` on every sample (in parallel); with ranges, the per-value maximum
 /// over all samples.
 pub fn predict(
     p: &Program,
-    data: &Dataset,
+    inputs: &[Tensor],
     track_ranges: bool,
-) -> Result<(Vec<i64>, Option<Vec<Magnitude>>), (usize, EvalError)> {
-    let results: Vec<(i64, Option<Vec<Magnitude>>)> = data
-        .inputs
+) -> Result<Predictions, (usize, EvalError)> {
+    let results: Vec<(i64, Option<Vec<Magnitude>>)> = inputs
         .par_iter()
         .enumerate()
         .map(|(i, x)| run_sample(p, x, track_ranges).map_err(|e| (i, e)))
@@ -347,11 +368,13 @@ pub fn autotune(
             float.outputs().len()
         )));
     }
-    let (float_preds, _) = predict(float, data, false).map_err(|(sample, e)| match e {
+    let inputs = samples(float, data).map_err(AutotuneError::Program)?;
+    let labels = &data.y;
+    let (float_preds, _) = predict(float, &inputs, false).map_err(|(sample, e)| match e {
         EvalError::Interp(source) => AutotuneError::Float { sample, source },
         other => AutotuneError::Program(format!("float evaluation of sample {sample}: {other}")),
     })?;
-    let float_accuracy = accuracy(&float_preds, &data.labels);
+    let float_accuracy = accuracy(&float_preds, labels);
     let max_scale = |p: &Program| p.instrs().iter().map(|i| i.ty.scale()).max().unwrap_or(0);
     let mut trials = Vec::new();
     let mut best: Option<(u32, f64, u32, Vec<i64>)> = None; // (ℓ, accuracy, s, preds)
@@ -374,7 +397,7 @@ pub fn autotune(
                 continue;
             }
         };
-        let (preds, ranges) = match predict(&fixed, data, true) {
+        let (preds, ranges) = match predict(&fixed, &inputs, true) {
             Ok(r) => r,
             Err((i, e)) => {
                 trial.error = Some(format!("sample {i}: {e}"));
@@ -382,7 +405,7 @@ pub fn autotune(
                 continue;
             }
         };
-        let acc = accuracy(&preds, &data.labels);
+        let acc = accuracy(&preds, labels);
         let m = protocol_magnitude(&fixed, ranges.as_deref().unwrap_or(&[]));
         let needed = ring_bits(m);
         let bits = (needed <= 62)
@@ -435,7 +458,7 @@ pub fn autotune(
             scale,
             source,
         })?;
-    let (preds, _) = predict(&fixed, data, false)
+    let (preds, _) = predict(&fixed, &inputs, false)
         .map_err(|(sample, source)| AutotuneError::Fixed { sample, source })?;
     let differing = preds.iter().zip(&preds64).filter(|(a, b)| a != b).count();
     if differing > 0 {
@@ -448,7 +471,7 @@ pub fn autotune(
     tuning.bits = bits;
     tuning.scale = scale;
     tuning.accuracy = acc;
-    tuning.verified_accuracy = accuracy(&preds, &data.labels);
+    tuning.verified_accuracy = accuracy(&preds, labels);
     Ok(tuning)
 }
 

@@ -8,7 +8,6 @@
 
 mod affine;
 pub mod autotune;
-pub mod dataset;
 pub mod dce;
 mod error;
 pub mod fold_affine;

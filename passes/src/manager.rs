@@ -70,7 +70,7 @@ pub struct PipelineError {
     /// The failing pass.
     pub pass: &'static str,
     /// Its error.
-    pub source: PassError,
+    pub source: Box<PassError>,
 }
 
 /// An ordered list of passes.
@@ -128,13 +128,13 @@ impl Pipeline {
     pub fn run_observed(
         &self,
         p: &Program,
-        observe: &mut dyn FnMut(&str, &Program),
+        observe: &mut dyn FnMut(&'static str, &Program),
     ) -> Result<Program, PipelineError> {
         let mut cur = p.clone();
         for pass in &self.passes {
             cur = pass.run(&cur).map_err(|source| PipelineError {
                 pass: pass.name(),
-                source,
+                source: Box::new(source),
             })?;
             observe(pass.name(), &cur);
         }

@@ -1,0 +1,209 @@
+//! Compile-time prediction of the protocol calls each instruction makes at run time
+//! (CrypTFlow2's protocols; counts, not timings).
+//!
+//! Per instruction whose result is secret-shared:
+//!
+//! * `relu`: one ReLU per element (Algorithm 8: one DReLU and one MUX).
+//! * `maxpool`: per output element, one comparison per window element beyond the first
+//!   (padded positions are not compared); each comparison is a DReLU of a difference and
+//!   a MUX (§5.2.2). `argmax`: `n − 1` comparisons per reduced slice of `n` elements.
+//! * `trunc`: one truncation per element (Algorithm 5), counted apart when its input is
+//!   known non-negative (`trunc_nonneg`: the DReLU of step 2 is skipped, §6.2).
+//! * `div_public`, `avgpool`, `global_avgpool`: one division (Theorem 4.1 / Appendix D)
+//!   per output element, grouped by divisor (`avgpool` without `count_include_pad` divides
+//!   border windows by their smaller counts).
+//! * `conv2d`, `matmul`, `mul` (by server weights): `multiplications` is the number of
+//!   scalar products; `cots` the number of correlated OTs of the OT-based product of §5.1.1
+//!   (one `COT` per bit of each element of the shared operand, its sender messages
+//!   combined over all the weights that element meets; a convolution is lowered to a
+//!   matrix product over its `im2col` matrix, whose elements repeat input elements), and
+//!   `cot_bits` their communication, `λ + w·(ℓ+1)/2` bits each for `w` weights per
+//!   element (λ = 128).
+//! * `drelu`: the ℓ-bit DReLU invocations in all of the above: one per ReLU, per
+//!   comparison, per general truncation and per division (which also runs three DReLUs
+//!   over δ-bit values, not counted here).
+//!
+//! `add`, `sub`, `scale_up`, `mul_public` and data movement are local (no protocol call).
+
+use sci_ir::{Instr, Op, Owner, Pool2d, Program};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The security parameter λ used for COT communication estimates.
+pub const LAMBDA: u64 = 128;
+
+/// Predicted protocol calls of one instruction (or a sum of them).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Calls {
+    /// ReLUs (Algorithm 8).
+    pub relu: u64,
+    /// ℓ-bit DReLU invocations in total.
+    pub drelu: u64,
+    /// General truncations (Algorithm 5).
+    pub trunc: u64,
+    /// Truncations of known non-negative values (no DReLU).
+    pub trunc_nonneg: u64,
+    /// Pairwise comparisons of MaxPool and ArgMax.
+    pub comparisons: u64,
+    /// Divisions by a public divisor: divisor → count.
+    pub divisions: BTreeMap<u64, u64>,
+    /// Scalar products of linear layers.
+    pub multiplications: u64,
+    /// Correlated OTs of the OT-based linear layers.
+    pub cots: u64,
+    /// Communication of those COTs, in bits (estimate: λ plus the message per COT).
+    pub cot_bits: u64,
+}
+
+impl Calls {
+    /// Adds `other` to `self`.
+    pub fn add(&mut self, other: &Calls) {
+        self.relu += other.relu;
+        self.drelu += other.drelu;
+        self.trunc += other.trunc;
+        self.trunc_nonneg += other.trunc_nonneg;
+        self.comparisons += other.comparisons;
+        for (d, n) in &other.divisions {
+            *self.divisions.entry(*d).or_default() += n;
+        }
+        self.multiplications += other.multiplications;
+        self.cots += other.cots;
+        self.cot_bits += other.cot_bits;
+    }
+
+    /// Whether the instruction calls no protocol.
+    pub fn is_local(&self) -> bool {
+        *self == Calls::default()
+    }
+}
+
+/// The calls of instruction `i` of `p` (ring bit width taken from its type).
+pub fn calls(p: &Program, i: &Instr) -> Calls {
+    let mut c = Calls::default();
+    if i.ty.owner() != Owner::Shared {
+        return c;
+    }
+    let bits = match i.ty.encoding() {
+        sci_ir::Encoding::Ring { bits } => u64::from(bits),
+        sci_ir::Encoding::Field { modulus } => u64::from(64 - modulus.leading_zeros()),
+        sci_ir::Encoding::Real => 32,
+    };
+    let numel = i.ty.numel() as u64;
+    let shape = |v: &sci_ir::ValueId| p.ty(*v).shape().to_vec();
+    let shared = |v: &sci_ir::ValueId| !p.ty(*v).owner().server_knows();
+    // A product of `elems` shared elements, each meeting `width` weights.
+    let product = |c: &mut Calls, mults: u64, elems: u64, width: u64| {
+        c.multiplications += mults;
+        c.cots += elems * bits;
+        c.cot_bits += elems * bits * (LAMBDA + width * (bits + 1) / 2);
+    };
+    match &i.op {
+        Op::Relu { .. } => {
+            c.relu = numel;
+            c.drelu = numel;
+        }
+        Op::MaxPool { x, pool } => {
+            let xs = shape(x);
+            let per_plane = window_counts(pool, xs[2], xs[3], false, i.ty.shape())
+                .iter()
+                .map(|&k| k.saturating_sub(1))
+                .sum::<u64>();
+            c.comparisons = per_plane * (xs[0] * xs[1]) as u64;
+            c.drelu = c.comparisons;
+        }
+        Op::ArgMax { x, axis, .. } => {
+            let n = shape(x).get(*axis).copied().unwrap_or(1).max(1) as u64;
+            let slices = p.ty(*x).numel() as u64 / n;
+            c.comparisons = slices * (n - 1);
+            c.drelu = c.comparisons;
+        }
+        Op::Trunc { nonneg, .. } => {
+            if *nonneg {
+                c.trunc_nonneg = numel;
+            } else {
+                c.trunc = numel;
+                c.drelu = numel;
+            }
+        }
+        Op::DivPublic { d, .. } => {
+            c.divisions.insert(*d, numel);
+        }
+        Op::AvgPool {
+            x,
+            pool,
+            count_include_pad,
+        } => {
+            let xs = shape(x);
+            let planes = (xs[0] * xs[1]) as u64;
+            for k in window_counts(pool, xs[2], xs[3], *count_include_pad, i.ty.shape()) {
+                *c.divisions.entry(k).or_default() += planes;
+            }
+        }
+        Op::GlobalAvgPool { x } => {
+            let xs = shape(x);
+            c.divisions.insert((xs[2] * xs[3]) as u64, numel);
+        }
+        Op::Conv2d { x, w, groups, .. } if shared(x) => {
+            let (ws, ys) = (shape(w), i.ty.shape().to_vec());
+            let k = (ws[1] * ws[2] * ws[3]) as u64; // per output: C/g·kH·kW products
+            let im2col = (ys[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3] * groups) as u64;
+            product(&mut c, numel * k, im2col, (ws[0] / groups.max(&1)) as u64);
+        }
+        Op::MatMul { a, b, .. } => {
+            let (sa, sb) = (shape(a), shape(b));
+            let mults = (sa[0] * sa[1] * sb[1]) as u64;
+            if shared(a) {
+                product(&mut c, mults, (sa[0] * sa[1]) as u64, sb[1] as u64);
+            } else if shared(b) {
+                product(&mut c, mults, (sb[0] * sb[1]) as u64, sa[0] as u64);
+            }
+        }
+        Op::Mul { a, b } => {
+            let elems = if shared(a) {
+                p.ty(*a).numel()
+            } else {
+                p.ty(*b).numel()
+            } as u64;
+            product(&mut c, numel, elems, numel.div_ceil(elems.max(1)));
+        }
+        _ => {}
+    }
+    c
+}
+
+/// For a 2-D pooling window over an `h × w` plane: the number of counted positions of
+/// each output's window, row-major over the output `out_shape[2..4]` (inside the input,
+/// or inside the padded input with `include_pad`).
+fn window_counts(
+    pool: &Pool2d,
+    h: usize,
+    w: usize,
+    include_pad: bool,
+    out_shape: &[usize],
+) -> Vec<u64> {
+    let (oh, ow) = (out_shape[2], out_shape[3]);
+    let span = |o: usize, a: usize, size: usize| -> u64 {
+        let (k, s, pb, pe) = (
+            pool.kernel[a],
+            pool.strides[a],
+            pool.pads[a],
+            pool.pads[a + 2],
+        );
+        let start = (o * s) as i64 - pb as i64;
+        let (lo, hi) = if include_pad {
+            (-(pb as i64), (size + pe) as i64)
+        } else {
+            (0, size as i64)
+        };
+        let from = start.max(lo);
+        let to = (start + k as i64).min(hi);
+        (to - from).max(0) as u64
+    };
+    let mut v = Vec::with_capacity(oh * ow);
+    for i in 0..oh {
+        for j in 0..ow {
+            v.push(span(i, 0, h) * span(j, 1, w));
+        }
+    }
+    v
+}

@@ -1,0 +1,275 @@
+//! The compilation driver: model → float IR → passes (with autotuning) → final program.
+
+use sci_frontend::FrontendError;
+use sci_frontend::dataset::{Dataset, DatasetError};
+use sci_ir::{Encoding, Params, Program};
+use sci_passes::autotune::{AutotuneConfig, AutotuneError, Tuning, autotune};
+use sci_passes::{Pipeline, PipelineError, Quantize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Default ring bit width when neither `--bits` nor a validation set is given.
+pub const DEFAULT_BITS: u32 = 32;
+/// Default scale when neither `--scale` nor a validation set is given.
+pub const DEFAULT_SCALE: u32 = 12;
+
+/// How to choose (ℓ, s).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Quantization {
+    /// Given bit width and scale; `None` means the default ([`DEFAULT_BITS`],
+    /// [`DEFAULT_SCALE`]).
+    Fixed {
+        /// ℓ.
+        bits: Option<u32>,
+        /// s.
+        scale: Option<u32>,
+    },
+    /// Autotune on a validation set (a directory with `x.npy`/`y.npy` or an `.npz`).
+    Autotune {
+        /// The validation data.
+        data: PathBuf,
+        /// Candidates, tolerance, margin.
+        config: AutotuneConfig,
+    },
+}
+
+/// What to compile and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// The model: `.onnx`, or an IR text file (float-stage or already quantized).
+    pub model: PathBuf,
+    /// ONNX tensors to compile up to (empty: the graph outputs).
+    pub outputs: Vec<String>,
+    /// How to choose (ℓ, s) (ignored for an already-quantized IR file, where giving
+    /// `--bits`/`--scale`/`--validation` is an error).
+    pub quantization: Quantization,
+    /// The millionaires' radix m (default: the program's, 4 for a new one).
+    pub mill_radix: Option<u32>,
+    /// The runtime's thread count (default: the program's, 1 for a new one).
+    pub threads: Option<u32>,
+}
+
+/// How the final (ℓ, s) was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Choice {
+    /// `--bits`/`--scale` given.
+    Flags,
+    /// Documented defaults (ℓ = 32, s = 12): no validation set, nothing checked.
+    Default,
+    /// Autotuned on a validation set.
+    Autotuned,
+    /// The input was an already-quantized IR file.
+    InputIr,
+}
+
+/// The result of a compilation.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The final program (server view: weights included).
+    pub program: Program,
+    /// The program as loaded (float stage for ONNX).
+    pub input: Program,
+    /// `onnx` or `ir`.
+    pub format: &'static str,
+    /// The frontend's notes (dropped Softmax, batch dimension set to 1, ...).
+    pub notes: Vec<String>,
+    /// The passes run, in order.
+    pub passes: Vec<&'static str>,
+    /// ℓ (for a field encoding: the bit length of the modulus).
+    pub bits: u32,
+    /// s (the scale of the client input).
+    pub scale: u32,
+    /// How (ℓ, s) was chosen.
+    pub choice: Choice,
+    /// The autotuning result, if autotuned.
+    pub tuning: Option<Tuning>,
+    /// Every pass's output, in order (only when asked for with `keep_dumps`).
+    pub dumps: Vec<(&'static str, Program)>,
+}
+
+/// Why a compilation failed.
+#[derive(Debug, Error)]
+pub enum CompileError {
+    /// The model file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The ONNX frontend rejected the model.
+    #[error("{path}: {source}")]
+    Frontend {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: FrontendError,
+    },
+    /// The IR text does not parse or type-check.
+    #[error("{path}: not an ONNX model (no .onnx extension) and not valid IR text: {source}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: sci_ir::ParseError,
+    },
+    /// Inconsistent options.
+    #[error("{0}")]
+    Options(String),
+    /// A pass failed.
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
+    /// The validation set cannot be read.
+    #[error("validation set: {0}")]
+    Dataset(#[from] DatasetError),
+    /// Autotuning failed.
+    #[error("autotuning: {0}")]
+    Autotune(#[from] AutotuneError),
+    /// The final program cannot be executed securely.
+    #[error("the compiled program cannot run securely: {0}")]
+    Insecure(#[from] sci_ir::SecureError),
+    /// Invalid protocol parameters.
+    #[error("{0}")]
+    Params(#[from] sci_ir::ParamsError),
+}
+
+/// Loads a model: `.onnx` through the frontend (up to `outputs`), anything else as IR
+/// text. Returns the program, its format and the frontend's notes.
+pub fn load(
+    path: &Path,
+    outputs: &[String],
+) -> Result<(Program, &'static str, Vec<String>), CompileError> {
+    let is_onnx = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("onnx"));
+    if is_onnx {
+        let frontend = |source| CompileError::Frontend {
+            path: path.to_path_buf(),
+            source,
+        };
+        let model = sci_frontend::load(path).map_err(frontend)?;
+        let (p, notes) = model
+            .lower((!outputs.is_empty()).then_some(outputs))
+            .map_err(frontend)?;
+        Ok((p, "onnx", notes.iter().map(ToString::to_string).collect()))
+    } else {
+        if !outputs.is_empty() {
+            return Err(CompileError::Options(
+                "--output selects ONNX graph outputs; it does not apply to an IR file".into(),
+            ));
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| CompileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let p = Program::parse(&text).map_err(|source| CompileError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok((p, "ir", Vec::new()))
+    }
+}
+
+/// Compiles `opts.model`; with `keep_dumps`, also keeps every pass's output.
+pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileError> {
+    let (input, format, notes) = load(&opts.model, &opts.outputs)?;
+    let mut dumps = Vec::new();
+    let mut observe = |name: &'static str, p: &Program| {
+        if keep_dumps {
+            dumps.push((name, p.clone()));
+        }
+    };
+    let quantized = input.encoding().is_some_and(|e| !e.is_real());
+    let float_stage = Pipeline::float_stage();
+    let (fixed_quant, choice) = if quantized {
+        let given = match &opts.quantization {
+            Quantization::Fixed { bits, scale } => bits.is_some() || scale.is_some(),
+            Quantization::Autotune { .. } => true,
+        };
+        if given {
+            return Err(CompileError::Options(
+                "the IR file is already quantized: --bits, --scale and --validation do not apply"
+                    .into(),
+            ));
+        }
+        (None, Choice::InputIr)
+    } else {
+        match &opts.quantization {
+            Quantization::Fixed { bits, scale } => {
+                let choice = if bits.is_some() || scale.is_some() {
+                    Choice::Flags
+                } else {
+                    Choice::Default
+                };
+                let q = Quantize {
+                    bits: bits.unwrap_or(DEFAULT_BITS),
+                    scale: scale.unwrap_or(DEFAULT_SCALE),
+                };
+                (Some(q), choice)
+            }
+            Quantization::Autotune { .. } => (None, Choice::Autotuned),
+        }
+    };
+    let mut passes = Vec::new();
+    let float = run_observed(&float_stage, &input, &mut observe, &mut passes)?;
+    let (fixed_quant, tuning) = match (&opts.quantization, quantized) {
+        (Quantization::Autotune { data, config }, false) => {
+            let data = Dataset::load(data)?;
+            let t = autotune(&float, &data, config)?;
+            (
+                Some(Quantize {
+                    bits: t.bits,
+                    scale: t.scale,
+                }),
+                Some(t),
+            )
+        }
+        _ => (fixed_quant, None),
+    };
+    let fixed_stage = Pipeline::fixed_stage(fixed_quant);
+    let mut program = run_observed(&fixed_stage, &float, &mut observe, &mut passes)?;
+    if opts.mill_radix.is_some() || opts.threads.is_some() {
+        let params = Params {
+            mill_radix: opts.mill_radix.unwrap_or(program.params().mill_radix),
+            threads: opts.threads.unwrap_or(program.params().threads),
+        };
+        params.validate()?;
+        let mut b = program.to_builder();
+        b.set_params(params);
+        program = b.finish()?;
+    }
+    program.check_secure()?;
+    let scale = program
+        .inputs()
+        .first()
+        .map_or(0, |&i| program.ty(i).scale());
+    let bits = match program.encoding() {
+        Some(Encoding::Ring { bits }) => bits,
+        Some(Encoding::Field { modulus }) => 64 - modulus.leading_zeros(),
+        _ => 0,
+    };
+    Ok(Compiled {
+        program,
+        input,
+        format,
+        notes,
+        passes,
+        bits,
+        scale,
+        choice,
+        tuning,
+        dumps,
+    })
+}
+
+fn run_observed(
+    pipeline: &Pipeline,
+    p: &Program,
+    observe: &mut dyn FnMut(&'static str, &Program),
+    passes: &mut Vec<&'static str>,
+) -> Result<Program, CompileError> {
+    passes.extend(pipeline.names());
+    Ok(pipeline.run_observed(p, observe)?)
+}

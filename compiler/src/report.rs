@@ -1,0 +1,232 @@
+//! The compile-time report (`sci-compile --report FILE.json`) and the human summary.
+//!
+//! JSON schema (all keys always present; `null` where not applicable):
+//!
+//! ```text
+//! {
+//!   "model": "path/to/model.onnx",
+//!   "format": "onnx" | "ir",
+//!   "frontend_notes": ["Softmax node ... dropped: ...", ...],
+//!   "passes": ["remove_identity", ..., "dce"],
+//!   "bits": 16, "scale": 4,                      // ℓ and s of the final program
+//!   "choice": "autotuned" | "flags" | "default" | "input_ir",
+//!   "params": {"mill_radix": 4, "threads": 1},
+//!   "plan_hash": "hex SHA-256 of the public part",
+//!   "autotune": null | {
+//!     "samples": 359, "float_accuracy": 97.21, "tolerance": 0.5, "margin_bits": 1,
+//!     "trials": [{"scale": 4, "accuracy": 98.05, "max_magnitude": 8420,
+//!                 "needed_bits": 15, "bits": 16, "admissible": true, "error": null}, ...],
+//!     "bits": 16, "scale": 4, "accuracy": 98.05, "verified_accuracy": 98.05
+//!   },
+//!   "layers": [{
+//!     "name": "conv1", "op": "conv2d",
+//!     "inputs": [{"name": "input", "shape": [1,1,8,8], "scale": 4}, ...],
+//!     "shape": [1,6,8,8], "owner": "shared", "bits": 16, "scale": 8,
+//!     "ir": "%conv1: shared i16.8[1,6,8,8] = conv2d %input, %w, %b strides=[1,1] ...",
+//!     "calls": {"relu": 0, "drelu": 0, "trunc": 0, "trunc_nonneg": 0, "comparisons": 0,
+//!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216,
+//!               "cot_bits": 1234567}
+//!   }, ...],                                     // every instruction except constants
+//!   "totals": { same keys as "calls", summed }
+//! }
+//! ```
+//!
+//! Accuracies are percentages; the meaning of every count is documented in
+//! [`crate::cost`].
+
+use crate::cost::{Calls, calls};
+use crate::driver::{Choice, Compiled};
+use sci_ir::plan::Plan;
+use sci_ir::{Op, Program};
+use sci_passes::autotune::Tuning;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One operand of a layer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Operand {
+    /// Its value name.
+    pub name: String,
+    /// Its shape.
+    pub shape: Vec<usize>,
+    /// Its scale.
+    pub scale: u32,
+}
+
+/// One instruction of the final program.
+#[derive(Clone, Debug, Serialize)]
+pub struct Layer {
+    /// The value name.
+    pub name: String,
+    /// The op's mnemonic.
+    pub op: &'static str,
+    /// Its operands.
+    pub inputs: Vec<Operand>,
+    /// The result's shape.
+    pub shape: Vec<usize>,
+    /// The result's owner.
+    pub owner: String,
+    /// ℓ of the result's ring.
+    pub bits: u32,
+    /// The result's scale.
+    pub scale: u32,
+    /// The instruction in the IR text format (operands, attributes).
+    pub ir: String,
+    /// Predicted protocol calls.
+    pub calls: Calls,
+}
+
+/// Protocol parameters.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamsReport {
+    /// The millionaires' radix m.
+    pub mill_radix: u32,
+    /// The runtime's thread count.
+    pub threads: u32,
+}
+
+/// The whole report: see the module docs for the schema.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The model file.
+    pub model: String,
+    /// `onnx` or `ir`.
+    pub format: &'static str,
+    /// The frontend's notes.
+    pub frontend_notes: Vec<String>,
+    /// The passes run.
+    pub passes: Vec<&'static str>,
+    /// ℓ.
+    pub bits: u32,
+    /// s.
+    pub scale: u32,
+    /// How (ℓ, s) was chosen.
+    pub choice: Choice,
+    /// Protocol parameters.
+    pub params: ParamsReport,
+    /// SHA-256 of the plan's public part (equal for the server's and the client's plan).
+    pub plan_hash: String,
+    /// The autotuning result.
+    pub autotune: Option<Tuning>,
+    /// Every instruction except constants.
+    pub layers: Vec<Layer>,
+    /// The calls of all layers.
+    pub totals: Calls,
+}
+
+impl Report {
+    /// The report of a compilation of `model`.
+    pub fn new(model: &Path, c: &Compiled) -> Report {
+        let p = &c.program;
+        let layers = layers(p);
+        let mut totals = Calls::default();
+        for l in &layers {
+            totals.add(&l.calls);
+        }
+        Report {
+            model: model.display().to_string(),
+            format: c.format,
+            frontend_notes: c.notes.clone(),
+            passes: c.passes.clone(),
+            bits: c.bits,
+            scale: c.scale,
+            choice: c.choice,
+            params: ParamsReport {
+                mill_radix: p.params().mill_radix,
+                threads: p.params().threads,
+            },
+            plan_hash: Plan::new(p.clone()).hash_hex(),
+            autotune: c.tuning.clone(),
+            layers,
+            totals,
+        }
+    }
+
+    /// The report as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("the report has only serializable fields")
+    }
+
+    /// A short human summary: the choice of (ℓ, s), the autotuning table, the notes and
+    /// the predicted protocol calls.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "model: {} ({})", self.model, self.format);
+        for n in &self.frontend_notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        if let Some(t) = &self.autotune {
+            s.push_str(&t.table());
+        }
+        let how = match self.choice {
+            Choice::Autotuned => "autotuned",
+            Choice::Flags => "from --bits/--scale (defaults for the one not given: ℓ = 32, s = 12)",
+            Choice::Default => {
+                "defaults (no --validation, no --bits/--scale): overflow NOT checked on data"
+            }
+            Choice::InputIr => "from the quantized IR file",
+        };
+        let _ = writeln!(
+            s,
+            "ring Z_2^{}, scale {} ({how}); millionaires' radix m = {}, threads = {}",
+            self.bits, self.scale, self.params.mill_radix, self.params.threads
+        );
+        let t = &self.totals;
+        let divs: u64 = t.divisions.values().sum();
+        let _ = writeln!(
+            s,
+            "{} layers: {} ReLUs, {} truncations ({} non-negative), {} comparisons, {} divisions, {} multiplications ({} COTs, ≈{:.1} MiB), {} DReLUs",
+            self.layers.len(),
+            t.relu,
+            t.trunc + t.trunc_nonneg,
+            t.trunc_nonneg,
+            t.comparisons,
+            divs,
+            t.multiplications,
+            t.cots,
+            t.cot_bits as f64 / 8.0 / 1024.0 / 1024.0,
+            t.drelu
+        );
+        s
+    }
+}
+
+fn layers(p: &Program) -> Vec<Layer> {
+    // The text format prints one line per instruction starting with `%` (long constants
+    // continue on indented lines).
+    let text = p.to_text();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('%')).collect();
+    p.instrs()
+        .iter()
+        .zip(lines)
+        .filter(|(i, _)| !matches!(i.op, Op::Const { .. }))
+        .map(|(i, line)| {
+            let bits = match i.ty.encoding() {
+                sci_ir::Encoding::Ring { bits } => bits,
+                sci_ir::Encoding::Field { modulus } => 64 - modulus.leading_zeros(),
+                sci_ir::Encoding::Real => 0,
+            };
+            Layer {
+                name: i.name.clone(),
+                op: i.op.mnemonic(),
+                inputs: i
+                    .op
+                    .operands()
+                    .iter()
+                    .map(|v| Operand {
+                        name: p.name(**v).to_string(),
+                        shape: p.ty(**v).shape().to_vec(),
+                        scale: p.ty(**v).scale(),
+                    })
+                    .collect(),
+                shape: i.ty.shape().to_vec(),
+                owner: i.ty.owner().to_string(),
+                bits,
+                scale: i.ty.scale(),
+                ir: line.to_string(),
+                calls: calls(p, i),
+            }
+        })
+        .collect()
+}
