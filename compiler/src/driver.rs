@@ -92,7 +92,7 @@ pub struct Compiled {
 #[derive(Debug, Error)]
 pub enum CompileError {
     /// The model file cannot be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -100,7 +100,7 @@ pub enum CompileError {
         source: std::io::Error,
     },
     /// The ONNX frontend rejected the model.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Frontend {
         /// The file.
         path: PathBuf,
@@ -108,7 +108,7 @@ pub enum CompileError {
         source: FrontendError,
     },
     /// The IR text does not parse or type-check.
-    #[error("{path}: not an ONNX model (no .onnx extension) and not valid IR text: {source}")]
+    #[error("{path}: not an ONNX model (no .onnx extension) and not valid IR text")]
     Parse {
         /// The file.
         path: PathBuf,
@@ -121,17 +121,18 @@ pub enum CompileError {
     /// A pass failed.
     #[error(transparent)]
     Pipeline(#[from] PipelineError),
-    /// The validation set cannot be read.
+    /// The validation set cannot be read. (Its message includes the cause, so it is not
+    /// chained as a `source`.)
     #[error("validation set: {0}")]
-    Dataset(#[from] DatasetError),
+    Dataset(DatasetError),
     /// Autotuning failed.
-    #[error("autotuning: {0}")]
+    #[error("autotuning")]
     Autotune(#[from] AutotuneError),
     /// The final program cannot be executed securely.
-    #[error("the compiled program cannot run securely: {0}")]
+    #[error("the compiled program cannot run securely")]
     Insecure(#[from] sci_ir::SecureError),
     /// Invalid protocol parameters.
-    #[error("{0}")]
+    #[error(transparent)]
     Params(#[from] sci_ir::ParamsError),
 }
 
@@ -216,7 +217,7 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
     let float = run_observed(&float_stage, &input, &mut observe, &mut passes)?;
     let (fixed_quant, tuning) = match (&opts.quantization, quantized) {
         (Quantization::Autotune { data, config }, false) => {
-            let data = Dataset::load(data)?;
+            let data = Dataset::load(data).map_err(CompileError::Dataset)?;
             let t = autotune(&float, &data, config)?;
             (
                 Some(Quantize {

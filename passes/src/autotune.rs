@@ -151,12 +151,12 @@ pub enum AutotuneError {
     #[error("{0}")]
     Program(String),
     /// The float program failed on a sample.
-    #[error("float evaluation of sample {sample}: {source}")]
+    #[error("float evaluation of sample {sample}: {error}")]
     Float {
         /// The sample's index.
         sample: usize,
         /// The error.
-        source: InterpError,
+        error: InterpError,
     },
     /// No scale was admissible.
     #[error(
@@ -171,14 +171,14 @@ pub enum AutotuneError {
         table: String,
     },
     /// Compiling the chosen (ℓ, s) failed.
-    #[error("compiling at ℓ = {bits}, s = {scale}: {source}")]
+    #[error("compiling at ℓ = {bits}, s = {scale}: {error}")]
     Compile {
         /// ℓ.
         bits: u32,
         /// s.
         scale: u32,
         /// The error.
-        source: PipelineError,
+        error: PipelineError,
     },
     /// The program compiled at the chosen ℓ does not reproduce the 64-bit predictions.
     #[error(
@@ -193,12 +193,12 @@ pub enum AutotuneError {
         differing: usize,
     },
     /// Evaluation of a fixed-point program failed.
-    #[error("fixed-point evaluation of sample {sample}: {source}")]
+    #[error("fixed-point evaluation of sample {sample}: {error}")]
     Fixed {
         /// The sample's index.
         sample: usize,
         /// The error.
-        source: EvalError,
+        error: EvalError,
     },
 }
 
@@ -207,7 +207,7 @@ pub enum AutotuneError {
 pub enum EvalError {
     /// The input does not fit the ring at the input's scale.
     #[error("input: {0}")]
-    Encode(#[from] sci_ir::fixed::FixedError),
+    Encode(sci_ir::fixed::FixedError),
     /// The interpreter failed.
     #[error(transparent)]
     Interp(#[from] InterpError),
@@ -250,7 +250,7 @@ pub fn run_sample(
         .ok_or(EvalError::EmptyOutput)?;
     let x = match input.encoding() {
         Encoding::Real => x.clone(),
-        enc => encode_tensor(x, input.scale(), enc)?,
+        enc => encode_tensor(x, input.scale(), enc).map_err(EvalError::Encode)?,
     };
     let opts = Options {
         keep_values: false,
@@ -371,7 +371,7 @@ pub fn autotune(
     let inputs = samples(float, data).map_err(AutotuneError::Program)?;
     let labels = &data.y;
     let (float_preds, _) = predict(float, &inputs, false).map_err(|(sample, e)| match e {
-        EvalError::Interp(source) => AutotuneError::Float { sample, source },
+        EvalError::Interp(error) => AutotuneError::Float { sample, error },
         other => AutotuneError::Program(format!("float evaluation of sample {sample}: {other}")),
     })?;
     let float_accuracy = accuracy(&float_preds, labels);
@@ -453,13 +453,9 @@ pub fn autotune(
     let q = Quantize { bits, scale };
     let fixed = Pipeline::fixed_stage(Some(q))
         .run(float)
-        .map_err(|source| AutotuneError::Compile {
-            bits,
-            scale,
-            source,
-        })?;
+        .map_err(|error| AutotuneError::Compile { bits, scale, error })?;
     let (preds, _) = predict(&fixed, &inputs, false)
-        .map_err(|(sample, source)| AutotuneError::Fixed { sample, source })?;
+        .map_err(|(sample, error)| AutotuneError::Fixed { sample, error })?;
     let differing = preds.iter().zip(&preds64).filter(|(a, b)| a != b).count();
     if differing > 0 {
         return Err(AutotuneError::Mismatch {

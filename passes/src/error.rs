@@ -37,24 +37,24 @@ pub enum PassError {
     },
     /// A constant (weight, bias) does not fit the ring at its scale.
     #[error(
-        "constant %{value} does not fit: {source} (choose a larger bit width or a smaller scale)"
+        "constant %{value} does not fit: {error} (choose a larger bit width or a smaller scale)"
     )]
     DoesNotFit {
         /// The constant's name.
         value: String,
         /// The encoding error (value, scale, ring).
-        source: FixedError,
+        error: FixedError,
     },
     /// Invalid quantization parameters.
     #[error("invalid quantization parameters: {0}")]
     Quant(String),
     /// Evaluating constant operands failed.
-    #[error("constant folding %{value}: {source}")]
+    #[error("constant folding %{value}: {error}")]
     Fold {
         /// The value being folded.
         value: String,
         /// The interpreter's error.
-        source: InterpError,
+        error: InterpError,
     },
     /// An internal invariant of a pass was violated (a bug).
     #[error("internal error: {0}")]

@@ -68,9 +68,9 @@ fn evaluate(p: &Program, v: ValueId, known: &[Option<Tensor>]) -> Result<Tensor,
     let y = b.push("y", op)?;
     b.output("out", y)?;
     let mini = b.finish()?;
-    let mut outs = interp::run(&mini, &[]).map_err(|source| PassError::Fold {
+    let mut outs = interp::run(&mini, &[]).map_err(|error| PassError::Fold {
         value: instr.name.clone(),
-        source,
+        error,
     })?;
     outs.pop()
         .ok_or_else(|| PassError::Internal("folded program has no output".into()))

@@ -65,12 +65,12 @@ impl Pass for FnPass {
 
 /// A pass failed: which one, and why.
 #[derive(Clone, Debug, PartialEq, Error)]
-#[error("pass `{pass}`: {source}")]
+#[error("pass `{pass}`: {error}")]
 pub struct PipelineError {
     /// The failing pass.
     pub pass: &'static str,
     /// Its error.
-    pub source: Box<PassError>,
+    pub error: Box<PassError>,
 }
 
 /// An ordered list of passes.
@@ -132,9 +132,9 @@ impl Pipeline {
     ) -> Result<Program, PipelineError> {
         let mut cur = p.clone();
         for pass in &self.passes {
-            cur = pass.run(&cur).map_err(|source| PipelineError {
+            cur = pass.run(&cur).map_err(|error| PipelineError {
                 pass: pass.name(),
-                source: Box::new(source),
+                error: Box::new(error),
             })?;
             observe(pass.name(), &cur);
         }

@@ -118,9 +118,9 @@ impl Quantizer<'_> {
                     .into(),
             })?;
             let t =
-                encode_tensor(data, target, self.enc).map_err(|source| PassError::DoesNotFit {
+                encode_tensor(data, target, self.enc).map_err(|error| PassError::DoesNotFit {
                     value: instr.name.clone(),
-                    source,
+                    error,
                 })?;
             let nty = self.ring_type(ty, target)?;
             let n = self.rw.constant(&instr.name, nty, t)?;
@@ -258,10 +258,10 @@ impl Quantizer<'_> {
                 let xs = self.rw.ty(xn).scale();
                 let value = match value {
                     Scalar::F32(f) => {
-                        let e = sci_ir::fixed::encode(*f, xs, self.enc).map_err(|source| {
+                        let e = sci_ir::fixed::encode(*f, xs, self.enc).map_err(|error| {
                             PassError::DoesNotFit {
                                 value: format!("{name} (pad value)"),
-                                source,
+                                error,
                             }
                         })?;
                         Scalar::Int(self.enc.signed(e))

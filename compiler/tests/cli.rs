@@ -1,0 +1,267 @@
+//! The `sci-compile` binary on good and bad inputs: files written and consistent, clear
+//! error messages and a non-zero exit on every bad input, never a panic.
+
+use sci_ir::Program;
+use sci_ir::plan::Plan;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn testdata(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(rel)
+}
+
+fn sci_compile(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sci-compile"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs with `args`, expects failure (exit code 1, not a panic's 101) and returns stderr.
+fn fails(args: &[&str]) -> String {
+    let out = sci_compile(args);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_ne!(out.status.code(), Some(101), "{args:?} panicked: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn compiles_lenet_with_autotuning_and_writes_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, client, ir, report, dumps) = (
+        dir.path().join("plan.bin"),
+        dir.path().join("client.bin"),
+        dir.path().join("final.ir"),
+        dir.path().join("report.json"),
+        dir.path().join("dumps"),
+    );
+    let model = testdata("digits/digits_lenet.onnx");
+    let val = testdata("digits/val");
+    let out = sci_compile(&[
+        s(&model),
+        "-o",
+        s(&plan),
+        "--client-plan",
+        s(&client),
+        "--validation",
+        s(&val),
+        "--emit-ir",
+        s(&ir),
+        "--report",
+        s(&report),
+        "--dump-ir",
+        s(&dumps),
+        "--mill-radix",
+        "8",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}{stdout}", text(&out.stderr));
+    assert!(stdout.contains("chosen: ℓ = "), "{stdout}");
+    assert!(stdout.contains("ReLUs"), "{stdout}");
+
+    // The plan holds the final program with the weights; the client plan the same
+    // program without them (same hash).
+    let server = Plan::load(&plan).unwrap();
+    let client = Plan::load(&client).unwrap();
+    assert!(!server.is_client_view());
+    assert!(client.is_client_view());
+    assert_eq!(server.hash(), client.hash());
+    assert_eq!(server.program().params().mill_radix, 8);
+    // --emit-ir is the same program as text.
+    let emitted = Program::parse(&std::fs::read_to_string(&ir).unwrap()).unwrap();
+    assert_eq!(&emitted, server.program());
+    // One dump per pass plus the input.
+    assert_eq!(std::fs::read_dir(&dumps).unwrap().count(), 13);
+
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["choice"], "autotuned");
+    assert_eq!(r["bits"], r["autotune"]["bits"]);
+    assert_eq!(r["plan_hash"], server.hash_hex());
+    let layers = r["layers"].as_array().unwrap();
+    let relu: u64 = layers
+        .iter()
+        .map(|l| l["calls"]["relu"].as_u64().unwrap())
+        .sum();
+    assert_eq!(r["totals"]["relu"].as_u64().unwrap(), relu);
+    // LeNet on 8×8: ReLU after the 2×2 max pool (6·4·4) and after conv2 (16·4·4).
+    assert_eq!(relu, 6 * 4 * 4 + 16 * 4 * 4);
+    // Every truncation after a ReLU skips DReLU; only the logits' one is general.
+    assert_eq!(
+        r["totals"]["trunc_nonneg"].as_u64().unwrap(),
+        6 * 4 * 4 + 16 * 4 * 4
+    );
+    assert_eq!(r["totals"]["trunc"].as_u64().unwrap(), 10);
+    // 2×2 max pool: 3 comparisons per output; 2×2 average pool: divisions by 4.
+    assert_eq!(r["totals"]["comparisons"].as_u64().unwrap(), 3 * 6 * 4 * 4);
+    assert_eq!(r["totals"]["divisions"]["4"].as_u64().unwrap(), 16 * 2 * 2);
+}
+
+#[test]
+fn compiles_ir_text_float_and_quantized() {
+    let dir = tempfile::tempdir().unwrap();
+    let float_ir = dir.path().join("float.ir");
+    std::fs::write(
+        &float_ir,
+        "%x: client f32[1,4] = input \"x\"\n\
+         %w: server f32[4,2] = const [1.0, -1.0, 0.5, 0.25, -0.5, 2.0, 0.0, 1.0]\n\
+         %y: shared f32[1,2] = matmul %x, %w\n\
+         %r: shared f32[1,2] = relu %y\n\
+         %o: client f32[1,2] = output %r \"y\"\n",
+    )
+    .unwrap();
+    let (plan, ir) = (dir.path().join("p.bin"), dir.path().join("q.ir"));
+    let out = sci_compile(&[
+        s(&float_ir),
+        "-o",
+        s(&plan),
+        "--bits",
+        "20",
+        "--scale",
+        "6",
+        "--emit-ir",
+        s(&ir),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let q = std::fs::read_to_string(&ir).unwrap();
+    assert!(q.contains("i20.6") && q.contains("nonneg"), "{q}");
+    // The quantized IR compiles again (the fixed-point passes only).
+    let plan2 = dir.path().join("p2.bin");
+    let out = sci_compile(&[s(&ir), "-o", s(&plan2)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(Plan::load(&plan).unwrap(), Plan::load(&plan2).unwrap());
+    // ... but not with quantization flags.
+    let e = fails(&[s(&ir), "-o", s(&plan2), "--bits", "16"]);
+    assert!(e.contains("already quantized"), "{e}");
+    // Defaults are reported as such.
+    let out = sci_compile(&[s(&float_ir), "-o", s(&plan)]);
+    assert!(
+        text(&out.stdout).contains("defaults"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn malformed_and_unsupported_onnx_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("p.bin");
+    let errors: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(testdata("errors/errors.json")).unwrap())
+            .unwrap();
+    // The frontend deliberately accepts these two (opset 5; INT8 weights cast to float,
+    // decoded exactly): see frontend/tests/errors.rs.
+    let accepted = [
+        "unsupported_opset_5.onnx",
+        "unsupported_dtype_int8_weights.onnx",
+    ];
+    let mut n = 0;
+    for (file, spec) in errors.as_object().unwrap() {
+        if accepted.contains(&file.as_str()) {
+            let out = sci_compile(&[s(&testdata(&format!("errors/{file}"))), "-o", s(&plan)]);
+            assert!(out.status.success(), "{file}: {}", text(&out.stderr));
+            std::fs::remove_file(&plan).unwrap();
+            continue;
+        }
+        let e = fails(&[s(&testdata(&format!("errors/{file}"))), "-o", s(&plan)]);
+        assert!(e.contains(file.as_str()), "{file}: {e}");
+        assert!(!plan.exists(), "{file}: no plan is written on error");
+        for key in ["node", "op_type"] {
+            if let Some(v) = spec[key].as_str() {
+                assert!(e.contains(v), "{file}: message lacks {key} {v:?}: {e}");
+            }
+        }
+        n += 1;
+    }
+    assert!(n >= 15, "{n}");
+}
+
+#[test]
+fn bad_files_and_flags_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("p.bin");
+    let model = testdata("digits/digits_lenet.onnx");
+    let missing = dir.path().join("missing.onnx");
+    let e = fails(&[s(&missing), "-o", s(&plan)]);
+    assert!(e.contains("missing.onnx"), "{e}");
+    // Not ONNX, not IR.
+    let junk = dir.path().join("junk.ir");
+    std::fs::write(&junk, "this is not a program\n").unwrap();
+    let e = fails(&[s(&junk), "-o", s(&plan)]);
+    assert!(
+        e.contains("not valid IR text") && e.contains("line 1"),
+        "{e}"
+    );
+    // Scale that does not fit the ring.
+    let e = fails(&[s(&model), "-o", s(&plan), "--bits", "16", "--scale", "8"]);
+    assert!(e.contains("2s < ℓ"), "{e}");
+    // Bits that do not hold the weights: 100 at scale 2 needs 10 bits.
+    let big = dir.path().join("big.ir");
+    std::fs::write(
+        &big,
+        "%x: client f32[1,1] = input \"x\"\n\
+         %w: server f32[1,1] = const [100.0]\n\
+         %y: shared f32[1,1] = matmul %x, %w\n\
+         %o: client f32[1,1] = output %y \"y\"\n",
+    )
+    .unwrap();
+    let e = fails(&[s(&big), "-o", s(&plan), "--bits", "8", "--scale", "2"]);
+    assert!(e.contains("%w does not fit") && e.contains("100"), "{e}");
+    // Conflicting and dangling flags (clap's errors).
+    let val = testdata("digits/val");
+    let e = fails(&[
+        s(&model),
+        "-o",
+        s(&plan),
+        "--bits",
+        "32",
+        "--validation",
+        s(&val),
+    ]);
+    assert!(e.contains("--validation"), "{e}");
+    let e = fails(&[s(&model), "-o", s(&plan), "--tolerance", "1"]);
+    assert!(e.contains("--validation"), "{e}");
+    let e = fails(&[
+        s(&model),
+        "-o",
+        s(&plan),
+        "--validation",
+        s(&val),
+        "--scales",
+        "9-3",
+    ]);
+    assert!(e.contains("--scales"), "{e}");
+    let e = fails(&[s(&model), "-o", s(&plan), "--mill-radix", "9"]);
+    assert!(e.contains("radix"), "{e}");
+    let e = fails(&[s(&model)]);
+    assert!(e.contains("--plan"), "{e}");
+    // A validation set that does not exist / does not fit the model.
+    let e = fails(&[s(&model), "-o", s(&plan), "--validation", s(&missing)]);
+    assert!(e.contains("validation set"), "{e}");
+    let e = fails(&[
+        s(&testdata("bench/minionn_cifar.onnx")),
+        "-o",
+        s(&plan),
+        "--validation",
+        s(&val),
+    ]);
+    assert!(e.contains("does not fit the program's input shape"), "{e}");
+    // An unknown output name.
+    let e = fails(&[s(&model), "-o", s(&plan), "--output", "nope"]);
+    assert!(e.contains("nope"), "{e}");
+    // An unwritable plan path.
+    let e = fails(&[s(&model), "-o", s(&dir.path().join("no/such/dir/p.bin"))]);
+    assert!(e.contains("writing the plan"), "{e}");
+}
