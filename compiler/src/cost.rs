@@ -168,6 +168,8 @@ pub fn calls(p: &Program, i: &Instr) -> Calls {
         }
         _ => {}
     }
+    // Each division runs one ℓ-bit DReLU (Appendix D).
+    c.drelu += c.divisions.values().sum::<u64>();
     c
 }
 

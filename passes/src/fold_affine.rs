@@ -7,7 +7,7 @@
 //! `[N]`, `[1,N]` for a matmul output) and do not broadcast `y` to a larger shape, are
 //! the per-channel affine maps `y ↦ α·y + β` (`α = k`; `β = ±c`; `α = −1` for `c − y`).
 //! When `y` comes from a conv2d/matmul with constant weights whose only use is this op,
-//! the map is folded into the weights and bias ([`crate::affine`]). This removes e.g. the
+//! the map is folded into the weights and bias (see the crate-private `affine` module). This removes e.g. the
 //! `Mul` by Gemm's `alpha`, per-channel scalings, and BatchNorms lowered to `mul`+`add`.
 //! The pass repeats until nothing folds, so `conv → mul → add` folds completely.
 //!

@@ -4,7 +4,7 @@
 //! the per-channel affine map `y ↦ α·y + (β − α·μ)` with `α = γ / √(σ² + ε)`. When `y`
 //! is produced by a `conv2d` with constant weights (or a `matmul` with constant right
 //! operand) whose only use is the BatchNorm, the map is folded into that op's weights and
-//! bias ([`crate::affine`]); otherwise the BatchNorm is lowered to `mul` and `add` by
+//! bias (see the crate-private `affine` module); otherwise the BatchNorm is lowered to `mul` and `add` by
 //! constants of shape `[1, C, 1, …]` (then quantized like any product).
 //!
 //! **Why it is exact:** both rewrites compute the same affine map (over the reals). The

@@ -8,21 +8,23 @@
 //!
 //! | # | pass | stage | what |
 //! |---|---|---|---|
-//! | 1 | [`remove_identity`](crate::remove_identity) | float | `identity`, no-op reshapes/transposes |
-//! | 2 | [`fold_constants`](crate::fold_constants) | float | ops of constants only (e.g. transposed weights) |
-//! | 3 | [`fold_batchnorm`](crate::fold_batchnorm) | float | BatchNorm into conv/matmul, else mul + add |
-//! | 4 | [`fold_affine`](crate::fold_affine) | float | per-channel `mul`/`add`/`sub` by constants into conv/matmul |
-//! | 5 | [`swap_relu_maxpool`](crate::swap_relu_maxpool) | both | `maxpool(relu(x))` → `relu(maxpool(x))` |
-//! | 6 | [`dce`](crate::dce) | both | dead code |
+//! | 1 | [`remove_identity`] | float | `identity`, no-op reshapes/transposes |
+//! | 2 | [`fold_constants`] | float | ops of constants only (e.g. transposed weights) |
+//! | 3 | [`fold_batchnorm`] | float | BatchNorm into conv/matmul, else mul + add |
+//! | 4 | [`fold_affine`] | float | per-channel `mul`/`add`/`sub` by constants into conv/matmul |
+//! | 5 | [`swap_relu_maxpool`] | float | `maxpool(relu(x))` → `relu(maxpool(x))` |
+//! | 6 | [`dce`] | float | dead code |
 //! | 7 | [`quantize`](crate::quantize) | float → fixed | ring types, encoded constants, `trunc` after products |
-//! | 8 | [`place_truncs`](crate::place_truncs) | fixed | move `trunc` past ReLU/MaxPool/add (§6.2) |
-//! | 9 | [`fold_constants`](crate::fold_constants) | fixed | e.g. `scale_up` of constants left by 8 |
-//! | 10 | [`mark_nonneg`](crate::nonneg) | fixed | `trunc nonneg` where the input is provably ≥ 0 |
-//! | 11 | [`dce`](crate::dce) | fixed | dead code |
+//! | 8 | [`swap_relu_maxpool`] | fixed | again, for already-quantized input files |
+//! | 9 | [`place_truncs`] | fixed | move `trunc` past ReLU/MaxPool/add (§6.2) |
+//! | 10 | [`fold_constants`] | fixed | e.g. `scale_up` of constants left by 9 |
+//! | 11 | [`mark_nonneg`](crate::nonneg) | fixed | `trunc nonneg` where the input is provably ≥ 0 |
+//! | 12 | [`dce`] | fixed | dead code |
 //!
-//! Float-only passes leave fixed-point programs unchanged, so an already-quantized IR
-//! file goes through the same pipeline without step 7. Autotuning runs the float stage
-//! (1–6) once and the fixed stage (7–11) once per candidate scale.
+//! Float-only passes leave fixed-point programs unchanged, and the fixed-point ones find
+//! nothing to do in float programs, so an already-quantized IR file goes through the same
+//! pipeline without step 7. Autotuning runs the float stage (1–6) once and the fixed stage
+//! (7–12) once per candidate scale.
 
 use crate::error::PassError;
 use crate::quantize::Quantize;
@@ -93,9 +95,9 @@ impl Pipeline {
         }
     }
 
-    /// The fixed-point stage (passes 7–11): quantization at `quant` if given (for a float
-    /// program), then truncation placement, constant folding, non-negativity marking and
-    /// dead-code elimination.
+    /// The fixed-point stage (passes 7–12): quantization at `quant` if given (for a float
+    /// program), then the ReLU/MaxPool swap, truncation placement, constant folding,
+    /// non-negativity marking and dead-code elimination.
     pub fn fixed_stage(quant: Option<Quantize>) -> Pipeline {
         let mut passes: Vec<Box<dyn Pass>> = Vec::new();
         if let Some(q) = quant {
