@@ -186,6 +186,20 @@ impl Triples {
     }
 }
 
+/// Generates `n_reg` regular triples and `n_cor` correlated pairs on their
+/// own (one or two OT calls, one round each for role `P1`).
+pub(crate) fn generate(
+    ctx: &mut Ctx<'_>,
+    n_reg: usize,
+    n_cor: usize,
+) -> Result<Triples, ProtoError> {
+    let mut prg = Prg::from_os()?;
+    let mut batch = KkBatch::new(ctx.role);
+    let pending = request(&mut prg, n_reg, n_cor, &mut batch);
+    let out = batch.run(ctx)?;
+    Ok(pending.finish(ctx.role, &out))
+}
+
 /// One AND (or correlated pair of ANDs) over a batch of shared bits.
 #[derive(Debug)]
 pub(crate) enum Job<'a> {

@@ -16,29 +16,33 @@ pub fn cost_bits(ell: u32, n: usize) -> u64 {
     cot::cost_bits(ell, n)
 }
 
+/// Role `P0`'s correlations: `Δ = c_0` (as 0 or 1).
+pub(crate) fn delta(c: &Bits) -> Vec<u64> {
+    (0..c.len()).map(|i| c.bit(i)).collect()
+}
+
+/// The arithmetic shares from this party's correlated-OT output `y` (role
+/// `P0`: its random `x`, share `c_0 + 2x`; role `P1`: `x + c_0c_1`, share
+/// `c_1 − 2y`).
+pub(crate) fn finish(role: Role, ell: u32, c: &Bits, y: &[u64]) -> Vec<u64> {
+    let m = mask(ell);
+    y.iter()
+        .enumerate()
+        .map(|(i, &y)| match role {
+            Role::P0 => c.bit(i).wrapping_add(y << 1) & m,
+            Role::P1 => c.bit(i).wrapping_sub(y << 1) & m,
+        })
+        .collect()
+}
+
 /// Shares in `Z_{2^ℓ}` of the bits `c` (given as boolean shares).
 pub fn b2a(ctx: &mut Ctx<'_>, ell: u32, c: &Bits) -> Result<Vec<u64>, ProtoError> {
     check_ell(ell)?;
-    let m = mask(ell);
-    let cb = |i: usize| c.bit(i);
-    Ok(match ctx.role {
-        Role::P0 => {
-            let delta: Vec<u64> = (0..c.len()).map(cb).collect();
-            let x = cot::send(ctx, &[ell], &delta)?;
-            // d_0 = c_0 − 2·(−x) = c_0 + 2x.
-            x.iter()
-                .enumerate()
-                .map(|(i, &x)| cb(i).wrapping_add(x << 1) & m)
-                .collect()
-        }
-        Role::P1 => {
-            let y = cot::recv(ctx, &[ell], c)?;
-            y.iter()
-                .enumerate()
-                .map(|(i, &y)| cb(i).wrapping_sub(y << 1) & m)
-                .collect()
-        }
-    })
+    let y = match ctx.role {
+        Role::P0 => cot::send(ctx, &[ell], &delta(c))?,
+        Role::P1 => cot::recv(ctx, &[ell], c)?,
+    };
+    Ok(finish(ctx.role, ell, c, &y))
 }
 
 #[cfg(test)]

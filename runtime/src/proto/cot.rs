@@ -54,30 +54,8 @@ pub(crate) fn send(
     widths: &[u32],
     delta: &[u64],
 ) -> Result<Vec<u64>, ProtoError> {
-    let nf = widths.len();
-    let n = delta.len().checked_div(nf).unwrap_or(0);
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    let pads = ctx.ot.send_rot::<u128>(ctx.ch, n, 128)?;
-    let total: u32 = widths.iter().sum();
-    let mut w = BitWriter::with_capacity_bits(total as u64 * n as u64);
-    let mut r = vec![0u64; n * nf];
-    let mut y1 = vec![0u64; nf];
-    for ((pad, rj), dj) in pads
-        .iter()
-        .zip(r.chunks_exact_mut(nf))
-        .zip(delta.chunks_exact(nf))
-    {
-        fields(pad[0], widths, total, rj);
-        fields(pad[1], widths, total, &mut y1);
-        for (((rv, y), d), &wd) in rj.iter().zip(&y1).zip(dj).zip(widths) {
-            w.push(rv.wrapping_add(*d).wrapping_sub(*y) & mask(wd), wd);
-        }
-    }
-    ctx.ch.send(&w.finish())?;
-    ctx.ch.flush()?;
-    Ok(r)
+    let mut r = send_segments(ctx, &[(widths, delta)])?;
+    Ok(r.pop().unwrap_or_default())
 }
 
 /// Receiver: returns `r_j + c_j·Δ_j` fieldwise (`n·F` values).
@@ -86,23 +64,91 @@ pub(crate) fn recv(
     widths: &[u32],
     choices: &Bits,
 ) -> Result<Vec<u64>, ProtoError> {
-    let nf = widths.len();
-    let n = choices.len();
-    if n == 0 || nf == 0 {
-        return Ok(Vec::new());
-    }
-    let pads = ctx.ot.recv_rot::<u128>(ctx.ch, &choices.to_bools(), 128)?;
-    let total: u32 = widths.iter().sum();
-    let bytes = ctx.ch.recv_vec(packed_len(n, total))?;
-    let mut rd = BitReader::new(&bytes);
-    let mut out = vec![0u64; n * nf];
-    for (j, (pad, oj)) in pads.iter().zip(out.chunks_exact_mut(nf)).enumerate() {
-        fields(*pad, widths, total, oj);
-        let c = choices.bit(j).wrapping_neg();
-        for (o, &wd) in oj.iter_mut().zip(widths) {
-            let corr = rd.read(wd);
-            *o = o.wrapping_add(corr & c) & mask(wd);
+    let mut r = recv_segments(ctx, &[(widths, choices)])?;
+    Ok(r.pop().unwrap_or_default())
+}
+
+/// Number of instances of a segment with field layout `widths` and `len`
+/// values.
+fn instances(widths: &[u32], len: usize) -> usize {
+    len.checked_div(widths.len()).unwrap_or(0)
+}
+
+/// [`send`] for several segments, each with its own field layout, in one OT
+/// batch and one correction message: `Σ_s n_s` instances.
+pub(crate) fn send_segments(
+    ctx: &mut Ctx<'_>,
+    segs: &[(&[u32], &[u64])],
+) -> Result<Vec<Vec<u64>>, ProtoError> {
+    let n: usize = segs.iter().map(|(w, d)| instances(w, d.len())).sum();
+    let pads = ctx.ot.send_rot::<u128>(ctx.ch, n, 128)?;
+    let bits: u64 = segs
+        .iter()
+        .map(|(w, d)| w.iter().sum::<u32>() as u64 * instances(w, d.len()) as u64)
+        .sum();
+    let mut w = BitWriter::with_capacity_bits(bits);
+    let mut pads = pads.iter();
+    let mut out = Vec::with_capacity(segs.len());
+    for &(widths, delta) in segs {
+        let nf = widths.len();
+        let total: u32 = widths.iter().sum();
+        let mut r = vec![0u64; delta.len()];
+        let mut y1 = vec![0u64; nf];
+        // `pads` last in the zip: it must not be advanced past the segment.
+        for ((rj, dj), pad) in r
+            .chunks_exact_mut(nf)
+            .zip(delta.chunks_exact(nf))
+            .zip(pads.by_ref())
+        {
+            fields(pad[0], widths, total, rj);
+            fields(pad[1], widths, total, &mut y1);
+            for (((rv, y), d), &wd) in rj.iter().zip(&y1).zip(dj).zip(widths) {
+                w.push(rv.wrapping_add(*d).wrapping_sub(*y) & mask(wd), wd);
+            }
         }
+        out.push(r);
+    }
+    if n > 0 {
+        ctx.ch.send(&w.finish())?;
+        ctx.ch.flush()?;
+    }
+    Ok(out)
+}
+
+/// [`recv`] for several segments (see [`send_segments`]).
+pub(crate) fn recv_segments(
+    ctx: &mut Ctx<'_>,
+    segs: &[(&[u32], &Bits)],
+) -> Result<Vec<Vec<u64>>, ProtoError> {
+    debug_assert!(segs.iter().all(|(w, _)| !w.is_empty()));
+    let choices: Vec<bool> = segs.iter().flat_map(|(_, c)| c.to_bools()).collect();
+    let n = choices.len();
+    let pads = ctx.ot.recv_rot::<u128>(ctx.ch, &choices, 128)?;
+    let bits: u64 = segs
+        .iter()
+        .map(|(w, c)| w.iter().sum::<u32>() as u64 * c.len() as u64)
+        .sum();
+    let bytes = if n > 0 {
+        ctx.ch.recv_vec(bits.div_ceil(8) as usize)?
+    } else {
+        Vec::new()
+    };
+    let mut rd = BitReader::new(&bytes);
+    let mut pads = pads.iter();
+    let mut out = Vec::with_capacity(segs.len());
+    for &(widths, c) in segs {
+        let nf = widths.len();
+        let total: u32 = widths.iter().sum();
+        let mut o = vec![0u64; c.len() * nf];
+        for (j, (oj, pad)) in o.chunks_exact_mut(nf).zip(pads.by_ref()).enumerate() {
+            fields(*pad, widths, total, oj);
+            let cj = c.bit(j).wrapping_neg();
+            for (v, &wd) in oj.iter_mut().zip(widths) {
+                let corr = rd.read(wd);
+                *v = v.wrapping_add(corr & cj) & mask(wd);
+            }
+        }
+        out.push(o);
     }
     Ok(out)
 }

@@ -10,9 +10,12 @@
 //! | [`and`] | AND from regular / correlated bit triples | App. A.1, A.2 |
 //! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` | Alg. 1, §3.1 |
 //! | [`drelu`] | `DReLU` over `Z_{2^ℓ}` | Alg. 2 |
+//! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
 //! | [`mux`] | multiplexer | Alg. 6 |
 //! | [`b2a`] | boolean to arithmetic | Alg. 7 |
+//! | [`rdiv`] | division by public integers over `Z_{2^ℓ}` | Thm. 4.1, Alg. 9 |
 //! | [`relu`] | `ReLU` over `Z_{2^ℓ}` | Alg. 8 |
+//! | [`trunc`] | truncation (arithmetic shift), general and non-negative | Alg. 5, Cor. 4.2 |
 //!
 //! # Roles
 //! The paper's protocols have a party `P0` (the sender of the one-way OTs)
@@ -38,9 +41,12 @@ pub mod bits;
 mod cot;
 pub mod drelu;
 mod kk;
+pub mod maxpool;
 pub mod mill;
 pub mod mux;
+pub mod rdiv;
 pub mod relu;
+pub mod trunc;
 
 #[cfg(test)]
 mod testutil;

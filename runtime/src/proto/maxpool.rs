@@ -1,0 +1,649 @@
+//! `Maxpool_d` and `Argmax_d` (CrypTFlow2 §5.2.2), reduced in a tree.
+//!
+//! The paper folds a window of `d` elements in `d − 1` sequential steps, each
+//! a `DReLU` of a difference and a multiplexer. Here adjacent candidates of
+//! every window are compared pairwise, all windows and pairs of a level in
+//! one batch, and an odd last candidate moves up unchanged: `⌈log₂ d⌉`
+//! levels, `d − 1` comparisons per window (the same number). The result and
+//! the tie-break are those of the reference interpreter: windows list their
+//! elements in row-major order, and a pair `(L, R)` (L holding the lower
+//! positions) keeps `R` only if `R > L` strictly, so the first maximum wins
+//! in every subtree and hence overall.
+//!
+//! # One comparison
+//! `gt = 1{R > L}` for signed ℓ-bit values. Let `s_W = MSB(L − R)` from one
+//! [`drelu::msb`]. Without overflow of `L − R`, `gt = s_W`. In general `L −
+//! R` overflows exactly when the signs `s_L`, `s_R` differ, and then `R > L`
+//! iff `L` is negative:
+//!
+//! `gt = s_W ⊕ ((s_L ⊕ s_R) ∧ (s_L ⊕ s_W))`
+//!
+//! — one AND. The signs of the inputs come from one `MSB` per input element
+//! (the [`Compare::Exact`] mode); each comparison's multiplexer then carries
+//! the sign along with the value (a 1-bit field, `s_new = s_L ⊕ gt·(s_L ⊕
+//! s_R)` in `Z_2`). If the inputs are known to lie in an interval of length
+//! at most `2^{ℓ−1}` (e.g. all non-negative, as after a ReLU, or all of
+//! magnitude below `2^{ℓ−2}`), no difference overflows and
+//! [`Compare::Narrow`] skips the signs and the AND — the paper's protocol.
+//!
+//! The winner is `L + gt·(R − L)`: one multiplexer ([`mux::mux_fields`])
+//! whose fields are the value difference (ℓ bits), for ArgMax the index
+//! difference (ℓ bits), and in exact mode the sign difference (1 bit).
+//! ArgMax indices start as public positions (held by role `P0`).
+//!
+//! # Cost
+//! Per comparison: `DReLU^ℓ` + a multiplexer of `2λ + 2Σw` bits (Σw = ℓ, 2ℓ,
+//! ℓ + 1 or 2ℓ + 1) and, in exact mode, one AND (λ + 16 + 4 bits, the triples
+//! of all levels generated up front); in exact mode also one `DReLU^ℓ` per
+//! input element. [`cost_bits`] is exact.
+//!
+//! # Rounds (role `P1`)
+//! Per level: `DReLU^ℓ`, the multiplexer's, and in exact mode one for the
+//! AND; plus, in exact mode, one `DReLU^ℓ` and one triple-generation round
+//! up front.
+
+use std::ops::Range;
+
+use super::and::{self, Job};
+use super::bits::Bits;
+use super::{Ctx, ProtoError, Role, check, check_ell, drelu, mux};
+use crate::net::pack::{mask, packed_len};
+use sci_ir::Pool2d;
+
+/// How comparisons treat overflow of the difference of two inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compare {
+    /// Exact signed comparison of any ℓ-bit values (tracks signs).
+    Exact,
+    /// The inputs lie in an interval of length at most `2^{ℓ−1}` (e.g. all
+    /// ≥ 0), so `MSB(L − R)` is the comparison. Wrong results otherwise.
+    Narrow,
+}
+
+/// The windows of a reduction: for each output, the positions of its inputs
+/// in order (the first maximum wins).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Windows {
+    offsets: Vec<usize>,
+    indices: Vec<usize>,
+}
+
+impl Windows {
+    /// Windows `indices[offsets[i]..offsets[i+1]]`; `offsets` starts at 0,
+    /// ends at `indices.len()`, and every window is non-empty.
+    pub fn new(offsets: Vec<usize>, indices: Vec<usize>) -> Result<Windows, ProtoError> {
+        check(
+            offsets.first() == Some(&0)
+                && offsets.last() == Some(&indices.len())
+                && offsets.windows(2).all(|w| w[0] < w[1]),
+            || {
+                "window offsets must start at 0, increase strictly and end at the index count"
+                    .into()
+            },
+        )?;
+        Ok(Windows { offsets, indices })
+    }
+
+    /// The windows of a 2-D pooling of an `[n, c, h, w]` tensor (row-major
+    /// within each window, padding skipped), outputs in `[n, c, oh, ow]`
+    /// order, as in [`sci_ir::Op::MaxPool`].
+    pub fn pool2d(shape: [usize; 4], pool: &Pool2d) -> Result<Windows, ProtoError> {
+        let [n, c, h, w] = shape;
+        let (oh, ow) = sci_ir::check::pool_output(pool, h, w)
+            .map_err(|e| ProtoError::InvalidArgument(format!("pooling geometry: {e}")))?;
+        // Clipped input range of output position o along one axis.
+        let span = |o: usize, size: usize, axis: usize| {
+            let start = (o * pool.strides[axis]) as i64 - pool.pads[axis] as i64;
+            let end = start + pool.kernel[axis] as i64;
+            (
+                start.clamp(0, size as i64) as usize,
+                end.clamp(0, size as i64) as usize,
+            )
+        };
+        let mut offsets = vec![0];
+        let mut indices = Vec::new();
+        for plane in 0..n * c {
+            for oy in 0..oh {
+                let (y0, y1) = span(oy, h, 0);
+                for ox in 0..ow {
+                    let (x0, x1) = span(ox, w, 1);
+                    for iy in y0..y1 {
+                        indices.extend((x0..x1).map(|ix| (plane * h + iy) * w + ix));
+                    }
+                    offsets.push(indices.len());
+                }
+            }
+        }
+        Windows::new(offsets, indices)
+    }
+
+    /// The lines along `axis` of a tensor of shape `shape` (outputs in the
+    /// order of the shape without that axis), as in [`sci_ir::Op::ArgMax`].
+    pub fn axis(shape: &[usize], axis: usize) -> Result<Windows, ProtoError> {
+        check(axis < shape.len(), || {
+            format!("axis {axis} of a rank-{} tensor", shape.len())
+        })?;
+        let outer: usize = shape[..axis].iter().product();
+        let len = shape[axis];
+        let inner: usize = shape[axis + 1..].iter().product();
+        let mut offsets = vec![0];
+        let mut indices = Vec::with_capacity(outer * len * inner);
+        for o in 0..outer {
+            for i in 0..inner {
+                indices.extend((0..len).map(|j| (o * len + j) * inner + i));
+                offsets.push(indices.len());
+            }
+        }
+        Windows::new(offsets, indices)
+    }
+
+    /// Number of windows (outputs).
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Whether there are no windows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The input positions of window `i`.
+    pub fn get(&self, i: usize) -> &[usize] {
+        &self.indices[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    /// The largest input position plus one (0 if there are no windows).
+    pub fn input_len(&self) -> usize {
+        self.indices.iter().max().map_or(0, |m| m + 1)
+    }
+
+    /// Windows `range` only.
+    pub fn slice(&self, range: Range<usize>) -> Windows {
+        let (a, b) = (self.offsets[range.start], self.offsets[range.end]);
+        Windows {
+            offsets: self.offsets[range.start..=range.end]
+                .iter()
+                .map(|o| o - a)
+                .collect(),
+            indices: self.indices[a..b].to_vec(),
+        }
+    }
+
+    /// Window lengths.
+    fn lens(&self) -> Vec<usize> {
+        self.offsets.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+}
+
+/// The candidates of one level: flat arrays, window `i` owning `lens[i]`
+/// consecutive entries.
+struct Level {
+    vals: Vec<u64>,
+    idx: Vec<u64>,
+    signs: Option<Bits>,
+    lens: Vec<usize>,
+}
+
+/// Field widths of the multiplexer: value, index (ArgMax), sign (exact).
+fn fields(ell: u32, index: bool, exact: bool) -> Vec<u32> {
+    let mut f = vec![ell];
+    if index {
+        f.push(ell);
+    }
+    if exact {
+        f.push(1);
+    }
+    f
+}
+
+/// The reduction: maximum values and (if `index`) the positions of the first
+/// maximum within each window. `signs`: shares of `MSB(x)` for
+/// [`Compare::Exact`], `None` for [`Compare::Narrow`].
+fn reduce(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    x: &[u64],
+    signs: Option<&Bits>,
+    windows: &Windows,
+    index: bool,
+) -> Result<(Vec<u64>, Vec<u64>), ProtoError> {
+    check(windows.input_len() <= x.len(), || {
+        format!(
+            "windows reach position {} of {} inputs",
+            windows.input_len(),
+            x.len()
+        )
+    })?;
+    if let Some(s) = signs {
+        check(s.len() == x.len(), || "one sign per input".into())?;
+    }
+    let m = mask(ell);
+    let exact = signs.is_some();
+    let widths = fields(ell, index, exact);
+    let nf = widths.len();
+    let p0 = ctx.role == Role::P0;
+    let mut lv = Level {
+        vals: windows.indices.iter().map(|&i| x[i]).collect(),
+        idx: if index {
+            windows
+                .lens()
+                .iter()
+                .flat_map(|&l| (0..l as u64).map(move |j| if p0 { j & m } else { 0 }))
+                .collect()
+        } else {
+            Vec::new()
+        },
+        signs: signs.map(|s| Bits::from_fn(windows.indices.len(), |k| s.get(windows.indices[k]))),
+        lens: windows.lens(),
+    };
+    let comparisons: usize = lv.lens.iter().map(|l| l - 1).sum();
+    let mut triples = if exact {
+        Some(and::generate(ctx, comparisons, 0)?)
+    } else {
+        None
+    };
+    while lv.lens.iter().any(|&l| l > 1) {
+        // Pairs (L, R) of flat positions, and where each next candidate
+        // comes from: a pair or a pass-through.
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        let mut next_src: Vec<Result<usize, usize>> = Vec::new();
+        let mut next_lens = Vec::with_capacity(lv.lens.len());
+        let mut start = 0;
+        for &l in &lv.lens {
+            for p in 0..l / 2 {
+                next_src.push(Ok(pairs.len()));
+                pairs.push((start + 2 * p, start + 2 * p + 1));
+            }
+            if l % 2 == 1 {
+                next_src.push(Err(start + l - 1));
+            }
+            next_lens.push(l.div_ceil(2));
+            start += l;
+        }
+        let np = pairs.len();
+        let diff: Vec<u64> = pairs
+            .iter()
+            .map(|&(l, r)| lv.vals[l].wrapping_sub(lv.vals[r]) & m)
+            .collect();
+        let mut gt = drelu::msb(ctx, ell, &diff)?;
+        if let (Some(s), Some(t)) = (&lv.signs, triples.as_mut()) {
+            // gt = s_W ⊕ ((s_L ⊕ s_R) ∧ (s_L ⊕ s_W)).
+            let u = Bits::from_fn(np, |k| s.get(pairs[k].0) ^ s.get(pairs[k].1));
+            let v = Bits::from_fn(np, |k| s.get(pairs[k].0) ^ gt.get(k));
+            let job = Job::Reg {
+                x: &u,
+                y: &v,
+                t: t.take_regular(np),
+            };
+            let fix = and::eval(ctx, vec![job])?;
+            if let Some((z, _)) = fix.first() {
+                gt.xor_assign(z);
+            }
+        }
+        // Multiplex R − L (value, index, sign) on gt.
+        let mut payload = Vec::with_capacity(np * nf);
+        for &(l, r) in &pairs {
+            payload.push(lv.vals[r].wrapping_sub(lv.vals[l]) & m);
+            if index {
+                payload.push(lv.idx[r].wrapping_sub(lv.idx[l]) & m);
+            }
+            if let Some(s) = &lv.signs {
+                payload.push(s.bit(l) ^ s.bit(r));
+            }
+        }
+        let chosen = mux::mux_fields(ctx, &widths, &payload, &gt)?;
+        let pick = |src: &Result<usize, usize>, f: usize, old: &dyn Fn(usize) -> u64| match *src {
+            Ok(p) => old(pairs[p].0).wrapping_add(chosen[p * nf + f]) & mask(widths[f]),
+            Err(k) => old(k),
+        };
+        let vals = next_src
+            .iter()
+            .map(|s| pick(s, 0, &|k| lv.vals[k]))
+            .collect();
+        let idx = if index {
+            next_src
+                .iter()
+                .map(|s| pick(s, 1, &|k| lv.idx[k]))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let signs = lv.signs.as_ref().map(|sg| {
+            let bits: Vec<u64> = next_src
+                .iter()
+                .map(|s| pick(s, nf - 1, &|k| sg.bit(k)))
+                .collect();
+            Bits::from_fn(bits.len(), |k| bits[k] == 1)
+        });
+        lv = Level {
+            vals,
+            idx,
+            signs,
+            lens: next_lens,
+        };
+    }
+    Ok((lv.vals, lv.idx))
+}
+
+/// Shares of the maximum of each window (first maximum, signed values) for
+/// shares `x` of ℓ-bit values. Cost and rounds: see the
+/// [module documentation](self).
+pub fn maxpool(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    x: &[u64],
+    windows: &Windows,
+    cmp: Compare,
+) -> Result<Vec<u64>, ProtoError> {
+    check_ell(ell)?;
+    let signs = signs(ctx, ell, x, cmp)?;
+    Ok(reduce(ctx, ell, x, signs.as_ref(), windows, false)?.0)
+}
+
+/// Shares of the position (within its window, as an ℓ-bit value) of the
+/// first maximum of each window.
+pub fn argmax(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    x: &[u64],
+    windows: &Windows,
+    cmp: Compare,
+) -> Result<Vec<u64>, ProtoError> {
+    check_ell(ell)?;
+    let signs = signs(ctx, ell, x, cmp)?;
+    Ok(reduce(ctx, ell, x, signs.as_ref(), windows, true)?.1)
+}
+
+/// Shares of the signs of the inputs in exact mode.
+fn signs(ctx: &mut Ctx<'_>, ell: u32, x: &[u64], cmp: Compare) -> Result<Option<Bits>, ProtoError> {
+    Ok(match cmp {
+        Compare::Exact => Some(drelu::msb(ctx, ell, x)?),
+        Compare::Narrow => None,
+    })
+}
+
+/// [`maxpool`] / [`argmax`] with the signs of `x` computed beforehand (for
+/// splitting the windows over lanes): `signs` are shares of `MSB(x)` for
+/// [`Compare::Exact`], `None` for [`Compare::Narrow`]. Returns the values
+/// and (if `index`) the positions.
+pub fn reduce_windows(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    x: &[u64],
+    signs: Option<&Bits>,
+    windows: &Windows,
+    index: bool,
+) -> Result<(Vec<u64>, Vec<u64>), ProtoError> {
+    check_ell(ell)?;
+    reduce(ctx, ell, x, signs, windows, index)
+}
+
+/// Rounds (role `P1`) of [`maxpool`] or [`argmax`] for ℓ ≥ 2: `⌈log₂ d⌉`
+/// levels for the largest window size `d`, each a `DReLU^ℓ` and a
+/// multiplexer (and in exact mode the AND, a round of its own when the
+/// `DReLU`'s millionaires' has tree levels), plus in exact mode the signs'
+/// `DReLU^ℓ` and the triple generation.
+pub fn rounds(ell: u32, m: u32, windows: &Windows, cmp: Compare) -> u64 {
+    let d = windows.lens().into_iter().max().unwrap_or(1);
+    let levels = d.next_power_of_two().trailing_zeros() as u64;
+    let dr = drelu::rounds(ell, m);
+    match cmp {
+        Compare::Narrow => levels * (dr + mux::ROUNDS),
+        Compare::Exact => {
+            let and_round = u64::from((ell - 1).div_ceil(m) > 1);
+            dr + 1 + levels * (dr + and_round + mux::ROUNDS)
+        }
+    }
+}
+
+/// Exact bits on the wire of [`maxpool`] (`index = false`) or [`argmax`] on
+/// `n_in` inputs and `windows` at radix `m`.
+pub fn cost_bits(
+    ell: u32,
+    m: u32,
+    n_in: usize,
+    windows: &Windows,
+    cmp: Compare,
+    index: bool,
+) -> u64 {
+    let exact = cmp == Compare::Exact;
+    let widths = fields(ell, index, exact);
+    let mut lens = windows.lens();
+    let mut bits = 0;
+    if exact {
+        let comparisons: usize = lens.iter().map(|l| l - 1).sum();
+        bits +=
+            drelu::cost_bits(ell, m, n_in) + super::mill::kk_bits(16, 2, comparisons.div_ceil(2));
+    }
+    while lens.iter().any(|&l| l > 1) {
+        let np: usize = lens.iter().map(|l| l / 2).sum();
+        bits += drelu::cost_bits(ell, m, np) + mux::cost_bits(&widths, np);
+        if exact {
+            // 2 bits per AND from each party, one message each.
+            bits += 2 * 8 * packed_len(2 * np, 1) as u64;
+        }
+        lens.iter_mut().for_each(|l| *l = l.div_ceil(2));
+    }
+    bits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::testutil::{ELLS, measured, open, prg, run2, run2_tcp, share};
+    use proptest::prelude::*;
+    use sci_ir::{Builder, Data, Encoding, Op, Owner, Tensor, Type, interp};
+
+    /// The reference interpreter on one op over a ring tensor `x`.
+    fn reference(
+        ell: u32,
+        shape: &[usize],
+        x: &[u64],
+        op: impl Fn(sci_ir::ValueId) -> Op,
+    ) -> Vec<u64> {
+        let enc = Encoding::ring(ell).expect("ring");
+        let ty = Type::new(enc, 0, shape.to_vec(), Owner::Client).expect("type");
+        let mut b = Builder::new();
+        let i = b.input("x", ty).expect("input");
+        let r = b.push("r", op(i)).expect("op");
+        b.output("y", r).expect("output");
+        let p = b.finish().expect("program");
+        let t = Tensor::new(enc, shape.to_vec(), Data::U64(x.to_vec())).expect("tensor");
+        interp::run(&p, &[t]).expect("interp")[0]
+            .as_u64()
+            .expect("ring")
+            .to_vec()
+    }
+
+    /// Runs pooling or argmax securely and returns the opened result.
+    fn secure(ell: u32, x: &[u64], w: &Windows, cmp: Compare, index: bool, m: u32) -> Vec<u64> {
+        let (x0, x1) = share(&mut prg(11), x, ell);
+        let r = run2(m, |ctx| {
+            let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
+            if index {
+                argmax(ctx, ell, x, w, cmp)
+            } else {
+                maxpool(ctx, ell, x, w, cmp)
+            }
+        });
+        open(&r.p0, &r.p1, ell)
+    }
+
+    /// Random values; with `narrow`, non-negative ones; a few windows' worth
+    /// of ties and extremes.
+    fn values(ell: u32, n: usize, narrow: bool, seed: u128) -> Vec<u64> {
+        let mut g = prg(seed);
+        let top = if narrow { ell - 1 } else { ell };
+        let half = 1u64 << (ell - 1);
+        (0..n)
+            .map(|i| {
+                let r = g.next_block().lo();
+                match (i / 16) % 4 {
+                    0 => 5 & mask(top),                                               // all equal
+                    1 if !narrow => [half - 1, half, 0, mask(ell)][(r % 4) as usize], // extremes
+                    1 => [0, 1, half - 1][(r % 3) as usize],
+                    _ => r & mask(top),
+                }
+            })
+            .collect()
+    }
+
+    fn pool(k: usize, s: usize, p: usize) -> Pool2d {
+        Pool2d {
+            kernel: [k, k],
+            strides: [s, s],
+            pads: [p, p, p, p],
+            ceil_mode: false,
+        }
+    }
+
+    #[test]
+    fn maxpool_equals_reference() {
+        let shape = [1usize, 4, 50, 50];
+        let n: usize = shape.iter().product();
+        let pl = pool(3, 1, 1);
+        let w = Windows::pool2d(shape, &pl).expect("windows");
+        assert_eq!(w.len(), 10_000);
+        for ell in ELLS {
+            for cmp in [Compare::Exact, Compare::Narrow] {
+                if ell == 1 && cmp == Compare::Narrow {
+                    continue;
+                }
+                let x = values(ell, n, cmp == Compare::Narrow, ell as u128);
+                let want = reference(ell, &shape, &x, |i| Op::MaxPool { x: i, pool: pl });
+                assert_eq!(secure(ell, &x, &w, cmp, false, 4), want, "ℓ={ell} {cmp:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn argmax_equals_reference_with_ties() {
+        for ell in ELLS {
+            let shape = [1000usize, 11];
+            let x = values(ell, 11_000, false, 100 + ell as u128);
+            let w = Windows::axis(&shape, 1).expect("windows");
+            let want = reference(ell.max(5), &shape, &x, |i| Op::ArgMax {
+                x: i,
+                axis: 1,
+                keepdims: false,
+            });
+            if ell >= 5 {
+                assert_eq!(
+                    secure(ell, &x, &w, Compare::Exact, true, 4),
+                    want,
+                    "ℓ={ell}"
+                );
+            } else {
+                // Indices up to 10 do not fit ℓ < 5 bits: compare the values'
+                // order directly.
+                let got = secure(ell, &x, &w, Compare::Exact, true, 4);
+                for (o, g) in got.iter().enumerate() {
+                    let line: Vec<i64> = (0..11)
+                        .map(|j| crate::proto::testutil::signed(x[o * 11 + j], ell))
+                        .collect();
+                    let best = (1..11).fold(0, |b, j| if line[j] > line[b] { j } else { b });
+                    assert_eq!(*g, best as u64 & mask(ell), "ℓ={ell}");
+                }
+            }
+        }
+        // Axis 0 of a 3-D tensor, narrow mode.
+        let shape = [7usize, 3, 5];
+        let x = values(16, 105, true, 3);
+        let w = Windows::axis(&shape, 0).expect("windows");
+        let want = reference(16, &shape, &x, |i| Op::ArgMax {
+            x: i,
+            axis: 0,
+            keepdims: true,
+        });
+        assert_eq!(secure(16, &x, &w, Compare::Narrow, true, 7), want);
+    }
+
+    #[test]
+    fn communication() {
+        let shape = [1usize, 2, 20, 20];
+        let w = Windows::pool2d(shape, &pool(3, 2, 1)).expect("windows");
+        for (cmp, index, m) in [
+            (Compare::Exact, false, 4),
+            (Compare::Narrow, false, 4),
+            (Compare::Exact, true, 7),
+        ] {
+            let x = values(32, 800, true, 9);
+            let (x0, x1) = share(&mut prg(12), &x, 32);
+            let r = measured(m, |ctx, warm| {
+                let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
+                let w = if warm { w.slice(0..2) } else { w.clone() };
+                reduce_windows(ctx, 32, x, None, &w, false)?;
+                let s = signs(ctx, 32, x, cmp)?;
+                reduce(ctx, 32, x, s.as_ref(), &w, index)
+            });
+            let narrow_part = cost_bits(32, m, 800, &w, Compare::Narrow, false);
+            assert_eq!(
+                r.bits(),
+                narrow_part + cost_bits(32, m, 800, &w, cmp, index),
+                "{cmp:?} {index}"
+            );
+            let narrow_rounds = rounds(32, m, &w, Compare::Narrow);
+            assert_eq!(
+                r.stats[1].rounds,
+                narrow_rounds + rounds(32, m, &w, cmp),
+                "{cmp:?}"
+            );
+        }
+        // 3×3 windows: 4 levels of 5 + 1 rounds at m = 4.
+        assert_eq!(rounds(32, 4, &w, Compare::Narrow), 4 * 6);
+        assert_eq!(rounds(32, 4, &w, Compare::Exact), 6 + 4 * 7);
+    }
+
+    #[test]
+    fn narrow_mode_is_wrong_on_overflowing_differences() {
+        // 2^(ℓ−1) − 1 against −2^(ℓ−1): L − R overflows.
+        let (ell, half) = (16u32, 1u64 << 15);
+        let x = vec![half - 1, half, half, half - 1];
+        let w = Windows::axis(&[2, 2], 1).expect("windows");
+        assert_eq!(
+            secure(ell, &x, &w, Compare::Exact, false, 4),
+            vec![half - 1, half - 1]
+        );
+        assert_ne!(
+            secure(ell, &x, &w, Compare::Narrow, false, 4),
+            vec![half - 1, half - 1]
+        );
+    }
+
+    #[test]
+    fn over_tcp_loopback() {
+        let shape = [1usize, 16, 64, 64];
+        let pl = pool(2, 2, 0);
+        let w = Windows::pool2d(shape, &pl).expect("windows");
+        let x = values(32, 1 << 16, true, 13);
+        let (x0, x1) = share(&mut prg(14), &x, 32);
+        let r = run2_tcp(4, |ctx| {
+            maxpool(
+                ctx,
+                32,
+                if ctx.role == Role::P0 { &x0 } else { &x1 },
+                &w,
+                Compare::Exact,
+            )
+        });
+        let want = reference(32, &shape, &x, |i| Op::MaxPool { x: i, pool: pl });
+        assert_eq!(open(&r.p0, &r.p1, 32), want);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn pooling_geometry(
+            c in 1usize..3, h in 1usize..9, w in 1usize..9,
+            k in 1usize..4, s in 1usize..4, p in 0usize..3, ceil in any::<bool>(), seed in any::<u64>(),
+        ) {
+            let pl = Pool2d { kernel: [k, k], strides: [s, s], pads: [p, p, p, p], ceil_mode: ceil };
+            let shape = [1, c, h, w];
+            prop_assume!(p < k && sci_ir::check::pool_output(&pl, h, w).is_ok());
+            let x = values(12, c * h * w, false, seed as u128);
+            let win = Windows::pool2d(shape, &pl).expect("windows");
+            let want = reference(12, &shape, &x, |i| Op::MaxPool { x: i, pool: pl });
+            prop_assert_eq!(secure(12, &x, &win, Compare::Exact, false, 4), want);
+        }
+    }
+}

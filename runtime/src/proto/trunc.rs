@@ -1,0 +1,367 @@
+//! Truncation `Π_Trunc^{int,ℓ,s}` (CrypTFlow2 Algorithm 5, Corollary 4.2):
+//! shares of `a ≫ s`, the arithmetic shift of the signed value
+//! ([`sci_ir::fixed::trunc`]).
+//!
+//! Notation: `a_b` are the unsigned shares, `A_b = signed(a_b)`, `x_b =
+//! MSB(a_b)`, `a_b^0 = a_b mod 2^s`, `c = 1{a_0^0 + a_1^0 ≥ 2^s}`. Corollary 4.2,
+//! where `a_b ≫ s` is the *arithmetic* shift of the share (that is how it
+//! follows from Theorem 4.1, whose `rdiv` of a share is signed):
+//!
+//! `a ≫ s = (a_0 ≫ s) + (a_1 ≫ s) + corr·2^{ℓ−s} + c  (mod 2^ℓ)`,
+//!
+//! with `corr = −1` if `MSB(a) = 1` and `x_0 = x_1 = 0`, `+1` if `MSB(a) = 0`
+//! and `x_0 = x_1 = 1`, else 0.
+//!
+//! # [`trunc`]: the general protocol (Algorithm 5)
+//! One `DReLU^ℓ` gives shares of `MSB(a)`; one `(4 1)-OT` (role `P1` chooses
+//! with its shares of `MSB(a)` and `x_1`) gives arithmetic shares of `corr`;
+//! `Π_MILL^s` on `2^s − 1 − a_0^0` and `a_1^0` gives shares of `c`, and
+//! `Π_B2A` lifts them. Since only `corr·2^{ℓ−s} mod 2^ℓ` is used, the shares
+//! of `corr` are needed mod `2^s` only: the OT carries `s`-bit messages
+//! (the paper uses ℓ), 2λ + 4s bits instead of 2λ + 4ℓ. Cost:
+//! `DReLU^ℓ + (2λ + 4s) + Π_MILL^s + (λ + ℓ)`; for ℓ = 32, s = 12, m = 7:
+//! 4230 bits (paper 4310).
+//!
+//! # [`trunc_nonneg`]: inputs known to be non-negative
+//! If `signed(a) ≥ 0` no `DReLU` is needed: `corr = x_0 ∧ x_1 = x_0·x_1`.
+//!
+//! *Proof.* Let `a_u ∈ [0, 2^{ℓ−1})` be the unsigned value of `a`. Each `A_b ∈
+//! [−2^{ℓ−1}, 2^{ℓ−1})` and `A_0 + A_1 ≡ a_u (mod 2^ℓ)`, so `A_0 + A_1 = a_u +
+//! t·2^ℓ` with `A_0 + A_1 ∈ [−2^ℓ, 2^ℓ − 2]` forcing `t ∈ {−1, 0}`. If `x_0 = x_1
+//! = 1` then `A_0 + A_1 < 0 ≤ a_u`, so `t = −1`. Otherwise `A_0 + A_1 ≥
+//! −2^{ℓ−1}`, while `t = −1` would give `A_0 + A_1 = a_u − 2^ℓ < −2^{ℓ−1}`; so
+//! `t = 0`. Hence `a_u = A_0 + A_1 + (x_0 x_1)·2^ℓ`. Write `A_b = Q_b·2^s +
+//! a_b^0` with `Q_b = ⌊A_b / 2^s⌋ = a_b ≫ s` (arithmetic) and `a_b^0 = A_b mod
+//! 2^s = a_b mod 2^s`. Then `a_u = (Q_0 + Q_1 + x_0x_1·2^{ℓ−s})·2^s + a_0^0 +
+//! a_1^0` with `0 ≤ a_0^0 + a_1^0 < 2^{s+1}`, so `⌊a_u / 2^s⌋ = Q_0 + Q_1 +
+//! x_0x_1·2^{ℓ−s} + c`, and `a ≫ s = ⌊a_u / 2^s⌋` because `a ≥ 0`. ∎
+//!
+//! The product `x_0·x_1` of two bits held by different parties is one
+//! correlated OT (role `P0` sends `Δ = x_0` mod `2^s`, role `P1` chooses with
+//! `x_1`), run in the same OT batch as the B2A of `c`. Cost: `Π_MILL^s +
+//! (λ + ℓ) + (λ + s)`; for ℓ = 32, s = 12, m = 4: 1144 + 160 + 140 = 1444 bits
+//! (the general protocol: 3828 + 304 + 1144 + 160 = 5436).
+//!
+//! # Rounds (role `P1`)
+//! General: `DReLU^ℓ`, one for the OT, `Π_MILL^s`, one for B2A. Non-negative:
+//! `Π_MILL^s` and one.
+
+use super::bits::Bits;
+use super::{Ctx, ProtoError, Role, b2a, check, check_ell, cot, drelu, mill};
+use crate::crypto::Prg;
+use crate::net::pack::mask;
+
+/// Exact bits on the wire of [`trunc`] on `n` elements at radix `m`.
+pub fn cost_bits(ell: u32, s: u32, m: u32, n: usize) -> u64 {
+    if s == 0 {
+        return 0;
+    }
+    drelu::cost_bits(ell, m, n)
+        + mill::kk_bits(4, s, n)
+        + mill::cost_bits(s, m, 1, n)
+        + b2a::cost_bits(ell, n)
+}
+
+/// Exact bits on the wire of [`trunc_nonneg`] on `n` elements at radix `m`.
+pub fn cost_bits_nonneg(ell: u32, s: u32, m: u32, n: usize) -> u64 {
+    if s == 0 || n == 0 {
+        return 0;
+    }
+    // One random-OT batch of 2n instances, then nℓ + ns correction bits.
+    mill::cost_bits(s, m, 1, n)
+        + cot::cost_bits(0, 2 * n)
+        + 8 * (n as u64 * (ell + s) as u64).div_ceil(8)
+}
+
+/// Rounds of [`trunc`] (role `P1`).
+pub fn rounds(ell: u32, s: u32, m: u32) -> u64 {
+    if s == 0 {
+        return 0;
+    }
+    drelu::rounds(ell, m) + 1 + mill::rounds(s, m, 1) + 1
+}
+
+/// Rounds of [`trunc_nonneg`] (role `P1`).
+pub fn rounds_nonneg(s: u32, m: u32) -> u64 {
+    if s == 0 {
+        return 0;
+    }
+    mill::rounds(s, m, 1) + 1
+}
+
+/// `a_b ≫ s`, the arithmetic shift of the ℓ-bit share, reduced mod `2^ℓ`.
+pub(crate) fn ashr(a: u64, ell: u32, s: u32) -> u64 {
+    let signed = ((a << (64 - ell)) as i64) >> (64 - ell);
+    (signed >> s) as u64 & mask(ell)
+}
+
+/// Checks the arguments shared by both truncations.
+fn check_args(ell: u32, s: u32) -> Result<(), ProtoError> {
+    check_ell(ell)?;
+    check(s < ell, || format!("shift {s} not below ℓ = {ell}"))
+}
+
+/// Shares of `c = 1{a_0^0 + a_1^0 ≥ 2^s}` from `Π_MILL^s`.
+fn low_carry(ctx: &mut Ctx<'_>, s: u32, a: &[u64]) -> Result<Bits, ProtoError> {
+    let low = mask(s);
+    let input: Vec<u64> = match ctx.role {
+        Role::P0 => a.iter().map(|&x| low - (x & low)).collect(),
+        Role::P1 => a.iter().map(|&x| x & low).collect(),
+    };
+    mill::mill(ctx, s, 1, &input)
+}
+
+/// `(a_b ≫ s) + corr_b·2^{ℓ−s} + d_b mod 2^ℓ`.
+fn combine(a: &[u64], corr: &[u64], d: &[u64], ell: u32, s: u32) -> Vec<u64> {
+    a.iter()
+        .zip(corr)
+        .zip(d)
+        .map(|((&a, &c), &d)| {
+            ashr(a, ell, s).wrapping_add(c << (ell - s)).wrapping_add(d) & mask(ell)
+        })
+        .collect()
+}
+
+/// Shares mod `2^width` of the correction term `corr ∈ {−1, 0, 1}` of
+/// Corollary 4.2 (and Theorem 4.1 with `n = 2^ℓ`), given boolean shares of
+/// `MSB(a)`: one `(4 1)-OT_width` in which role `P1` chooses `j = m_1 + 2x_1`
+/// and role `P0`, with random `r`, offers `−r + t_j·(x_0 = 0 ? −1 : +1)`,
+/// `t_j = (m_0 ⊕ j_0 ⊕ x_0) ∧ (m_0 ⊕ j_0 ⊕ j_1)` (Algorithm 5, steps 6–17).
+/// Cost 2λ + 4·width bits per element, one round.
+pub(crate) fn corr(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    a: &[u64],
+    msb: &Bits,
+    width: u32,
+) -> Result<Vec<u64>, ProtoError> {
+    let n = a.len();
+    let xb = |i: usize| (a[i] >> (ell - 1)) & 1;
+    Ok(match ctx.role {
+        Role::P0 => {
+            let corr0 = Prg::from_os()?.ring_elems(n, width);
+            let mut msgs = Vec::with_capacity(4 * n);
+            for (i, r) in corr0.iter().enumerate() {
+                let (m0, x0) = (msb.bit(i), xb(i));
+                let fix = if x0 == 0 { u64::MAX } else { 1 }; // −1 or +1
+                for j in 0..4u64 {
+                    let (j0, j1) = (j & 1, j >> 1);
+                    let t = (m0 ^ j0 ^ x0) & (m0 ^ j0 ^ j1);
+                    let v = r.wrapping_neg();
+                    msgs.push(if t == 1 { v.wrapping_add(fix) } else { v } & mask(width));
+                }
+            }
+            ctx.ot.send_kkot(ctx.ch, 4, &msgs, width)?;
+            corr0
+        }
+        Role::P1 => {
+            let choices: Vec<u8> = (0..n).map(|i| (msb.bit(i) | xb(i) << 1) as u8).collect();
+            ctx.ot.recv_kkot::<u64>(ctx.ch, 4, &choices, width)?
+        }
+    })
+}
+
+/// Shares of `a ≫ s` (arithmetic shift of the signed value) for shares `a`
+/// of ℓ-bit values, `0 ≤ s < ℓ` (`s = 0` returns the shares unchanged).
+/// Cost and rounds: see the [module documentation](self).
+pub fn trunc(ctx: &mut Ctx<'_>, ell: u32, s: u32, a: &[u64]) -> Result<Vec<u64>, ProtoError> {
+    check_args(ell, s)?;
+    if s == 0 {
+        return Ok(a.to_vec());
+    }
+    let msb = drelu::msb(ctx, ell, a)?;
+    let corr = corr(ctx, ell, a, &msb, s)?;
+    let c = low_carry(ctx, s, a)?;
+    let d = b2a::b2a(ctx, ell, &c)?;
+    Ok(combine(a, &corr, &d, ell, s))
+}
+
+/// [`trunc`] for inputs whose signed value is known to be non-negative (the
+/// result is unspecified otherwise): no `DReLU`. Cost and proof: see the
+/// [module documentation](self).
+pub fn trunc_nonneg(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    s: u32,
+    a: &[u64],
+) -> Result<Vec<u64>, ProtoError> {
+    check_args(ell, s)?;
+    if s == 0 {
+        return Ok(a.to_vec());
+    }
+    let n = a.len();
+    let c = low_carry(ctx, s, a)?;
+    let x = Bits::from_fn(n, |i| (a[i] >> (ell - 1)) & 1 == 1);
+    let (w_ell, w_s) = ([ell], [s]);
+    // One OT batch: the B2A of c (Δ = c_0, choice c_1) and x_0·x_1 mod 2^s
+    // (Δ = x_0, choice x_1; role P0's share is −r).
+    let (y, corr) = match ctx.role {
+        Role::P0 => {
+            let dx: Vec<u64> = (0..n).map(|i| x.bit(i)).collect();
+            let mut r = cot::send_segments(ctx, &[(&w_ell, &b2a::delta(&c)), (&w_s, &dx)])?;
+            let corr = r
+                .pop()
+                .unwrap_or_default()
+                .iter()
+                .map(|r| r.wrapping_neg())
+                .collect();
+            (r.pop().unwrap_or_default(), corr)
+        }
+        Role::P1 => {
+            let mut y = cot::recv_segments(ctx, &[(&w_ell, &c), (&w_s, &x)])?;
+            let corr = y.pop().unwrap_or_default();
+            (y.pop().unwrap_or_default(), corr)
+        }
+    };
+    let d = b2a::finish(ctx.role, ell, &c, &y);
+    Ok(combine(a, &corr, &d, ell, s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::testutil::{ELLS, RADICES, measured, open, prg, run2, run2_tcp, share};
+    use sci_ir::Encoding;
+    use sci_ir::fixed;
+
+    /// Random values, the ring's extremes and values around multiples of
+    /// `2^s` (negative and positive); with `nonneg`, only values ≥ 0.
+    fn inputs(ell: u32, s: u32, n: usize, nonneg: bool) -> Vec<u64> {
+        let mut g = prg((ell * 100 + s) as u128);
+        let top = if nonneg { ell - 1 } else { ell };
+        let mut v: Vec<u64> = g
+            .ring_elems(n, top.max(1))
+            .iter()
+            .map(|x| x & mask(top))
+            .collect();
+        let half = 1i128 << (ell - 1);
+        for k in -3i128..=3 {
+            for off in -1i128..=1 {
+                v.push(((k << s) + off) as u64);
+            }
+        }
+        v.extend([half - 1, -half, -half + 1, half - 2].map(|x| x as u64));
+        v.iter()
+            .map(|&x| x & mask(ell))
+            .filter(|&x| !nonneg || (x >> (ell - 1)) & 1 == 0)
+            .collect()
+    }
+
+    fn check(ell: u32, s: u32, m: u32, n: usize, nonneg: bool) {
+        let x = inputs(ell, s, n, nonneg);
+        let (a0, a1) = share(&mut prg(3), &x, ell);
+        let r = run2(m, |ctx| {
+            let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
+            if nonneg {
+                trunc_nonneg(ctx, ell, s, a)
+            } else {
+                trunc(ctx, ell, s, a)
+            }
+        });
+        let enc = Encoding::ring(ell).expect("ring");
+        let z = open(&r.p0, &r.p1, ell);
+        for (i, (&x, &z)) in x.iter().zip(&z).enumerate() {
+            assert_eq!(
+                z,
+                fixed::trunc(x, s, enc),
+                "ℓ={ell} s={s} m={m} i={i} x={x:#x}"
+            );
+        }
+    }
+
+    fn shifts(ell: u32) -> Vec<u32> {
+        let mut s: Vec<u32> = [0, 1, 12, ell - 1]
+            .into_iter()
+            .filter(|&s| s < ell)
+            .collect();
+        s.dedup();
+        s
+    }
+
+    #[test]
+    fn equals_reference_for_all_widths_and_shifts() {
+        for ell in ELLS {
+            for s in shifts(ell) {
+                check(ell, s, 4, 10_000, false);
+            }
+        }
+        for m in RADICES {
+            check(37, 12, m, 2000, false);
+        }
+    }
+
+    #[test]
+    fn nonneg_equals_reference_for_all_widths_and_shifts() {
+        for ell in ELLS {
+            for s in shifts(ell) {
+                check(ell, s, 4, 10_000, true);
+            }
+        }
+        for m in RADICES {
+            check(41, 13, m, 2000, true);
+        }
+    }
+
+    #[test]
+    fn communication_and_rounds() {
+        for (ell, s, m, n, nonneg) in [
+            (32, 12, 4, 4096, false),
+            (32, 12, 7, 1000, false),
+            (32, 12, 4, 4096, true),
+            (37, 1, 2, 999, false),
+            (41, 40, 8, 333, true),
+        ] {
+            let x = inputs(ell, s, n, nonneg);
+            let (a0, a1) = share(&mut prg(4), &x, ell);
+            let r = measured(m, |ctx, warm| {
+                let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
+                let a = if warm { &a[..8] } else { &a[..] };
+                if nonneg {
+                    trunc_nonneg(ctx, ell, s, a)
+                } else {
+                    trunc(ctx, ell, s, a)
+                }
+            });
+            let n = x.len();
+            let (bits, rounds) = if nonneg {
+                (cost_bits_nonneg(ell, s, m, n), rounds_nonneg(s, m))
+            } else {
+                (cost_bits(ell, s, m, n), super::rounds(ell, s, m))
+            };
+            assert_eq!(r.bits(), bits, "ℓ={ell} s={s} m={m} nonneg={nonneg}");
+            assert_eq!(
+                r.stats[1].rounds, rounds,
+                "ℓ={ell} s={s} m={m} nonneg={nonneg}"
+            );
+        }
+        // ℓ = 32, s = 12, m = 7 at n = 2^16: the paper's 4310 bits less 4(ℓ − s)
+        // for the s-bit corr OT; required ≤ 4526.
+        let n = 1 << 16;
+        assert_eq!(cost_bits(32, 12, 7, n), (4310 - 80) * n as u64);
+        assert_eq!(
+            cost_bits_nonneg(32, 12, 4, n),
+            (1144 + 160 + 140) * n as u64
+        );
+        assert_eq!(super::rounds(32, 12, 4), 5 + 1 + 3 + 1);
+        assert_eq!(rounds_nonneg(12, 4), 3 + 1);
+    }
+
+    #[test]
+    fn over_tcp_loopback() {
+        for nonneg in [false, true] {
+            let x = inputs(32, 12, 1 << 16, nonneg);
+            let (a0, a1) = share(&mut prg(5), &x, 32);
+            let r = run2_tcp(4, |ctx| {
+                let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
+                if nonneg {
+                    trunc_nonneg(ctx, 32, 12, a)
+                } else {
+                    trunc(ctx, 32, 12, a)
+                }
+            });
+            let enc = Encoding::ring(32).expect("ring");
+            let want: Vec<u64> = x.iter().map(|&x| fixed::trunc(x, 12, enc)).collect();
+            assert_eq!(open(&r.p0, &r.p1, 32), want);
+        }
+    }
+}
