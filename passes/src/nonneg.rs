@@ -2,14 +2,18 @@
 //!
 //! **Analysis** ([`analyze`]): a forward pass proving, per value, that every element is
 //! ≥ 0 (as a signed fixed-point value, or as an f32):
-//! `relu` and `argmax` results are; `maxpool`, `avgpool`, `global_avgpool`, `trunc`,
-//! `scale_up`, `div_public`, `reshape`, `flatten`, `transpose`, `identity` and `output`
-//! preserve it; `concat` and `add` need all operands non-negative, `pad` also a
-//! non-negative fill, `mul_public` a non-negative factor. Public constants are inspected;
+//! `relu` and `argmax` results are; `maxpool`, `trunc`, `div_public`, `reshape`,
+//! `flatten`, `transpose`, `identity` and `output` preserve it; `concat` needs all
+//! operands non-negative, `pad` also a non-negative fill. Public constants are inspected;
 //! **server constants are not**: a `nonneg` flag is public (it is in the client's plan),
-//! so it must not depend on the weights. For the ops that add (`add`, the pooling sums),
-//! the claim assumes no ring overflow, which is what [`crate::autotune`] establishes
-//! (ℓ is chosen so that no value, and no pooling sum, leaves the signed range).
+//! so it must not depend on the weights.
+//!
+//! The analysis is sound under the ring's **wrapping** semantics, for every input, not
+//! only for the inputs autotuning saw: ops that can overflow (`add`, `scale_up`,
+//! `mul_public`, the window sums of `avgpool`/`global_avgpool`) never propagate the
+//! claim, since a wrapped sum of non-negative values can be negative. This keeps the
+//! secure result bitwise equal to the interpreter's on *every* input: the cheap
+//! truncation computes a different function on negative inputs.
 //!
 //! **Pass** ([`run`], `mark_nonneg`): sets `nonneg: true` on every `trunc` whose operand
 //! is proven non-negative (flags already set are kept). The runtime then uses the cheaper
@@ -41,17 +45,14 @@ pub fn analyze(p: &Program) -> Vec<bool> {
                         })
             }
             Op::MaxPool { x, .. }
-            | Op::AvgPool { x, .. }
-            | Op::GlobalAvgPool { x }
             | Op::Trunc { x, .. }
-            | Op::ScaleUp { x, .. }
             | Op::DivPublic { x, .. }
             | Op::Reshape { x, .. }
             | Op::Flatten { x, .. }
             | Op::Transpose { x, .. }
             | Op::Identity { x }
             | Op::Output { x, .. } => of(x),
-            Op::MulPublic { x, k } => *k >= 0 && of(x),
+            Op::MulPublic { x, k } => *k == 1 && of(x),
             Op::Pad { x, value, .. } => {
                 let fill_ok = match value {
                     Scalar::F32(f) => *f >= 0.0,
@@ -59,9 +60,12 @@ pub fn analyze(p: &Program) -> Vec<bool> {
                 };
                 fill_ok && of(x)
             }
-            Op::Add { a, b } => of(a) && of(b),
             Op::Concat { xs, .. } => xs.iter().all(of),
             Op::Input { .. }
+            | Op::Add { .. }
+            | Op::AvgPool { .. }
+            | Op::GlobalAvgPool { .. }
+            | Op::ScaleUp { .. }
             | Op::Conv2d { .. }
             | Op::MatMul { .. }
             | Op::Mul { .. }

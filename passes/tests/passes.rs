@@ -6,7 +6,7 @@
 mod common;
 
 use common::{assert_close_outputs, assert_same_outputs, before_after};
-use sci_ir::{Op, Program, interp};
+use sci_ir::{Op, Program, Tensor, interp};
 use sci_passes::{
     Pass, PassError, Pipeline, Quantize, dce, fold_affine, fold_batchnorm, fold_constants, nonneg,
     place_truncs, remove_identity, swap_relu_maxpool,
@@ -451,6 +451,42 @@ fn mark_nonneg_after_relu() {
     // inspected (the flag is public).
     assert_eq!(flags, vec![true, false, false]);
     assert_same_outputs(&a, &b, 16);
+}
+
+/// A sum of non-negative values can wrap to a negative ring element, so `add` (and the
+/// other ops that can overflow) never propagate the claim: the flag must hold for every
+/// input, not only for those autotuning saw.
+#[test]
+fn mark_nonneg_is_sound_under_wrapping() {
+    let p = Program::parse(
+        r#"
+%x: client i8.2[1,2] = input "x"
+%r: client i8.2[1,2] = relu %x
+%s: client i8.2[1,2] = add %r, %r
+%u: client i8.3[1,2] = scale_up %r k=1
+%t1: client i8.1[1,2] = trunc %s s=1
+%t2: client i8.2[1,2] = trunc %u s=1
+%o1: client i8.1[1,2] = output %t1 "t1"
+%o2: client i8.2[1,2] = output %t2 "t2"
+"#,
+    )
+    .unwrap();
+    let b = nonneg::run(&p).unwrap();
+    let flags: Vec<bool> = b
+        .instrs()
+        .iter()
+        .filter_map(|i| match i.op {
+            Op::Trunc { nonneg, .. } => Some(nonneg),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(flags, vec![false, false]);
+    // 100 + 100 wraps to -56 in i8: the marked program must still run and agree.
+    let x = Tensor::signed(p.encoding().unwrap(), vec![1, 2], &[100, 127]).unwrap();
+    assert_eq!(
+        interp::run(&p, &[x.clone()]).unwrap(),
+        interp::run(&b, &[x]).unwrap()
+    );
 }
 
 const FLOAT_LENET: &str = r#"
