@@ -1,6 +1,7 @@
 //! `sci-runtime`: channels, crypto, OT, the CrypTFlow2 protocols and the plan executor.
 
 pub mod crypto;
+pub mod exec;
 pub mod net;
 pub mod ot;
 pub mod proto;

@@ -1,0 +1,370 @@
+//! The client's side of the plan boundary: float32 `.npy` inputs encoded at the plan's
+//! input scale, ring outputs decoded back to float32 `.npy`, and the predicted class.
+//!
+//! Encoding and decoding are [`sci_ir::fixed::encode_tensor`] and
+//! [`sci_ir::fixed::decode_tensor`], the same functions the compiler and the reference
+//! interpreter use, so a secure run and a cleartext run of the same plan write
+//! byte-identical output files.
+
+use sci_ir::npy::{Array, NpyError};
+use sci_ir::types::ShapeDisplay;
+use sci_ir::{Op, Program, Tensor};
+use std::path::{Path, PathBuf};
+
+/// An input or output file named on the command line: `FILE.npy` or `NAME=FILE.npy`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileArg {
+    /// The external name of the plan's input or output, if given.
+    pub name: Option<String>,
+    /// The `.npy` file.
+    pub path: PathBuf,
+}
+
+impl FileArg {
+    /// Parses `NAME=FILE` or `FILE`. A `=` is read as the separator only if what precedes
+    /// it is non-empty and contains no path separator, so `dir/a=b.npy` is a file.
+    pub fn parse(s: &str) -> FileArg {
+        if let Some((name, path)) = s.split_once('=')
+            && !name.is_empty()
+            && !name.contains('/')
+            && !name.contains(std::path::MAIN_SEPARATOR)
+        {
+            return FileArg {
+                name: Some(name.to_string()),
+                path: PathBuf::from(path),
+            };
+        }
+        FileArg {
+            name: None,
+            path: PathBuf::from(s),
+        }
+    }
+}
+
+/// Why inputs or outputs could not be read, matched or written.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// A file could not be read or written, or is not a valid `.npy`.
+    #[error("{path}: {source}")]
+    Npy {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: NpyError,
+    },
+    /// The files given do not match the plan's inputs or outputs.
+    #[error("{0}")]
+    Match(String),
+    /// An input file has the wrong element type.
+    #[error(
+        "input {name} ({path}): element type {dtype} where float32 ('<f4') is expected; convert it with x.astype(numpy.float32)"
+    )]
+    DType {
+        /// The plan's input name.
+        name: String,
+        /// The file.
+        path: PathBuf,
+        /// Its dtype.
+        dtype: String,
+    },
+    /// An input file has the wrong shape.
+    #[error("input {name} ({path}): shape {found} where the plan expects {expected}")]
+    Shape {
+        /// The plan's input name.
+        name: String,
+        /// The file.
+        path: PathBuf,
+        /// The plan's shape.
+        expected: String,
+        /// The file's shape.
+        found: String,
+    },
+    /// An input value cannot be encoded at the plan's scale and bit width.
+    #[error("input {name} ({path}): {reason}")]
+    Encode {
+        /// The plan's input name.
+        name: String,
+        /// The file.
+        path: PathBuf,
+        /// The encoding error.
+        reason: String,
+    },
+}
+
+/// External names of the program's [`Op::Input`]s or [`Op::Output`]s, in program order.
+fn external_names(program: &Program, outputs: bool) -> Vec<String> {
+    let ids = if outputs {
+        program.outputs()
+    } else {
+        program.inputs()
+    };
+    ids.into_iter()
+        .map(|v| match &program.instr(v).op {
+            Op::Input { name, .. } | Op::Output { name, .. } => name.clone(),
+            _ => program.name(v).to_string(),
+        })
+        .collect()
+}
+
+/// Assigns files to the program's inputs (or outputs): a single unnamed file serves a
+/// single-input program; otherwise every name must be given exactly once.
+fn assign(program: &Program, files: &[FileArg], outputs: bool) -> Result<Vec<PathBuf>, IoError> {
+    let kind = if outputs { "output" } else { "input" };
+    let names = external_names(program, outputs);
+    let list = names.join(", ");
+    if let [FileArg { name: None, path }] = files
+        && names.len() == 1
+    {
+        return Ok(vec![path.clone()]);
+    }
+    if files.iter().any(|f| f.name.is_none()) {
+        return Err(IoError::Match(format!(
+            "the plan has {} {kind}s ({list}): give each as --{kind} NAME=FILE.npy",
+            names.len()
+        )));
+    }
+    let mut paths = Vec::with_capacity(names.len());
+    for n in &names {
+        let mut given = files
+            .iter()
+            .filter(|f| f.name.as_deref() == Some(n.as_str()));
+        match (given.next(), given.next()) {
+            (Some(f), None) => paths.push(f.path.clone()),
+            (None, _) => {
+                return Err(IoError::Match(format!(
+                    "no file for the plan's {kind} {n} (the plan's {kind}s: {list})"
+                )));
+            }
+            (Some(_), Some(_)) => {
+                return Err(IoError::Match(format!("{kind} {n} is given twice")));
+            }
+        }
+    }
+    if let Some(f) = files
+        .iter()
+        .find(|f| !names.iter().any(|n| Some(n.as_str()) == f.name.as_deref()))
+    {
+        return Err(IoError::Match(format!(
+            "the plan has no {kind} called {} (its {kind}s: {list})",
+            f.name.as_deref().unwrap_or_default()
+        )));
+    }
+    Ok(paths)
+}
+
+/// Reads the client's input files, checks each against the plan's declared input (float32,
+/// exactly the declared shape) and encodes it at the input's scale in the plan's ring.
+/// Returns the encoded tensors in the order of [`Program::inputs`].
+pub fn load_inputs(program: &Program, files: &[FileArg]) -> Result<Vec<Tensor>, IoError> {
+    let paths = assign(program, files, false)?;
+    let names = external_names(program, false);
+    program
+        .inputs()
+        .into_iter()
+        .zip(paths)
+        .zip(names)
+        .map(|((v, path), name)| {
+            let arr = Array::read(&path).map_err(|source| IoError::Npy {
+                path: path.clone(),
+                source,
+            })?;
+            encode_input(program, v, &name, &path, &arr)
+        })
+        .collect()
+}
+
+/// Checks and encodes one input array (see [`load_inputs`]).
+fn encode_input(
+    program: &Program,
+    v: sci_ir::ValueId,
+    name: &str,
+    path: &Path,
+    arr: &Array,
+) -> Result<Tensor, IoError> {
+    let ty = program.ty(v);
+    if arr.dtype != "f4" {
+        return Err(IoError::DType {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            dtype: arr.dtype.clone(),
+        });
+    }
+    if arr.shape != ty.shape() {
+        return Err(IoError::Shape {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            expected: ShapeDisplay(ty.shape()).to_string(),
+            found: ShapeDisplay(&arr.shape).to_string(),
+        });
+    }
+    let encode_err = |reason: String| IoError::Encode {
+        name: name.to_string(),
+        path: path.to_path_buf(),
+        reason,
+    };
+    let real = arr
+        .to_real_tensor()
+        .map_err(|e| encode_err(e.to_string()))?;
+    if ty.encoding().is_real() {
+        return Ok(real);
+    }
+    sci_ir::fixed::encode_tensor(&real, ty.scale(), ty.encoding())
+        .map_err(|e| encode_err(e.to_string()))
+}
+
+/// The program's outputs decoded to float32 arrays (ring/field values at their scale;
+/// ArgMax indices, at scale 0, become their float value), in the order of
+/// [`Program::outputs`].
+pub fn decode_outputs(program: &Program, outputs: &[Tensor]) -> Vec<Array> {
+    program
+        .outputs()
+        .into_iter()
+        .zip(outputs)
+        .map(|(v, t)| {
+            let real = sci_ir::fixed::decode_tensor(t, program.ty(v).scale());
+            let data = real.as_f32().unwrap_or_default();
+            Array::from_f32(real.shape().to_vec(), data)
+                .expect("a decoded tensor has as many elements as its shape")
+        })
+        .collect()
+}
+
+/// Writes the decoded outputs to the files named on the command line (a single unnamed
+/// file serves a single-output program).
+pub fn write_outputs(
+    program: &Program,
+    files: &[FileArg],
+    arrays: &[Array],
+) -> Result<(), IoError> {
+    let paths = assign(program, files, true)?;
+    for (path, arr) in paths.iter().zip(arrays) {
+        arr.write(path).map_err(|source| IoError::Npy {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// The predicted class of each row of an output: the index of the first maximum along the
+/// last axis (of the signed ring values, so it does not depend on decoding). A
+/// one-element-per-row output (e.g. the result of an ArgMax) is returned as its value.
+pub fn predicted_classes(t: &Tensor) -> Vec<i64> {
+    let Some(vals) = t.to_signed() else {
+        return Vec::new();
+    };
+    let last = t.shape().last().copied().unwrap_or(1).max(1);
+    if last == 1 {
+        return vals;
+    }
+    vals.chunks(last)
+        .map(|row| {
+            let mut best = 0;
+            for (i, &x) in row.iter().enumerate() {
+                if x > row[best] {
+                    best = i;
+                }
+            }
+            best as i64
+        })
+        .collect()
+}
+
+/// External names of the program's outputs, in order.
+pub fn output_names(program: &Program) -> Vec<String> {
+    external_names(program, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sci_ir::Encoding;
+
+    fn prog() -> Program {
+        Program::parse(
+            "params mill_radix=4 threads=1\n\
+             %x: client i16.4[1,3] = input \"x\"\n\
+             %y: client i16.4[1,3] = relu %x\n\
+             %out: client i16.4[1,3] = output %y \"out\"\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn file_args() {
+        assert_eq!(
+            FileArg::parse("x=a.npy"),
+            FileArg {
+                name: Some("x".into()),
+                path: "a.npy".into()
+            }
+        );
+        assert_eq!(FileArg::parse("a.npy").name, None);
+        assert_eq!(FileArg::parse("dir/a=b.npy").name, None);
+        assert_eq!(FileArg::parse("=b.npy").name, None);
+    }
+
+    #[test]
+    fn inputs_are_checked_and_encoded() {
+        let p = prog();
+        let dir = std::env::temp_dir().join(format!("sci-exec-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.npy");
+        Array::from_f32(vec![1, 3], &[0.5, -1.0, 2.0])
+            .unwrap()
+            .write(&good)
+            .unwrap();
+        let t = load_inputs(&p, &[FileArg::parse(good.to_str().unwrap())]).unwrap();
+        assert_eq!(t[0].to_signed().unwrap(), vec![8, -16, 32]);
+        let named = FileArg::parse(&format!("x={}", good.display()));
+        assert!(load_inputs(&p, &[named]).is_ok());
+        let wrong = FileArg::parse(&format!("y={}", good.display()));
+        assert!(matches!(load_inputs(&p, &[wrong]), Err(IoError::Match(_))));
+        let shape = dir.join("shape.npy");
+        Array::from_f32(vec![3], &[0.5, -1.0, 2.0])
+            .unwrap()
+            .write(&shape)
+            .unwrap();
+        let e = load_inputs(&p, &[FileArg::parse(shape.to_str().unwrap())]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("shape [3] where the plan expects [1,3]"),
+            "{e}"
+        );
+        let ints = dir.join("ints.npy");
+        Array::from_i64(vec![1, 3], vec![1, 2, 3])
+            .unwrap()
+            .write(&ints)
+            .unwrap();
+        let e = load_inputs(&p, &[FileArg::parse(ints.to_str().unwrap())]).unwrap_err();
+        assert!(matches!(e, IoError::DType { .. }), "{e}");
+        let big = dir.join("big.npy");
+        Array::from_f32(vec![1, 3], &[1e6, 0.0, 0.0])
+            .unwrap()
+            .write(&big)
+            .unwrap();
+        let e = load_inputs(&p, &[FileArg::parse(big.to_str().unwrap())]).unwrap_err();
+        assert!(matches!(e, IoError::Encode { .. }), "{e}");
+        let missing = dir.join("missing.npy");
+        let e = load_inputs(&p, &[FileArg::parse(missing.to_str().unwrap())]).unwrap_err();
+        assert!(matches!(e, IoError::Npy { .. }), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn outputs_decode_and_classes() {
+        let p = prog();
+        let r = Encoding::ring(16).unwrap();
+        let t = Tensor::signed(r, vec![1, 3], &[8, -16, 32]).unwrap();
+        let a = decode_outputs(&p, std::slice::from_ref(&t));
+        assert_eq!(a[0].to_f32(), vec![0.5, -1.0, 2.0]);
+        assert_eq!(predicted_classes(&t), vec![2]);
+        let ties = Tensor::signed(r, vec![2, 2], &[5, 5, -1, 3]).unwrap();
+        assert_eq!(predicted_classes(&ties), vec![0, 1]);
+        let idx = Tensor::signed(r, vec![2], &[7, 1]).unwrap();
+        assert_eq!(
+            predicted_classes(&idx.reshaped(vec![2, 1]).unwrap()),
+            vec![7, 1]
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! The plan executor and what surrounds it in a run of `sci-run`: connection set-up
+//! ([`link`]), the [`handshake`], the client's inputs and outputs ([`io`]), the walk
+//! over the plan ([`executor`]) with its local steps ([`local`], [`windows`]) and its
+//! protocol calls ([`protocols`]), and the cost [`report`].
+//!
+//! A run: both parties load the plan; the server checks it has the weights and the
+//! client encodes its input ([`io::load_inputs`]); they connect and handshake (magic,
+//! versions, roles, plan hash, thread count — [`handshake`]), set up OT on every lane,
+//! and execute the plan instruction by instruction ([`executor::execute`]). The client
+//! ends with the outputs; the server learns nothing. See [`executor`] for what each
+//! party holds and why sharing the input as `(0, x)` is secure.
+//!
+//! # Errors
+//! Every failure is an [`ExecError`] with a message for the user; none panics. A peer
+//! that disconnects or stays silent past the read timeout makes the current
+//! instruction fail with [`ExecError::Step`], whose message says which instruction and
+//! whether the peer went away ([`ExecError::peer_gone`]) or timed out
+//! ([`ExecError::timed_out`]). When one party stops with an error it drops its
+//! connections, so the other sees the disconnection at its next read.
+
+pub mod executor;
+pub mod handshake;
+pub mod io;
+pub mod link;
+pub mod local;
+pub mod protocols;
+pub mod report;
+pub mod windows;
+
+pub use executor::{Execution, Progress, check_plan, execute};
+pub use handshake::{Hello, Status};
+
+use crate::net::NetError;
+use crate::ot::OtError;
+use crate::proto::ProtoError;
+use std::io::ErrorKind;
+
+/// The default TCP port of `sci-run`: the server listens on `127.0.0.1:7070` and the
+/// client connects there unless told otherwise.
+pub const DEFAULT_PORT: u16 = 7070;
+
+/// Why one instruction failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// A protocol failed (its channel, OT or randomness, or invalid arguments).
+    #[error(transparent)]
+    Proto(#[from] ProtoError),
+    /// The channel failed (revealing an output).
+    #[error(transparent)]
+    Net(#[from] NetError),
+    /// A local computation failed.
+    #[error(transparent)]
+    Local(local::LocalError),
+    /// The instruction cannot be executed by this runtime.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The plan is not securely executable.
+    #[error("the plan cannot be executed securely: {0}")]
+    NotSecure(sci_ir::SecureError),
+    /// The plan's values are not in a ring `Z_{2^ℓ}`.
+    #[error(
+        "the plan's values are encoded as {0}; the OT-based runtime executes plans over a ring Z_2^ℓ (compile with --bits)"
+    )]
+    Encoding(String),
+    /// The server's plan has no weights.
+    #[error(
+        "the server's plan has no weights (it is a client plan, written by sci-compile --client-plan): give party 0 the full plan"
+    )]
+    NoWeights,
+    /// The client's inputs do not fit the plan.
+    #[error("inputs: {0}")]
+    Inputs(String),
+    /// No peer connected in time.
+    #[error("no peer connected within {0} s")]
+    NoPeer(f64),
+    /// Connecting, accepting or flushing failed.
+    #[error("connection: {0}")]
+    Connect(NetError),
+    /// The handshake failed or a party stopped in it.
+    #[error(transparent)]
+    Handshake(#[from] handshake::HandshakeError),
+    /// The OT set-up failed.
+    #[error("OT set-up: {0}")]
+    OtSetup(OtError),
+    /// An instruction failed.
+    #[error("%{name} = {op} (instruction {} of {count}): {}", index + 1, describe(cause))]
+    Step {
+        /// Its position.
+        index: usize,
+        /// Instructions in the plan.
+        count: usize,
+        /// The value's name.
+        name: String,
+        /// The op.
+        op: &'static str,
+        /// What went wrong.
+        cause: Box<StepError>,
+    },
+}
+
+/// The kind of the channel error behind an OT error, if any.
+fn ot_kind(e: &OtError) -> Option<ErrorKind> {
+    match e {
+        OtError::Net(n) => Some(n.kind()),
+        _ => None,
+    }
+}
+
+/// The kind of the channel error behind a step's error, if any.
+fn step_kind(e: &StepError) -> Option<ErrorKind> {
+    match e {
+        StepError::Net(n) => Some(n.kind()),
+        StepError::Proto(ProtoError::Net(n)) => Some(n.kind()),
+        StepError::Proto(ProtoError::Ot(o)) => ot_kind(o),
+        StepError::Proto(_) => None,
+        StepError::Local(_) | StepError::Unsupported(_) => None,
+    }
+}
+
+/// A step's error with what it means for the user.
+fn describe(e: &StepError) -> String {
+    match step_kind(e) {
+        Some(ErrorKind::UnexpectedEof | ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {
+            format!("the peer disconnected ({e})")
+        }
+        Some(ErrorKind::TimedOut) => format!("timed out waiting for the peer ({e})"),
+        _ => e.to_string(),
+    }
+}
+
+impl ExecError {
+    /// The kind of the channel error behind this error, if any.
+    fn net_kind(&self) -> Option<ErrorKind> {
+        match self {
+            ExecError::Step { cause, .. } => step_kind(cause),
+            ExecError::Connect(e) => Some(e.kind()),
+            ExecError::OtSetup(e) => ot_kind(e),
+            ExecError::Handshake(handshake::HandshakeError::Net(e)) => Some(e.kind()),
+            _ => None,
+        }
+    }
+
+    /// Whether the run failed because the peer went away.
+    pub fn peer_gone(&self) -> bool {
+        matches!(
+            self.net_kind(),
+            Some(ErrorKind::UnexpectedEof | ErrorKind::BrokenPipe | ErrorKind::ConnectionReset)
+        )
+    }
+
+    /// Whether the run failed because a read timed out.
+    pub fn timed_out(&self) -> bool {
+        self.net_kind() == Some(ErrorKind::TimedOut)
+    }
+}

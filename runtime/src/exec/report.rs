@@ -1,0 +1,142 @@
+//! What a run cost: per instruction its op, shape, seconds, bytes sent and received and
+//! rounds, the set-up before the first instruction, and totals.
+//!
+//! Bytes are differences of the lanes' channel counters taken around each step, summed
+//! over lanes, so the steps' bytes add up exactly to the counters
+//! ([`PartyReport::totals`] is read from the counters at the end and tests check the
+//! sum). Rounds of a step are the largest difference over lanes (lanes run in parallel,
+//! so that is the step's latency in round trips); [`PartyReport::totals`] has the
+//! lanes' largest total ([`crate::ot::Session::stats`]), which equals the sum of the
+//! steps' rounds when one lane carries every round, e.g. with one thread.
+
+use crate::net::Stats;
+use serde::Serialize;
+
+/// The cost of one step (an instruction or the set-up).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Cost {
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Bytes this party sent.
+    pub bytes_sent: u64,
+    /// Bytes this party received.
+    pub bytes_recv: u64,
+    /// Rounds (see the module docs).
+    pub rounds: u64,
+}
+
+impl Cost {
+    /// The cost between two counter snapshots of every lane, taking `seconds`.
+    pub fn between(before: &[Stats], after: &[Stats], seconds: f64) -> Cost {
+        let mut c = Cost {
+            seconds,
+            ..Cost::default()
+        };
+        for (b, a) in before.iter().zip(after) {
+            let d = *a - *b;
+            c.bytes_sent += d.bytes_sent;
+            c.bytes_recv += d.bytes_recv;
+            c.rounds = c.rounds.max(d.rounds);
+        }
+        c
+    }
+
+    /// The counters of a session as a cost taking `seconds`.
+    pub fn from_stats(s: Stats, seconds: f64) -> Cost {
+        Cost {
+            seconds,
+            bytes_sent: s.bytes_sent,
+            bytes_recv: s.bytes_recv,
+            rounds: s.rounds,
+        }
+    }
+}
+
+/// The record of one instruction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InstrRecord {
+    /// Position in the program.
+    pub index: usize,
+    /// The value's name.
+    pub name: String,
+    /// The op's mnemonic (`conv2d`, `relu`, ...).
+    pub op: &'static str,
+    /// The value's shape.
+    pub shape: Vec<usize>,
+    /// What it cost this party (`None` in a cleartext run, which is not timed per
+    /// instruction).
+    #[serde(flatten)]
+    pub cost: Option<Cost>,
+}
+
+/// One party's report of a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PartyReport {
+    /// `"server"`, `"client"` or `"cleartext"`.
+    pub party: &'static str,
+    /// Lanes (TCP connections).
+    pub threads: usize,
+    /// Connection, handshake and OT set-up (base OTs of every lane).
+    pub setup: Cost,
+    /// One record per instruction, in program order.
+    pub instructions: Vec<InstrRecord>,
+    /// The channel counters at the end and the total wall time.
+    pub totals: Cost,
+}
+
+impl PartyReport {
+    /// Sum of the bytes of the set-up and every instruction, `(sent, received)`: equal to
+    /// the totals' (checked by the tests).
+    pub fn summed_bytes(&self) -> (u64, u64) {
+        let steps = std::iter::once(&self.setup)
+            .chain(self.instructions.iter().filter_map(|i| i.cost.as_ref()));
+        steps.fold((0, 0), |(s, r), c| (s + c.bytes_sent, r + c.bytes_recv))
+    }
+}
+
+/// The report written by `sci-run --report`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunReport {
+    /// `"server"`, `"client"`, `"local"` or `"cleartext"`.
+    pub mode: &'static str,
+    /// The plan's hash (hex).
+    pub plan_hash: String,
+    /// Wall time of the whole run, loading included.
+    pub wall_seconds: f64,
+    /// One report per party run by this process (two for `--local`).
+    pub parties: Vec<PartyReport>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn costs_sum_bytes_and_take_the_slowest_lane() {
+        let s = |a, b, r| Stats {
+            bytes_sent: a,
+            bytes_recv: b,
+            rounds: r,
+        };
+        let c = Cost::between(&[s(1, 2, 3), s(0, 0, 0)], &[s(11, 2, 5), s(5, 7, 1)], 0.5);
+        assert_eq!(
+            c,
+            Cost {
+                seconds: 0.5,
+                bytes_sent: 15,
+                bytes_recv: 7,
+                rounds: 2
+            }
+        );
+        let json = serde_json::to_value(InstrRecord {
+            index: 0,
+            name: "c".into(),
+            op: "conv2d",
+            shape: vec![1, 2],
+            cost: Some(c),
+        })
+        .unwrap();
+        assert_eq!(json["bytes_sent"], 15);
+        assert_eq!(json["op"], "conv2d");
+    }
+}

@@ -1,0 +1,428 @@
+//! The `sci-run` binary, run as real processes: cleartext, `--local` and two-process
+//! runs give byte-identical outputs; every failure (mismatched or truncated plan, wrong
+//! input, same role twice, a client plan at the server, a killed or silent peer, no
+//! peer) ends both processes with a clear message and exit status 1, within the
+//! timeout.
+
+mod common;
+
+use common::*;
+use sci_ir::npy::Array;
+use sci_ir::{Plan, Program};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_sci-run");
+
+/// A free loopback port (bound, read, released).
+fn free_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+/// Saves the plan and its client view; returns their paths.
+fn save(dir: &Path, name: &str, p: &Program) -> (PathBuf, PathBuf) {
+    let plan = Plan::new(p.clone());
+    let (a, b) = (
+        dir.join(format!("{name}.bin")),
+        dir.join(format!("{name}_client.bin")),
+    );
+    plan.save(&a).unwrap();
+    plan.client_view().save(&b).unwrap();
+    (a, b)
+}
+
+/// Writes float inputs for `p` (decoded from [`wide_inputs`]-like integers at the
+/// input's scale) and returns the `--input` arguments.
+fn write_inputs(dir: &Path, p: &Program, seed: u64) -> Vec<String> {
+    let xs = inputs(p, seed);
+    p.inputs()
+        .iter()
+        .zip(xs)
+        .map(|(&v, t)| {
+            let name = p.name(v);
+            let real = sci_ir::fixed::decode_tensor(&t, p.ty(v).scale());
+            let path = dir.join(format!("{name}_{seed}.npy"));
+            Array::from_f32(real.shape().to_vec(), real.as_f32().unwrap())
+                .unwrap()
+                .write(&path)
+                .unwrap();
+            format!("{name}={}", path.display())
+        })
+        .collect()
+}
+
+/// `--output NAME=FILE` arguments for every output of `p`, files under `dir/tag_*`.
+fn outputs(dir: &Path, p: &Program, tag: &str) -> (Vec<String>, Vec<PathBuf>) {
+    sci_runtime::exec::io::output_names(p)
+        .into_iter()
+        .map(|n| {
+            let path = dir.join(format!("{tag}_{n}.npy"));
+            (format!("{n}={}", path.display()), path)
+        })
+        .unzip()
+}
+
+fn args(flag: &str, vals: &[String]) -> Vec<String> {
+    vals.iter()
+        .flat_map(|v| [flag.to_string(), v.clone()])
+        .collect()
+}
+
+fn run(a: &[String]) -> Output {
+    Command::new(BIN).args(a).output().unwrap()
+}
+
+fn spawn(a: &[String]) -> Child {
+    Command::new(BIN)
+        .args(a)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for a child (at most `limit`), returning its status and stderr.
+fn finish(mut c: Child, limit: Duration) -> (bool, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = c.try_wait().unwrap() {
+            let mut err = String::new();
+            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (st.success(), err);
+        }
+        if start.elapsed() > limit {
+            let _ = c.kill();
+            panic!("process still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn s(x: &str) -> String {
+    x.to_string()
+}
+
+fn p(x: &Path) -> String {
+    x.display().to_string()
+}
+
+/// Runs a server and a client process; returns (server ok, server stderr, client ok,
+/// client stderr).
+fn pair(server: Vec<String>, client: Vec<String>) -> (bool, String, bool, String) {
+    let srv = spawn(&server);
+    let cl = spawn(&client);
+    let (ok1, e1) = finish(cl, Duration::from_secs(60));
+    let (ok0, e0) = finish(srv, Duration::from_secs(60));
+    (ok0, e0, ok1, e1)
+}
+
+const FAST: [&str; 4] = ["--timeout", "10", "--connect-timeout", "10"];
+
+fn fast() -> Vec<String> {
+    FAST.iter().map(|x| s(x)).collect()
+}
+
+#[test]
+fn cleartext_local_and_two_processes_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, prog, threads) in [
+        ("local", local_program(), "1"),
+        ("proto", protocol_program(16), "2"),
+    ] {
+        let (plan, client) = save(dir.path(), name, &prog);
+        let ins = args("--input", &write_inputs(dir.path(), &prog, 5));
+        let mut files = Vec::new();
+        for mode in ["cleartext", "local", "two"] {
+            let (outs, paths) = outputs(dir.path(), &prog, &format!("{name}_{mode}"));
+            let report = dir.path().join(format!("{name}_{mode}.json"));
+            let mut common = ins.clone();
+            common.extend(args("--output", &outs));
+            common.extend([s("--report"), p(&report), s("--threads"), s(threads)]);
+            if mode == "two" {
+                let addr = free_port();
+                let mut srv = vec![s("--party"), s("0"), p(&plan), s("--listen"), addr.clone()];
+                srv.extend([s("--threads"), s(threads)]);
+                srv.extend(fast());
+                let mut cl = vec![s("--party"), s("1"), p(&client), s("--connect"), addr];
+                cl.extend(common);
+                cl.extend(fast());
+                let (ok0, e0, ok1, e1) = pair(srv, cl);
+                assert!(ok0 && ok1, "server: {e0}\nclient: {e1}");
+            } else {
+                let mut a = vec![format!("--{mode}"), p(&plan)];
+                a.extend(common);
+                let o = run(&a);
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                assert!(String::from_utf8_lossy(&o.stdout).contains("predicted class"));
+            }
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+            assert_eq!(json["mode"], if mode == "two" { "client" } else { mode });
+            for party in json["parties"].as_array().unwrap() {
+                let instrs = party["instructions"].as_array().unwrap();
+                assert_eq!(instrs.len(), prog.instrs().len());
+                if mode != "cleartext" {
+                    let sum = |k: &str| {
+                        party["setup"][k].as_u64().unwrap()
+                            + instrs.iter().map(|i| i[k].as_u64().unwrap()).sum::<u64>()
+                    };
+                    assert_eq!(
+                        sum("bytes_sent"),
+                        party["totals"]["bytes_sent"].as_u64().unwrap()
+                    );
+                    assert_eq!(
+                        sum("bytes_recv"),
+                        party["totals"]["bytes_recv"].as_u64().unwrap()
+                    );
+                }
+            }
+            files.push(
+                paths
+                    .iter()
+                    .map(|f| std::fs::read(f).unwrap())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert_eq!(files[0], files[1], "{name}: cleartext vs local");
+        assert_eq!(files[0], files[2], "{name}: cleartext vs two processes");
+    }
+}
+
+/// A server and a client on a fresh port, each with extra arguments; both must fail
+/// with messages containing the given texts.
+fn both_fail(
+    server: (&Path, Vec<String>),
+    client: (&Path, Vec<String>),
+    server_says: &str,
+    client_says: &str,
+) {
+    let addr = free_port();
+    let mut srv = vec![
+        s("--party"),
+        s("0"),
+        p(server.0),
+        s("--listen"),
+        addr.clone(),
+    ];
+    srv.extend(server.1);
+    srv.extend(fast());
+    let mut cl = vec![s("--party"), s("1"), p(client.0), s("--connect"), addr];
+    cl.extend(client.1);
+    cl.extend(fast());
+    let (ok0, e0, ok1, e1) = pair(srv, cl);
+    assert!(
+        !ok0 && !ok1,
+        "both must fail ({server_says})\nserver: {e0}\nclient: {e1}"
+    );
+    assert!(e0.contains(server_says), "server: {e0}");
+    assert!(e1.contains(client_says), "client: {e1}");
+    assert!(!e0.contains("panicked") && !e1.contains("panicked"));
+}
+
+#[test]
+fn setup_errors_stop_both_parties() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = protocol_program(16);
+    let (plan, client) = save(dir.path(), "a", &prog);
+    let (_, other) = save(dir.path(), "b", &protocol_program(17));
+    let ins = args("--input", &write_inputs(dir.path(), &prog, 1));
+    // A client plan compiled from another model.
+    both_fail(
+        (&plan, vec![]),
+        (&other, ins.clone()),
+        "plan mismatch",
+        "plan mismatch",
+    );
+    // Different thread counts.
+    let t = |n: &str| vec![s("--threads"), s(n)];
+    let mut cl = ins.clone();
+    cl.extend(t("3"));
+    both_fail(
+        (&plan, t("2")),
+        (&client, cl),
+        "thread count mismatch",
+        "thread count mismatch",
+    );
+    // A truncated client plan: the client says why, the server hears it.
+    let bytes = std::fs::read(&client).unwrap();
+    let cut = dir.path().join("cut.bin");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    both_fail(
+        (&plan, vec![]),
+        (&cut, ins.clone()),
+        "the peer stopped",
+        "truncated plan file",
+    );
+    // The client's plan given to the server (a plan with weights).
+    let lp = local_program();
+    let (_, lclient) = save(dir.path(), "l", &lp);
+    let lins = args("--input", &write_inputs(dir.path(), &lp, 1));
+    both_fail(
+        (&lclient, vec![]),
+        (&lclient, lins),
+        "no weights",
+        "the peer stopped",
+    );
+    // An input of the wrong shape, and of the wrong dtype.
+    let bad = dir.path().join("bad.npy");
+    Array::from_f32(vec![3, 6, 5], &vec![0.0; 90])
+        .unwrap()
+        .write(&bad)
+        .unwrap();
+    let bad_in = vec![s("--input"), p(&bad)];
+    both_fail(
+        (&plan, vec![]),
+        (&client, bad_in),
+        "the peer stopped",
+        "shape [3,6,5] where the plan expects [2,3,6,5]",
+    );
+    let ints = dir.path().join("ints.npy");
+    Array::from_i64(vec![2, 3, 6, 5], vec![0; 180])
+        .unwrap()
+        .write(&ints)
+        .unwrap();
+    let int_in = vec![s("--input"), p(&ints)];
+    both_fail(
+        (&plan, vec![]),
+        (&client, int_in),
+        "the peer stopped",
+        "float32",
+    );
+}
+
+#[test]
+fn same_role_twice_stops_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, client) = save(dir.path(), "a", &protocol_program(16));
+    let addr = free_port();
+    for (party, file) in [("0", &plan), ("1", &client)] {
+        let mut a = vec![s("--party"), s(party), p(file), s("--listen"), addr.clone()];
+        a.extend(fast());
+        let mut b = vec![
+            s("--party"),
+            s(party),
+            p(file),
+            s("--connect"),
+            addr.clone(),
+        ];
+        b.extend(fast());
+        if party == "1" {
+            let ins = write_inputs(dir.path(), &protocol_program(16), 1);
+            a.extend(args("--input", &ins));
+            b.extend(args("--input", &ins));
+        }
+        let (ok0, e0, ok1, e1) = pair(a, b);
+        assert!(!ok0 && !ok1);
+        for e in [e0, e1] {
+            assert!(e.contains("both parties are the"), "{e}");
+        }
+    }
+}
+
+/// A plan that runs long enough to be interrupted: ReLUs of 2^20 elements.
+fn long_program() -> Program {
+    use sci_ir::{Builder, Encoding, Op, Owner, Type};
+    let mut b = Builder::new();
+    let ty = Type::new(Encoding::ring(32).unwrap(), 8, vec![1 << 20], Owner::Client).unwrap();
+    let mut v = b.input("x", ty).unwrap();
+    for i in 0..12 {
+        v = b.push(&format!("r{i}"), Op::Relu { x: v }).unwrap();
+    }
+    b.output("y", v).unwrap();
+    b.finish().unwrap()
+}
+
+#[test]
+fn a_killed_or_silent_peer_stops_the_other_within_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = long_program();
+    let (plan, client) = save(dir.path(), "long", &prog);
+    let x = dir.path().join("x.npy");
+    Array::from_f32(vec![1 << 20], &vec![0.5; 1 << 20])
+        .unwrap()
+        .write(&x)
+        .unwrap();
+    for victim in ["server", "client", "silent server"] {
+        let addr = free_port();
+        let srv = [
+            s("--party"),
+            s("0"),
+            p(&plan),
+            s("--listen"),
+            addr.clone(),
+            s("--timeout"),
+            s("3"),
+        ];
+        let cl = [
+            s("--party"),
+            s("1"),
+            p(&client),
+            s("--connect"),
+            addr,
+            s("--input"),
+            p(&x),
+            s("--timeout"),
+            s("3"),
+        ];
+        let mut srv = spawn(&srv);
+        let mut cl = spawn(&cl);
+        std::thread::sleep(Duration::from_millis(1500));
+        let (killed, survivor) = match victim {
+            "client" => (&mut cl, srv),
+            _ => (&mut srv, cl),
+        };
+        if victim == "silent server" {
+            // Stop it: the client's reads time out.
+            Command::new("kill")
+                .args(["-STOP", &killed.id().to_string()])
+                .status()
+                .unwrap();
+        } else {
+            killed.kill().unwrap();
+        }
+        let t0 = Instant::now();
+        let (ok, err) = finish(survivor, Duration::from_secs(30));
+        assert!(!ok, "{victim}: the survivor must fail");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "{victim}: {:?}",
+            t0.elapsed()
+        );
+        let want = if victim == "silent server" {
+            "timed out"
+        } else {
+            "disconnected"
+        };
+        assert!(
+            err.contains(want) && err.contains("relu"),
+            "{victim}: {err}"
+        );
+        let _ = killed.kill();
+        let _ = killed.wait();
+    }
+}
+
+#[test]
+fn no_server_is_an_error_after_the_connect_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = protocol_program(16);
+    let (_, client) = save(dir.path(), "a", &prog);
+    let mut a = vec![
+        s("--party"),
+        s("1"),
+        p(&client),
+        s("--connect"),
+        free_port(),
+    ];
+    a.extend(args("--input", &write_inputs(dir.path(), &prog, 1)));
+    a.extend([s("--connect-timeout"), s("1")]);
+    let t0 = Instant::now();
+    let o = run(&a);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("is the server running?"), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}

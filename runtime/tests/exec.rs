@@ -1,0 +1,177 @@
+//! The executor run by both parties (two threads, in-memory and TCP channels), compared
+//! with the reference interpreter bit for bit; the report's sums against the channel
+//! counters; failures of the peer.
+
+mod common;
+
+use common::*;
+use sci_ir::{Builder, Owner, Plan, Tensor, Type};
+use sci_runtime::exec::handshake::{Hello, Status};
+use sci_runtime::exec::report::{Cost, PartyReport};
+use sci_runtime::exec::{self, ExecError, link};
+use sci_runtime::net::tcp::{self, TcpConfig};
+use sci_runtime::net::{Party, mem};
+use sci_runtime::ot::Session;
+use std::time::Duration;
+
+#[test]
+fn protocols_equal_the_interpreter() {
+    for bits in [16, 37] {
+        let p = protocol_program(bits);
+        let plan = Plan::new(p.clone());
+        for t in [1, 3] {
+            let x = wide_inputs(&p, 11 + t as u64);
+            let want = sci_ir::interp::run(&p, &x).unwrap();
+            let (s0, s1) = mem_sessions(t);
+            let (got, r0, r1) = run_sessions(&plan, s0, s1, x);
+            let got = got.unwrap();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "ℓ = {bits}, threads {t}, output {i}");
+            }
+            for r in [r0.unwrap(), r1.unwrap()] {
+                assert_eq!(r.summed_bytes(), (r.totals.bytes_sent, r.totals.bytes_recv));
+            }
+        }
+    }
+}
+
+/// The client's outputs, the server's report and the client's report.
+type Both = (
+    Result<Vec<Tensor>, ExecError>,
+    Result<PartyReport, ExecError>,
+    Option<PartyReport>,
+);
+
+/// Runs both parties over the given channels.
+fn run_sessions(plan: &Plan, mut s0: Session, mut s1: Session, x: Vec<Tensor>) -> Both {
+    let client = plan.client_view();
+    std::thread::scope(|sc| {
+        let srv = sc.spawn(move || {
+            exec::execute(plan.program(), &mut s0, None, Cost::default(), &mut |_| {})
+                .map(|e| e.report)
+        });
+        let cl = exec::execute(
+            client.program(),
+            &mut s1,
+            Some(x),
+            Cost::default(),
+            &mut |_| {},
+        );
+        let srv = srv.join().expect("server thread");
+        match cl {
+            Ok(e) => (Ok(e.outputs.expect("client outputs")), srv, Some(e.report)),
+            Err(e) => (Err(e), srv, None),
+        }
+    })
+}
+
+fn mem_sessions(t: usize) -> (Session, Session) {
+    let (a, b) = mem::pairs(t, Some(Duration::from_secs(20)));
+    (Session::new(Party::P0, a), Session::new(Party::P1, b))
+}
+
+#[test]
+fn local_ops_equal_the_interpreter() {
+    let p = local_program();
+    let plan = Plan::new(p.clone());
+    for t in [1, 3] {
+        for seed in [1, 2] {
+            let x = inputs(&p, seed);
+            let want = sci_ir::interp::run(&p, &x).unwrap();
+            let (s0, s1) = mem_sessions(t);
+            let (got, r0, r1) = run_sessions(&plan, s0, s1, x);
+            assert_eq!(got.unwrap(), want, "threads {t}, seed {seed}");
+            let (r0, r1) = (r0.unwrap(), r1.unwrap());
+            // The server sends its share of every non-public output and receives nothing.
+            let sent: u64 = p
+                .outputs()
+                .iter()
+                .map(|&o| p.instr(o))
+                .filter(|i| i.ty.owner() != Owner::Public)
+                .map(|i| (i.ty.numel() as u64 * u64::from(BITS)).div_ceil(8))
+                .sum();
+            assert_eq!(r0.totals.bytes_sent, sent);
+            assert_eq!(r0.totals.bytes_recv, 0);
+            assert_eq!(r1.totals.bytes_recv, sent);
+            for r in [&r0, &r1] {
+                assert_eq!(r.summed_bytes(), (r.totals.bytes_sent, r.totals.bytes_recv));
+                assert_eq!(r.instructions.len(), p.instrs().len());
+            }
+        }
+    }
+}
+
+#[test]
+fn runs_over_tcp_with_handshake_and_ot_setup() {
+    let p = local_program();
+    let plan = Plan::new(p.clone());
+    let x = inputs(&p, 7);
+    let want = sci_ir::interp::run(&p, &x).unwrap();
+    let cfg = TcpConfig {
+        timeout: Some(Duration::from_secs(20)),
+        connect_timeout: Duration::from_secs(10),
+        ..TcpConfig::default()
+    };
+    let listener = tcp::listen("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let client = plan.client_view();
+    assert_eq!(client.hash(), plan.hash());
+    let (c0, c1) = std::thread::scope(|sc| {
+        let h = sc.spawn(|| {
+            let hello = Hello::new(Party::P0, 2, plan.hash(), Status::Ready);
+            link::accept(&listener, Party::P0, &hello, &cfg).unwrap()
+        });
+        let hello = Hello::new(Party::P1, 2, client.hash(), Status::Ready);
+        let c1 = link::connect(&addr, Party::P1, &hello, &cfg).unwrap();
+        (h.join().unwrap(), c1)
+    });
+    assert!(c0.setup.bytes_sent > 0 && c0.setup.bytes_sent == c1.setup.bytes_recv);
+    let (got, r0, r1) = run_sessions(&plan, c0.session, c1.session, x);
+    assert_eq!(got.unwrap(), want);
+    let (r0, r1) = (r0.unwrap(), r1.unwrap());
+    assert_eq!(r0.totals.bytes_sent, r1.totals.bytes_recv);
+    assert_eq!(r0.totals.bytes_recv, r1.totals.bytes_sent);
+}
+
+#[test]
+fn plan_checks() {
+    let p = local_program();
+    assert!(matches!(
+        exec::check_plan(&p.client_view(), Party::P0),
+        Err(ExecError::NoWeights)
+    ));
+    assert!(exec::check_plan(&p.client_view(), Party::P1).is_ok());
+    let mut b = Builder::new();
+    let x = b
+        .input("x", Type::real(vec![2], Owner::Client).unwrap())
+        .unwrap();
+    b.output("y", x).unwrap();
+    let e = exec::check_plan(&b.finish().unwrap(), Party::P1).unwrap_err();
+    assert!(e.to_string().contains("quantized"), "{e}");
+    // A client with the wrong number of inputs.
+    let (_s0, mut s1) = mem_sessions(1);
+    let e = exec::execute(&p, &mut s1, Some(vec![]), Cost::default(), &mut |_| {}).unwrap_err();
+    assert!(matches!(e, ExecError::Inputs(_)), "{e}");
+}
+
+#[test]
+fn a_vanished_peer_is_an_error_naming_the_instruction() {
+    let p = local_program();
+    let (s0, mut s1) = mem_sessions(1);
+    drop(s0);
+    let x = inputs(&p, 3);
+    let e = exec::execute(
+        &p.client_view(),
+        &mut s1,
+        Some(x),
+        Cost::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    assert!(e.peer_gone(), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("%out_r = output") && msg.contains("the peer disconnected"),
+        "{msg}"
+    );
+}
