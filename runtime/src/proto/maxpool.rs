@@ -430,9 +430,10 @@ pub fn cost_bits(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::testutil;
     use crate::proto::testutil::{ELLS, measured, open, prg, run2, run2_tcp, share};
     use proptest::prelude::*;
-    use sci_ir::{Builder, Data, Encoding, Op, Owner, Tensor, Type, interp};
+    use sci_ir::Op;
 
     /// The reference interpreter on one op over a ring tensor `x`.
     fn reference(
@@ -441,18 +442,7 @@ mod tests {
         x: &[u64],
         op: impl Fn(sci_ir::ValueId) -> Op,
     ) -> Vec<u64> {
-        let enc = Encoding::ring(ell).expect("ring");
-        let ty = Type::new(enc, 0, shape.to_vec(), Owner::Client).expect("type");
-        let mut b = Builder::new();
-        let i = b.input("x", ty).expect("input");
-        let r = b.push("r", op(i)).expect("op");
-        b.output("y", r).expect("output");
-        let p = b.finish().expect("program");
-        let t = Tensor::new(enc, shape.to_vec(), Data::U64(x.to_vec())).expect("tensor");
-        interp::run(&p, &[t]).expect("interp")[0]
-            .as_u64()
-            .expect("ring")
-            .to_vec()
+        testutil::reference(ell, &[(x, shape, sci_ir::Owner::Client)], |v| op(v[0])).0
     }
 
     /// Runs pooling or argmax securely and returns the opened result.

@@ -7,9 +7,12 @@
 //!
 //! | module | protocol | paper |
 //! |---|---|---|
+//! | [`avgpool`] | `Avgpool_d` (window sums, then division) | §5.1.2 |
 //! | [`and`] | AND from regular / correlated bit triples | App. A.1, A.2 |
 //! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` | Alg. 1, §3.1 |
 //! | [`drelu`] | `DReLU` over `Z_{2^ℓ}` | Alg. 2 |
+//! | [`local`] | additions, public products, data movement on shares | §5.1 |
+//! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
 //! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
 //! | [`mux`] | multiplexer | Alg. 6 |
 //! | [`b2a`] | boolean to arithmetic | Alg. 7 |
@@ -36,11 +39,15 @@
 //! Each protocol run seeds its own AES PRG from the operating system.
 
 pub mod and;
+pub mod avgpool;
 pub mod b2a;
 pub mod bits;
 mod cot;
 pub mod drelu;
+pub mod engine;
 mod kk;
+pub mod local;
+pub mod matmul;
 pub mod maxpool;
 pub mod mill;
 pub mod mux;

@@ -29,23 +29,17 @@ pub fn relu(ctx: &mut Ctx<'_>, ell: u32, a: &[u64]) -> Result<Vec<u64>, ProtoErr
 mod tests {
     use super::*;
     use crate::proto::Role;
+    use crate::proto::testutil;
     use crate::proto::testutil::{
         ELLS, RADICES, measured, open, prg, run2, run2_tcp, share, signed, values_with_edges,
     };
-    use sci_ir::{Builder, Encoding, Op, Owner, Tensor, Type, interp};
 
     /// The reference interpreter's ReLU on ring elements.
     fn reference(x: &[u64], ell: u32) -> Vec<u64> {
-        let enc = Encoding::ring(ell).expect("valid ring");
-        let ty = Type::new(enc, 0, vec![x.len()], Owner::Client).expect("type");
-        let mut b = Builder::new();
-        let i = b.input("x", ty).expect("input");
-        let r = b.push("r", Op::Relu { x: i }).expect("relu");
-        b.output("y", r).expect("output");
-        let p = b.finish().expect("program");
-        let t = Tensor::new(enc, vec![x.len()], sci_ir::Data::U64(x.to_vec())).expect("tensor");
-        let out = interp::run(&p, &[t]).expect("interp");
-        out[0].as_u64().expect("ring").to_vec()
+        testutil::reference(ell, &[(x, &[x.len()], sci_ir::Owner::Client)], |v| {
+            sci_ir::Op::Relu { x: v[0] }
+        })
+        .0
     }
 
     fn check(ell: u32, m: u32, n: usize, tcp: bool) {

@@ -147,3 +147,42 @@ pub(crate) const ELLS: [u32; 8] = [1, 2, 8, 31, 32, 37, 41, 64];
 
 /// The millionaires' radices every protocol is tested at.
 pub(crate) const RADICES: [u32; 5] = [1, 2, 4, 7, 8];
+
+/// The reference interpreter on one op: `inputs` are client inputs (or
+/// server constants, with `Owner::Server`) of the given shapes over
+/// `Z_{2^ℓ}` at scale 0. Returns the output data and shape.
+pub(crate) fn reference(
+    ell: u32,
+    inputs: &[(&[u64], &[usize], sci_ir::Owner)],
+    op: impl Fn(&[sci_ir::ValueId]) -> sci_ir::Op,
+) -> (Vec<u64>, Vec<usize>) {
+    use sci_ir::{Builder, Data, Encoding, Owner, Tensor, Type, interp};
+    let enc = Encoding::ring(ell).expect("ring");
+    let tensor = |x: &[u64], s: &[usize]| {
+        Tensor::new(enc, s.to_vec(), Data::U64(x.to_vec())).expect("tensor")
+    };
+    let mut b = Builder::new();
+    let mut feed = Vec::new();
+    let ids: Vec<sci_ir::ValueId> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, s, owner))| {
+            let ty = Type::new(enc, 0, s.to_vec(), owner).expect("type");
+            if owner == Owner::Server {
+                b.constant(&format!("w{i}"), ty, tensor(x, s))
+                    .expect("const")
+            } else {
+                feed.push(tensor(x, s));
+                b.input(&format!("x{i}"), ty).expect("input")
+            }
+        })
+        .collect();
+    let r = b.push("r", op(&ids)).expect("op");
+    b.output("y", r).expect("output");
+    let p = b.finish().expect("program");
+    let out = interp::run(&p, &feed).expect("interp");
+    (
+        out[0].as_u64().expect("ring").to_vec(),
+        out[0].shape().to_vec(),
+    )
+}

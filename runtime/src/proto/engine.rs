@@ -1,0 +1,435 @@
+//! [`Engine`]: the protocols over all lanes of a [`Session`], one method per
+//! IR operation that needs communication.
+//!
+//! An elementwise protocol (ReLU, truncation, division, the signs of
+//! max-pooling) is cut into `T` contiguous chunks ([`Session::run`]); chunk
+//! `i` runs on lane `i` with roles alternating across lanes (the party that
+//! plays the paper's `P0` in even chunks plays `P1` in odd ones), so both
+//! directions of the link carry OT traffic. Pooling and ArgMax cut the
+//! windows. Linear layers cut the rows of the shared operand; there the
+//! server (party `P0`, the weight owner) is the OT sender on every lane.
+//! Results do not depend on `T`.
+//!
+//! Costs are those of the per-lane protocols summed over the chunks (plus
+//! the per-batch padding of each chunk); rounds are those of one chunk
+//! (chunks run in parallel).
+
+use std::ops::Range;
+
+use super::bits::Bits;
+use super::matmul::ConvGeom;
+use super::maxpool::{Compare, Windows};
+use super::{Ctx, ProtoError, Role, avgpool, drelu, local, matmul, maxpool, rdiv, relu, trunc};
+use crate::net::Party;
+use crate::ot::Session;
+use sci_ir::Pool2d;
+
+/// Results of chunks that concatenate into the result of the whole batch.
+trait Join: Sized + Send {
+    fn join(parts: Vec<Self>) -> Self;
+}
+
+impl<T: Send> Join for Vec<T> {
+    fn join(parts: Vec<Self>) -> Self {
+        parts.into_iter().flatten().collect()
+    }
+}
+
+impl Join for Bits {
+    fn join(parts: Vec<Self>) -> Self {
+        Bits::concat(&parts)
+    }
+}
+
+/// The protocols on a session; see the [module documentation](self).
+#[derive(Debug)]
+pub struct Engine {
+    session: Session,
+    radix: u32,
+}
+
+impl Engine {
+    /// An engine over `session` with millionaires' radix `radix` (1..=8;
+    /// both parties must use the same).
+    pub fn new(session: Session, radix: u32) -> Engine {
+        Engine { session, radix }
+    }
+
+    /// The session (e.g. for its counters).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The session, mutably.
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// This party.
+    pub fn party(&self) -> Party {
+        self.session.party()
+    }
+
+    /// Runs `f` on the chunks of `0..n`, roles alternating across lanes
+    /// (`server_sends`: the server is role `P0` on every lane).
+    fn chunks<R: Join>(
+        &mut self,
+        n: usize,
+        server_sends: bool,
+        f: impl Fn(&mut Ctx<'_>, Range<usize>) -> Result<R, ProtoError> + Sync,
+    ) -> Result<R, ProtoError> {
+        let radix = self.radix;
+        let parts = self.session.run(n, |c| {
+            let role = if server_sends {
+                Role::from_sender(c.party == Party::P0)
+            } else {
+                Role::from_sender(c.sender)
+            };
+            let mut ctx = Ctx {
+                ch: &mut c.lane.ch,
+                ot: &mut c.lane.ot,
+                role,
+                radix,
+            };
+            f(&mut ctx, c.range)
+        })?;
+        Ok(R::join(parts))
+    }
+
+    /// Shares of `ReLU(x)` ([`relu::relu`]).
+    pub fn relu(&mut self, ell: u32, x: &[u64]) -> Result<Vec<u64>, ProtoError> {
+        self.chunks(x.len(), false, |ctx, r| relu::relu(ctx, ell, &x[r]))
+    }
+
+    /// Shares of `MSB(x)` ([`drelu::msb`]).
+    pub fn msb(&mut self, ell: u32, x: &[u64]) -> Result<Bits, ProtoError> {
+        self.chunks(x.len(), false, |ctx, r| drelu::msb(ctx, ell, &x[r]))
+    }
+
+    /// Shares of `x ≫ s` ([`trunc::trunc`], or [`trunc::trunc_nonneg`] if the
+    /// inputs are known to be non-negative).
+    pub fn trunc(
+        &mut self,
+        ell: u32,
+        s: u32,
+        x: &[u64],
+        nonneg: bool,
+    ) -> Result<Vec<u64>, ProtoError> {
+        self.chunks(x.len(), false, |ctx, r| {
+            if nonneg {
+                trunc::trunc_nonneg(ctx, ell, s, &x[r])
+            } else {
+                trunc::trunc(ctx, ell, s, &x[r])
+            }
+        })
+    }
+
+    /// Shares of `rdiv(x_i, d_i)` ([`rdiv::rdiv`]; `d` has one divisor for all
+    /// or one per element).
+    pub fn rdiv(&mut self, ell: u32, x: &[u64], d: &[u64]) -> Result<Vec<u64>, ProtoError> {
+        super::check(d.len() == 1 || d.len() == x.len(), || {
+            format!("{} divisors for {} elements", d.len(), x.len())
+        })?;
+        self.chunks(x.len(), false, |ctx, r| {
+            let dr = if d.len() == 1 { d } else { &d[r.clone()] };
+            rdiv::rdiv(ctx, ell, &x[r], dr)
+        })
+    }
+
+    /// The windows' maxima or first-maximum positions ([`maxpool`]).
+    fn reduce(
+        &mut self,
+        ell: u32,
+        x: &[u64],
+        windows: &Windows,
+        cmp: Compare,
+        index: bool,
+    ) -> Result<Vec<u64>, ProtoError> {
+        let signs = match cmp {
+            Compare::Exact => Some(self.msb(ell, x)?),
+            Compare::Narrow => None,
+        };
+        self.chunks(windows.len(), false, |ctx, r| {
+            let (v, i) =
+                maxpool::reduce_windows(ctx, ell, x, signs.as_ref(), &windows.slice(r), index)?;
+            Ok(if index { i } else { v })
+        })
+    }
+
+    /// Shares of the 2-D max pooling of `x` (`[n, c, h, w]`), as
+    /// [`sci_ir::Op::MaxPool`].
+    pub fn maxpool(
+        &mut self,
+        ell: u32,
+        x: &[u64],
+        shape: [usize; 4],
+        pool: &Pool2d,
+        cmp: Compare,
+    ) -> Result<Vec<u64>, ProtoError> {
+        let w = Windows::pool2d(shape, pool)?;
+        self.reduce(ell, x, &w, cmp, false)
+    }
+
+    /// Shares of the index of the first maximum along `axis` of `x` (shape
+    /// `shape`), as [`sci_ir::Op::ArgMax`].
+    pub fn argmax(
+        &mut self,
+        ell: u32,
+        x: &[u64],
+        shape: &[usize],
+        axis: usize,
+        cmp: Compare,
+    ) -> Result<Vec<u64>, ProtoError> {
+        let w = Windows::axis(shape, axis)?;
+        self.reduce(ell, x, &w, cmp, true)
+    }
+
+    /// Shares of the 2-D average pooling of `x` (`[n, c, h, w]`), as
+    /// [`sci_ir::Op::AvgPool`].
+    pub fn avgpool(
+        &mut self,
+        ell: u32,
+        x: &[u64],
+        shape: [usize; 4],
+        pool: &Pool2d,
+        count_include_pad: bool,
+    ) -> Result<Vec<u64>, ProtoError> {
+        let sums = local::window_sums(ell, x, &Windows::pool2d(shape, pool)?)?;
+        self.rdiv(
+            ell,
+            &sums,
+            &avgpool::counts(shape, pool, count_include_pad)?,
+        )
+    }
+
+    /// Shares of the global average pooling of `x` (`[n, c, h, w]` →
+    /// `[n, c]`), as [`sci_ir::Op::GlobalAvgPool`].
+    pub fn global_avgpool(
+        &mut self,
+        ell: u32,
+        x: &[u64],
+        shape: [usize; 4],
+    ) -> Result<Vec<u64>, ProtoError> {
+        let [n, c, h, w] = shape;
+        let hw = h * w;
+        let windows = Windows::new(
+            (0..=n * c).map(|p| p * hw).collect(),
+            (0..n * c * hw).collect(),
+        )?;
+        let sums = local::window_sums(ell, x, &windows)?;
+        self.rdiv(ell, &sums, &[hw as u64])
+    }
+
+    /// Shares of `X·W` (`[R, C] × [C, O]`), `W` the server's (`None` on the
+    /// client) ([`matmul::matmul`]).
+    pub fn matmul(
+        &mut self,
+        ell: u32,
+        (rows, cols, outs): (usize, usize, usize),
+        x: &[u64],
+        w: Option<&[u64]>,
+    ) -> Result<Vec<u64>, ProtoError> {
+        super::check(x.len() == rows * cols, || {
+            format!("{} shares for a {rows}×{cols} operand", x.len())
+        })?;
+        self.chunks(rows, true, |ctx, r| {
+            let xr = &x[r.start * cols..r.end * cols];
+            matmul::matmul(ctx, ell, (r.len(), cols, outs), xr, w)
+        })
+    }
+
+    /// Shares of the convolution of `x` with the server's weights
+    /// ([`matmul::conv2d`]).
+    pub fn conv2d(
+        &mut self,
+        ell: u32,
+        geom: &ConvGeom,
+        x: &[u64],
+        w: Option<&[u64]>,
+    ) -> Result<Vec<u64>, ProtoError> {
+        matmul::conv2d_with(geom, x, w, |dims, xc, wt| self.matmul(ell, dims, xc, wt))
+    }
+
+    /// Shares of `x ⊙ w` with `w` the server's ([`matmul::mul`]).
+    pub fn mul(&mut self, ell: u32, x: &[u64], w: Option<&[u64]>) -> Result<Vec<u64>, ProtoError> {
+        if let Some(w) = w {
+            super::check(w.len() == x.len(), || {
+                format!("{} weights for {} elements", w.len(), x.len())
+            })?;
+        }
+        self.chunks(x.len(), true, |ctx, r| {
+            matmul::mul(ctx, ell, &x[r.clone()], w.map(|w| &w[r]))
+        })
+    }
+
+    /// Opens shares of ℓ-bit values to party `to`: the other party sends its
+    /// share (ℓ bits per element, on lane 0); `to` gets the values, the other
+    /// `None`.
+    pub fn reveal(
+        &mut self,
+        ell: u32,
+        x: &[u64],
+        to: Party,
+    ) -> Result<Option<Vec<u64>>, ProtoError> {
+        super::check_ell(ell)?;
+        let me = self.party();
+        let Some(lane) = self.session.lanes_mut().first_mut() else {
+            return Err(ProtoError::InvalidArgument(
+                "a session without lanes".into(),
+            ));
+        };
+        if me == to {
+            let other = lane.ch.recv_u64s(x.len(), ell)?;
+            let m = crate::net::pack::mask(ell);
+            Ok(Some(
+                x.iter()
+                    .zip(other)
+                    .map(|(a, b)| a.wrapping_add(b) & m)
+                    .collect(),
+            ))
+        } else {
+            lane.ch.send_u64s(x, ell)?;
+            lane.ch.flush()?;
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::mem;
+    use crate::proto::testutil::{open, prg, reference, share};
+    use sci_ir::{Encoding, Op, Owner, fixed};
+    use std::time::Duration;
+
+    /// A client input for [`reference`].
+    fn c<'a>(x: &'a [u64], s: &'a [usize]) -> (&'a [u64], &'a [usize], Owner) {
+        (x, s, Owner::Client)
+    }
+
+    /// Runs `f` on an engine for each party over `t` in-memory lanes.
+    fn run<R: Send>(
+        t: usize,
+        f: impl Fn(&mut Engine, Party) -> Result<R, ProtoError> + Sync,
+    ) -> (R, R) {
+        let (a, b) = mem::pairs(t, Some(Duration::from_secs(120)));
+        let party = |chans, p: Party| {
+            let mut e = Engine::new(Session::new(p, chans), 4);
+            f(&mut e, p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
+        };
+        std::thread::scope(|s| {
+            let h = s.spawn(|| party(b, Party::P1));
+            let r0 = party(a, Party::P0);
+            (r0, h.join().expect("party 1 panicked"))
+        })
+    }
+
+    #[test]
+    fn every_layer_on_several_lanes_equals_reference() {
+        let ell = 32;
+        let enc = Encoding::ring(ell).expect("ring");
+        let mut g = prg(77);
+        let shape = [1usize, 3, 10, 10];
+        let n = 300;
+        let x: Vec<u64> = g
+            .ring_elems(n, 28)
+            .iter()
+            .map(|v| v.wrapping_sub(1 << 27) & 0xffff_ffff)
+            .collect();
+        let (x0, x1) = share(&mut g, &x, ell);
+        let w = g.ring_elems(27 * 4, ell);
+        let pool = Pool2d {
+            kernel: [3, 3],
+            strides: [2, 2],
+            pads: [1, 1, 1, 1],
+            ceil_mode: false,
+        };
+        let geom = ConvGeom {
+            input: shape,
+            c_out: 4,
+            kernel: [3, 3],
+            strides: [1, 1],
+            pads: [1, 1, 1, 1],
+            dilations: [1, 1],
+            groups: 1,
+        };
+        for t in [1usize, 2, 3] {
+            let (r0, r1) = run(t, |e, p| {
+                let xs = if p == Party::P0 { &x0 } else { &x1 };
+                let ws = (p == Party::P0).then_some(&w[..]);
+                Ok(vec![
+                    e.relu(ell, xs)?,
+                    e.trunc(ell, 7, xs, false)?,
+                    e.rdiv(ell, xs, &[5])?,
+                    e.maxpool(ell, xs, shape, &pool, Compare::Exact)?,
+                    e.argmax(ell, xs, &[30, 10], 1, Compare::Exact)?,
+                    e.avgpool(ell, xs, shape, &pool, false)?,
+                    e.global_avgpool(ell, xs, shape)?,
+                    e.conv2d(ell, &geom, xs, ws)?,
+                    e.matmul(ell, (3, 100, 1), xs, ws.map(|w| &w[..100]))?,
+                    // The product with a server tensor (here x itself).
+                    e.mul(ell, xs, (p == Party::P0).then_some(&x[..]))?,
+                    e.reveal(ell, xs, Party::P1)?.unwrap_or_default(),
+                ])
+            });
+            let got: Vec<Vec<u64>> = r0
+                .iter()
+                .zip(&r1)
+                .take(10)
+                .map(|(a, b)| open(a, b, ell))
+                .collect();
+            let want: [Vec<u64>; 10] = [
+                x.iter()
+                    .map(|&v| if v >> 31 == 1 { 0 } else { v })
+                    .collect(),
+                x.iter().map(|&v| fixed::trunc(v, 7, enc)).collect(),
+                x.iter().map(|&v| fixed::rdiv(v, 5, enc)).collect(),
+                reference(ell, &[c(&x, &shape)], |v| Op::MaxPool { x: v[0], pool }).0,
+                reference(ell, &[c(&x, &[30, 10])], |v| Op::ArgMax {
+                    x: v[0],
+                    axis: 1,
+                    keepdims: false,
+                })
+                .0,
+                reference(ell, &[c(&x, &shape)], |v| Op::AvgPool {
+                    x: v[0],
+                    pool,
+                    count_include_pad: false,
+                })
+                .0,
+                reference(ell, &[c(&x, &shape)], |v| Op::GlobalAvgPool { x: v[0] }).0,
+                reference(
+                    ell,
+                    &[c(&x, &shape), (&w, &[4, 3, 3, 3], Owner::Server)],
+                    |v| Op::Conv2d {
+                        x: v[0],
+                        w: v[1],
+                        bias: None,
+                        strides: [1, 1],
+                        pads: [1, 1, 1, 1],
+                        dilations: [1, 1],
+                        groups: 1,
+                    },
+                )
+                .0,
+                reference(
+                    ell,
+                    &[c(&x, &[3, 100]), (&w[..100], &[100, 1], Owner::Server)],
+                    |v| Op::MatMul {
+                        a: v[0],
+                        b: v[1],
+                        bias: None,
+                    },
+                )
+                .0,
+                x.iter().map(|&v| v.wrapping_mul(v) & 0xffff_ffff).collect(),
+            ];
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "layer {k} with {t} lanes");
+            }
+            assert_eq!(r1[10], x, "reveal");
+            assert!(r0[10].is_empty());
+        }
+    }
+}

@@ -1,0 +1,589 @@
+//! OT-based linear layers (CrypTFlow2 §5.1.1, after Mohassel–Zhang 2017 and
+//! Demmler et al. 2015): products of secret-shared activations with weights
+//! known to the server.
+//!
+//! # The product of a shared value with a known one
+//! For `y = x·w` with `x = x_0 + x_1` shared and `w` known to the server
+//! (who plays role `P0`, the OT sender, in every run), the server computes
+//! `x_0·w` itself, and `x_1·w = Σ_i 2^i·x_{1,i}·w` over the bits `x_{1,i}` of
+//! the client's share: for each bit one correlated OT in which the server
+//! sends the correlation `w` and gets `r`, the client chooses with
+//! `x_{1,i}` and gets `r + x_{1,i}·w`. Only `2^i·(…) mod 2^ℓ` is needed, so the
+//! OT for bit `i` works mod `2^{ℓ−i}` (ℓ − i bits). The server's share is
+//! `x_0·w − Σ_i 2^i·r_i`, the client's `Σ_i 2^i·(r_i + x_{1,i}·w)`.
+//!
+//! # Matrices
+//! `Y = X·W` with `X` (`R×C`) shared and `W` (`C×O`) the server's: element
+//! `X[r][c]` multiplies row `W[c][·]`, so the `ℓ` OTs of `X[r][c]` each carry
+//! the whole vector `W[c][·]` (`O` elements; the optimization of §5.1.1 that
+//! combines the sender messages for the same element). Cost: `R·C·ℓ`
+//! correlated OTs of `O·(ℓ − i)` bits, i.e. `R·C·(ℓλ + O·ℓ(ℓ+1)/2)` bits — the
+//! paper's `NKℓ` instances of `COT_{M(ℓ+1)/2}` — plus the OT layer's padding
+//! of each call to a multiple of 8 instances. `W·X` is the same with the
+//! roles of the dimensions exchanged ([`matmul_wx`], by transposition), a
+//! convolution is a product with the `im2col` matrix ([`conv2d`], per
+//! group), and an elementwise product with a server tensor is the case `C =
+//! O = 1` ([`mul`]).
+//!
+//! When the client holds the whole input (first layer) the server's share
+//! is zero: nothing about the input is revealed and the same protocol
+//! applies.
+//!
+//! # Memory and rounds
+//! The OTs are run in batches of at most [`BATCH_WORDS`] correlation words,
+//! accumulating the outputs on the fly, so memory stays bounded for any
+//! layer size; each batch is one OT call (one round for the client). The
+//! batch count, `⌈R·C·ℓ·O / BATCH_WORDS⌉` up to rounding to whole rows, is a
+//! function of the public dimensions.
+
+use super::{Ctx, ProtoError, Role, check, check_ell};
+use crate::net::pack::mask;
+use crate::ot::LAMBDA;
+
+/// Largest number of correlation words (`u64`) of one OT batch (32 MiB per
+/// array).
+pub const BATCH_WORDS: usize = 1 << 22;
+
+/// The server's weights for a product: a row of weights for each
+/// `(r, c)` pair of the shared operand.
+trait Weights: Sync {
+    /// The weight vector multiplied by element `(r, c)` (length `O`).
+    fn row(&self, r: usize, c: usize) -> &[u64];
+}
+
+/// `W` (`C×O`, row-major): element `(r, c)` multiplies row `c`.
+struct Matrix<'a> {
+    w: &'a [u64],
+    o: usize,
+}
+
+impl Weights for Matrix<'_> {
+    fn row(&self, _r: usize, c: usize) -> &[u64] {
+        &self.w[c * self.o..(c + 1) * self.o]
+    }
+}
+
+/// Elementwise: element `(r, 0)` multiplies `w[r]`.
+struct Diagonal<'a> {
+    w: &'a [u64],
+}
+
+impl Weights for Diagonal<'_> {
+    fn row(&self, r: usize, _c: usize) -> &[u64] {
+        &self.w[r..r + 1]
+    }
+}
+
+/// Pairs `(r, c)` per OT batch for `O` outputs per element.
+fn pairs_per_batch(ell: u32, o: usize) -> usize {
+    (BATCH_WORDS / (ell as usize * o.max(1))).max(1)
+}
+
+/// The core: `Y = X·W` (`R×O`) for this party's share `x` of `X` (`R×C`).
+/// The server (role `P0`) passes the weights.
+fn product(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    (rows, cols, outs): (usize, usize, usize),
+    x: &[u64],
+    weights: Option<&dyn Weights>,
+) -> Result<Vec<u64>, ProtoError> {
+    check_ell(ell)?;
+    check(x.len() == rows * cols, || {
+        format!("{} shares for a {rows}×{cols} operand", x.len())
+    })?;
+    check(weights.is_some() == (ctx.role == Role::P0), || {
+        "the weight owner must play role P0 (the OT sender)".into()
+    })?;
+    let m = mask(ell);
+    let l = ell as usize;
+    let mut y = vec![0u64; rows * outs];
+    // Local part of the server: x_0·W.
+    if let Some(w) = weights {
+        for r in 0..rows {
+            let yr = &mut y[r * outs..(r + 1) * outs];
+            for c in 0..cols {
+                let xv = x[r * cols + c];
+                if xv != 0 {
+                    for (a, &wv) in yr.iter_mut().zip(w.row(r, c)) {
+                        *a = a.wrapping_add(xv.wrapping_mul(wv));
+                    }
+                }
+            }
+        }
+    }
+    // OT part: instance (pair p, bit i) has width ℓ − i.
+    let widths_of_pair: Vec<u8> = (0..ell).map(|i| (ell - i) as u8).collect();
+    let total = rows * cols;
+    let per = pairs_per_batch(ell, outs);
+    let mut start = 0;
+    while start < total {
+        let end = (start + per).min(total);
+        let np = end - start;
+        let widths: Vec<u8> = widths_of_pair.repeat(np);
+        let out = match weights {
+            Some(w) => {
+                let mut corr = Vec::with_capacity(np * l * outs);
+                for p in start..end {
+                    let row = w.row(p / cols, p % cols);
+                    for _ in 0..l {
+                        corr.extend_from_slice(row);
+                    }
+                }
+                ctx.ot.send_cot_vec(ctx.ch, &corr, outs, &widths)?
+            }
+            None => {
+                let choices: Vec<bool> = (start..end)
+                    .flat_map(|p| (0..ell).map(move |i| (x[p] >> i) & 1 == 1))
+                    .collect();
+                ctx.ot.recv_cot_vec(ctx.ch, &choices, outs, &widths)?
+            }
+        };
+        // Accumulate 2^i·(output) into row p / cols (negated for the server).
+        let sign = weights.is_some();
+        for (k, p) in (start..end).enumerate() {
+            let yr = &mut y[(p / cols) * outs..(p / cols + 1) * outs];
+            for i in 0..l {
+                let o = &out[(k * l + i) * outs..(k * l + i + 1) * outs];
+                for (a, &v) in yr.iter_mut().zip(o) {
+                    let t = v << i;
+                    *a = if sign {
+                        a.wrapping_sub(t)
+                    } else {
+                        a.wrapping_add(t)
+                    };
+                }
+            }
+        }
+        start = end;
+    }
+    y.iter_mut().for_each(|v| *v &= m);
+    Ok(y)
+}
+
+/// Shares of `Y = X·W` (`[R, C] × [C, O] → [R, O]`, the orientation of
+/// [`sci_ir::Op::MatMul`]) for this party's share `x` of `X`; the server
+/// (role `P0`) passes `w`, the client `None`. Cost: see the
+/// [module documentation](self).
+pub fn matmul(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    (rows, cols, outs): (usize, usize, usize),
+    x: &[u64],
+    w: Option<&[u64]>,
+) -> Result<Vec<u64>, ProtoError> {
+    if let Some(w) = w {
+        check(w.len() == cols * outs, || {
+            format!("{} weights for a {cols}×{outs} matrix", w.len())
+        })?;
+    }
+    let wm = w.map(|w| Matrix { w, o: outs });
+    product(
+        ctx,
+        ell,
+        (rows, cols, outs),
+        x,
+        wm.as_ref().map(|m| m as &dyn Weights),
+    )
+}
+
+/// Shares of `Y = W·X` (`[O, C] × [C, R] → [O, R]`) with `W` the server's:
+/// `Y^T = X^T·W^T`, computed by [`matmul`] on transposed operands.
+pub fn matmul_wx(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    (outs, cols, rows): (usize, usize, usize),
+    w: Option<&[u64]>,
+    x: &[u64],
+) -> Result<Vec<u64>, ProtoError> {
+    check(x.len() == cols * rows, || {
+        format!("{} shares for a {cols}×{rows} operand", x.len())
+    })?;
+    let xt = transpose2(x, cols, rows);
+    let wt = match w {
+        Some(w) => {
+            check(w.len() == outs * cols, || {
+                format!("{} weights for a {outs}×{cols} matrix", w.len())
+            })?;
+            Some(transpose2(w, outs, cols))
+        }
+        None => None,
+    };
+    let yt = matmul(ctx, ell, (rows, cols, outs), &xt, wt.as_deref())?;
+    Ok(transpose2(&yt, rows, outs))
+}
+
+/// Shares of the elementwise product `x ⊙ w` with `w` the server's (same
+/// length; broadcast both operands to the output shape first).
+pub fn mul(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    x: &[u64],
+    w: Option<&[u64]>,
+) -> Result<Vec<u64>, ProtoError> {
+    if let Some(w) = w {
+        check(w.len() == x.len(), || {
+            format!("{} weights for {} elements", w.len(), x.len())
+        })?;
+    }
+    let d = w.map(|w| Diagonal { w });
+    product(
+        ctx,
+        ell,
+        (x.len(), 1, 1),
+        x,
+        d.as_ref().map(|d| d as &dyn Weights),
+    )
+}
+
+/// The transpose of a row-major `r×c` matrix.
+pub(crate) fn transpose2(a: &[u64], r: usize, c: usize) -> Vec<u64> {
+    let mut t = vec![0u64; a.len()];
+    for i in 0..r {
+        for j in 0..c {
+            t[j * r + i] = a[i * c + j];
+        }
+    }
+    t
+}
+
+/// Geometry of a 2-D convolution (NCHW input, `[C_out, C/groups, kh, kw]`
+/// weights), as in [`sci_ir::Op::Conv2d`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvGeom {
+    /// Input `[N, C, H, W]`.
+    pub input: [usize; 4],
+    /// Output channels.
+    pub c_out: usize,
+    /// Kernel height and width.
+    pub kernel: [usize; 2],
+    /// Strides (h, w).
+    pub strides: [usize; 2],
+    /// Padding: top, left, bottom, right.
+    pub pads: [usize; 4],
+    /// Dilations (h, w).
+    pub dilations: [usize; 2],
+    /// Groups (dividing `C` and `C_out`).
+    pub groups: usize,
+}
+
+impl ConvGeom {
+    /// Output height and width.
+    pub fn output_hw(&self) -> [usize; 2] {
+        let out = |size: usize, a: usize| {
+            let span = self.dilations[a] * (self.kernel[a].max(1) - 1) + 1;
+            let padded = size + self.pads[a] + self.pads[a + 2];
+            if padded < span {
+                0
+            } else {
+                (padded - span) / self.strides[a].max(1) + 1
+            }
+        };
+        [out(self.input[2], 0), out(self.input[3], 1)]
+    }
+
+    /// Output shape `[N, C_out, oh, ow]`.
+    pub fn output_shape(&self) -> [usize; 4] {
+        let [oh, ow] = self.output_hw();
+        [self.input[0], self.c_out, oh, ow]
+    }
+
+    fn validate(&self) -> Result<(), ProtoError> {
+        let g = self.groups;
+        check(
+            g >= 1
+                && self.input[1].is_multiple_of(g)
+                && self.c_out.is_multiple_of(g)
+                && self.strides.iter().chain(&self.dilations).all(|&s| s >= 1),
+            || format!("invalid convolution geometry {self:?}"),
+        )
+    }
+}
+
+/// Shares of the convolution of this party's share `x` (`[N, C, H, W]`) with
+/// the server's weights `w` (`[C_out, C/groups, kh, kw]`), without bias:
+/// per group, the product of the `im2col` matrix (`N·oh·ow × (C/g)·kh·kw`,
+/// padding as 0) with the transposed group weights ([`matmul`]).
+pub fn conv2d(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    geom: &ConvGeom,
+    x: &[u64],
+    w: Option<&[u64]>,
+) -> Result<Vec<u64>, ProtoError> {
+    conv2d_with(geom, x, w, |dims, xc, wt| matmul(ctx, ell, dims, xc, wt))
+}
+
+/// [`conv2d`] with the products done by `mm(dims, x, w)` (a [`matmul`] on
+/// one lane or on all lanes of a session).
+pub(crate) fn conv2d_with(
+    geom: &ConvGeom,
+    x: &[u64],
+    w: Option<&[u64]>,
+    mut mm: impl FnMut((usize, usize, usize), &[u64], Option<&[u64]>) -> Result<Vec<u64>, ProtoError>,
+) -> Result<Vec<u64>, ProtoError> {
+    geom.validate()?;
+    let [n, c, h, wd] = geom.input;
+    let [kh, kw] = geom.kernel;
+    let [oh, ow] = geom.output_hw();
+    let g = geom.groups;
+    let (cg, cog) = (c / g, geom.c_out / g);
+    check(x.len() == n * c * h * wd, || {
+        format!("{} shares for an input of shape {:?}", x.len(), geom.input)
+    })?;
+    if let Some(w) = w {
+        check(w.len() == geom.c_out * cg * kh * kw, || {
+            format!(
+                "{} weights for {} filters of {cg}×{kh}×{kw}",
+                w.len(),
+                geom.c_out
+            )
+        })?;
+    }
+    let (rows, cols) = (n * oh * ow, cg * kh * kw);
+    let mut y = vec![0u64; n * geom.c_out * oh * ow];
+    for grp in 0..g {
+        // im2col: row (b, i, j), column (ci, a, bb).
+        let mut xc = vec![0u64; rows * cols];
+        for b in 0..n {
+            for i in 0..oh {
+                for j in 0..ow {
+                    let row = &mut xc[((b * oh + i) * ow + j) * cols..][..cols];
+                    for ci in 0..cg {
+                        let plane = &x[(b * c + grp * cg + ci) * h * wd..][..h * wd];
+                        for a in 0..kh {
+                            let iy = (i * geom.strides[0] + a * geom.dilations[0]) as i64
+                                - geom.pads[0] as i64;
+                            if iy < 0 || iy >= h as i64 {
+                                continue;
+                            }
+                            for bb in 0..kw {
+                                let ix = (j * geom.strides[1] + bb * geom.dilations[1]) as i64
+                                    - geom.pads[1] as i64;
+                                if ix >= 0 && ix < wd as i64 {
+                                    row[(ci * kh + a) * kw + bb] =
+                                        plane[iy as usize * wd + ix as usize];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Group weights transposed: (ci, a, bb) × o.
+        let wt = w.map(|w| transpose2(&w[grp * cog * cols..(grp + 1) * cog * cols], cog, cols));
+        let yg = mm((rows, cols, cog), &xc, wt.as_deref())?;
+        for b in 0..n {
+            for o in 0..cog {
+                let dst = &mut y[(b * geom.c_out + grp * cog + o) * oh * ow..][..oh * ow];
+                for (p, d) in dst.iter_mut().enumerate() {
+                    *d = yg[(b * oh * ow + p) * cog + o];
+                }
+            }
+        }
+    }
+    Ok(y)
+}
+
+/// Exact bits on the wire of [`matmul`] (`R×C` by `C×O`).
+pub fn cost_bits(ell: u32, (rows, cols, outs): (usize, usize, usize)) -> u64 {
+    let total = rows * cols;
+    let per = pairs_per_batch(ell, outs);
+    let payload_per_pair: u64 = (1..=ell as u64).sum::<u64>() * outs as u64;
+    let mut bits = 0;
+    let mut start = 0;
+    while start < total {
+        let np = (start + per).min(total) - start;
+        let inst = np * ell as usize;
+        bits += (LAMBDA * inst.next_multiple_of(8)) as u64
+            + 8 * (payload_per_pair * np as u64).div_ceil(8);
+        start += np;
+    }
+    bits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::testutil;
+    use crate::proto::testutil::{ELLS, measured, open, prg, run2, run2_tcp, share};
+    use sci_ir::{Op, Owner, ValueId};
+
+    /// The reference interpreter on `op(x, w)` with `x` a client input and
+    /// `w` a server constant.
+    fn reference(
+        ell: u32,
+        (xs, x): (&[usize], &[u64]),
+        (ws, w): (&[usize], &[u64]),
+        op: impl Fn(ValueId, ValueId) -> Op,
+    ) -> Vec<u64> {
+        let inputs = [(x, xs, Owner::Client), (w, ws, Owner::Server)];
+        testutil::reference(ell, &inputs, |v| op(v[0], v[1])).0
+    }
+
+    fn secure<F>(ell: u32, x: &[u64], w: &[u64], client_only: bool, tcp: bool, f: F) -> Vec<u64>
+    where
+        F: Fn(&mut Ctx<'_>, &[u64], Option<&[u64]>) -> Result<Vec<u64>, ProtoError> + Sync,
+    {
+        let (x0, x1) = if client_only {
+            (vec![0; x.len()], x.to_vec())
+        } else {
+            share(&mut prg(21), x, ell)
+        };
+        let g = |ctx: &mut Ctx<'_>| match ctx.role {
+            Role::P0 => f(ctx, &x0, Some(w)),
+            Role::P1 => f(ctx, &x1, None),
+        };
+        let r = if tcp { run2_tcp(4, g) } else { run2(4, g) };
+        open(&r.p0, &r.p1, ell)
+    }
+
+    #[test]
+    fn matmul_equals_reference() {
+        for ell in ELLS {
+            let (m, k, n) = (20, 25, 20);
+            let mut g = prg(ell as u128);
+            let x = g.ring_elems(m * k, ell);
+            let w = g.ring_elems(k * n, ell);
+            let want = reference(ell, (&[m, k], &x), (&[k, n], &w), |a, b| Op::MatMul {
+                a,
+                b,
+                bias: None,
+            });
+            for client_only in [false, true] {
+                let got = secure(ell, &x, &w, client_only, false, |ctx, x, w| {
+                    matmul(ctx, ell, (m, k, n), x, w)
+                });
+                assert_eq!(got, want, "ℓ={ell}");
+            }
+            // W·X: (W·X)^T = X^T·W^T.
+            let got = secure(
+                ell,
+                &transpose2(&x, m, k),
+                &transpose2(&w, k, n),
+                false,
+                false,
+                |ctx, x, w| matmul_wx(ctx, ell, (n, k, m), w, x),
+            );
+            assert_eq!(transpose2(&got, n, m), want, "ℓ={ell} W·X");
+        }
+    }
+
+    #[test]
+    fn elementwise_product_equals_reference() {
+        let ell = 37;
+        let mut g = prg(3);
+        let x = g.ring_elems(10_000, ell);
+        let w = g.ring_elems(10_000, ell);
+        let want = reference(ell, (&[10_000], &x), (&[10_000], &w), |a, b| Op::Mul {
+            a,
+            b,
+        });
+        assert_eq!(
+            secure(ell, &x, &w, false, false, |ctx, x, w| mul(ctx, ell, x, w)),
+            want
+        );
+    }
+
+    #[test]
+    fn conv2d_equals_reference() {
+        let cases = [
+            // (input, c_out, kernel, strides, pads, dilations, groups)
+            (
+                [2usize, 3, 9, 8],
+                4usize,
+                [3usize, 3],
+                [1usize, 1],
+                [1usize, 1, 1, 1],
+                [1usize, 1],
+                1usize,
+            ),
+            ([1, 4, 11, 11], 6, [3, 2], [2, 1], [0, 2, 1, 0], [1, 2], 2),
+            ([1, 6, 7, 7], 6, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 6),
+            ([1, 2, 5, 5], 3, [1, 1], [1, 1], [0, 0, 0, 0], [1, 1], 1),
+        ];
+        for (ell, (input, c_out, kernel, strides, pads, dilations, groups)) in
+            [32u32, 8, 64, 41].into_iter().zip(cases)
+        {
+            let geom = ConvGeom {
+                input,
+                c_out,
+                kernel,
+                strides,
+                pads,
+                dilations,
+                groups,
+            };
+            let mut g = prg(ell as u128 + 5);
+            let x = g.ring_elems(input.iter().product(), ell);
+            let ws = [c_out, input[1] / groups, kernel[0], kernel[1]];
+            let w = g.ring_elems(ws.iter().product(), ell);
+            let want = reference(ell, (&input, &x), (&ws, &w), |x, w| Op::Conv2d {
+                x,
+                w,
+                bias: None,
+                strides,
+                pads,
+                dilations,
+                groups,
+            });
+            let got = secure(ell, &x, &w, false, false, |ctx, x, w| {
+                conv2d(ctx, ell, &geom, x, w)
+            });
+            assert_eq!(got.len(), geom.output_shape().iter().product::<usize>());
+            assert_eq!(got, want, "ℓ={ell} {geom:?}");
+        }
+    }
+
+    #[test]
+    fn communication() {
+        // (300, 8, 64) at ℓ = 32 needs two OT batches of at most 2048 pairs.
+        for (ell, dims) in [
+            (32u32, (7usize, 9usize, 5usize)),
+            (8, (100, 3, 1)),
+            (64, (2, 2, 70)),
+            (32, (300, 8, 64)),
+        ] {
+            let mut g = prg(9);
+            let x = g.ring_elems(dims.0 * dims.1, ell);
+            let w = g.ring_elems(dims.1 * dims.2, ell);
+            let (x0, x1) = share(&mut g, &x, ell);
+            let r = measured(4, |ctx, warm| {
+                let d = if warm { (1, 1, dims.2) } else { dims };
+                match ctx.role {
+                    Role::P0 => matmul(ctx, ell, d, &x0[..d.0 * d.1], Some(&w[..d.1 * d.2])),
+                    Role::P1 => matmul(ctx, ell, d, &x1[..d.0 * d.1], None),
+                }
+            });
+            assert_eq!(r.bits(), cost_bits(ell, dims), "ℓ={ell} {dims:?}");
+        }
+        // NKℓ instances of COT_{M(ℓ+1)/2}: for ℓ = 32, 64 outputs per element,
+        // 32·128 + 64·528 bits per shared element.
+        assert_eq!(cost_bits(32, (1000, 8, 64)), 8000 * (32 * 128 + 64 * 528));
+    }
+
+    #[test]
+    fn over_tcp_loopback() {
+        // 2^16 shared elements against a 16×4 weight matrix.
+        let ell = 32;
+        let (m, k, n) = (4096, 16, 4);
+        let mut g = prg(4);
+        let x = g.ring_elems(m * k, ell);
+        let w = g.ring_elems(k * n, ell);
+        let want = reference(ell, (&[m, k], &x), (&[k, n], &w), |a, b| Op::MatMul {
+            a,
+            b,
+            bias: None,
+        });
+        assert_eq!(
+            secure(ell, &x, &w, false, true, |ctx, x, w| matmul(
+                ctx,
+                ell,
+                (m, k, n),
+                x,
+                w
+            )),
+            want
+        );
+    }
+}
