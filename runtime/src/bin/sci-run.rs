@@ -202,30 +202,25 @@ fn abort(
     err
 }
 
-/// A progress bar on stderr when it is a terminal.
-fn progress_bar(total: usize) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let pb = ProgressBar::new(total as u64);
-    pb.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    Some(pb)
-}
+/// A progress bar on stderr (instruction i of n, bytes so far), shown only when stderr
+/// is a terminal.
+struct Bar(Option<ProgressBar>);
 
-/// Executes with a progress bar.
-fn execute(
-    program: &Program,
-    conn: link::Connected,
-    inputs: Option<Vec<Tensor>>,
-    show: bool,
-) -> Result<Execution, ExecError> {
-    let mut session = conn.session;
-    let pb = show.then(|| progress_bar(program.instrs().len())).flatten();
-    let mut observe = |p: Progress<'_>| {
-        if let Some(pb) = &pb {
+impl Bar {
+    fn new(total: usize) -> Bar {
+        if !std::io::stderr().is_terminal() {
+            return Bar(None);
+        }
+        let pb = ProgressBar::new(total as u64);
+        pb.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        Bar(Some(pb))
+    }
+
+    fn show(&self, p: Progress<'_>) {
+        if let Some(pb) = &self.0 {
             pb.set_position(p.done as u64);
             pb.set_message(format!(
                 "{} {}  sent {:.1} MiB, received {:.1} MiB",
@@ -235,11 +230,27 @@ fn execute(
                 mib(p.stats.bytes_recv)
             ));
         }
-    };
-    let r = exec::execute(program, &mut session, inputs, conn.setup, &mut observe);
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
     }
+
+    fn finish(self) {
+        if let Some(pb) = self.0 {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// Executes with a progress bar.
+fn execute(
+    program: &Program,
+    conn: link::Connected,
+    inputs: Option<Vec<Tensor>>,
+) -> Result<Execution, ExecError> {
+    let mut session = conn.session;
+    let bar = Bar::new(program.instrs().len());
+    let r = exec::execute(program, &mut session, inputs, conn.setup, &mut |p| {
+        bar.show(p)
+    });
+    bar.finish();
     r
 }
 
@@ -268,7 +279,7 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
             Err(ExecError::NoPeer(_)) if cli.serve => continue,
             r => r,
         };
-        let res = conn.and_then(|c| execute(plan.program(), c, None, true));
+        let res = conn.and_then(|c| execute(plan.program(), c, None));
         match (res, cli.serve) {
             (Ok(ex), false) => {
                 print_costs("server", &ex.report);
@@ -310,7 +321,7 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg]) -> Result<(Plan, Client
         )),
         e => e.into(),
     })?;
-    let ex = execute(plan.program(), conn, Some(inputs), true)?;
+    let ex = execute(plan.program(), conn, Some(inputs))?;
     let outs = ex
         .outputs
         .ok_or_else(|| anyhow!("internal error: the client has no outputs"))?;
@@ -326,46 +337,19 @@ fn local(
     out_files: &[FileArg],
 ) -> Result<(String, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
-    let program = plan.program();
-    exec::check_plan(program, Party::P0).with_context(|| format!("plan {}", cli.plan.display()))?;
-    let client_plan = plan.client_view();
-    let inputs = io::load_inputs(client_plan.program(), files)?;
-    let threads = cli.threads.unwrap_or(program.params().threads);
-    let listener = tcp::listen("127.0.0.1:0").context("listening on loopback")?;
-    let addr = listener
-        .local_addr()
-        .context("reading the loopback address")?
-        .to_string();
-    let (s, c) = std::thread::scope(|sc| {
-        let srv = sc.spawn(|| {
-            let hello = Hello::new(Party::P0, threads, plan.hash(), Status::Ready);
-            link::accept(&listener, Party::P0, &hello, cfg)
-                .and_then(|conn| execute(program, conn, None, false))
-        });
-        let hello = Hello::new(Party::P1, threads, client_plan.hash(), Status::Ready);
-        let cl = link::connect(&addr, Party::P1, &hello, cfg)
-            .and_then(|conn| execute(client_plan.program(), conn, Some(inputs), true));
-        let srv = srv
-            .join()
-            .unwrap_or_else(|_| Err(ExecError::Inputs("the server thread panicked".into())));
-        (srv, cl)
-    });
-    // Report the root cause: a party's own error rather than the other's "peer gone".
-    let (s, c) = match (s, c) {
-        (Ok(s), Ok(c)) => (s, c),
-        (Err(e), Err(c)) if c.peer_gone() && !e.peer_gone() => {
-            return Err(anyhow::Error::new(e).context("server"));
-        }
-        (_, Err(e)) => return Err(anyhow::Error::new(e).context("client")),
-        (Err(e), _) => return Err(anyhow::Error::new(e).context("server")),
+    let inputs = io::load_inputs(plan.program(), files)?;
+    let threads = cli.threads.unwrap_or(plan.program().params().threads);
+    let bar = Bar::new(plan.program().instrs().len());
+    let mut run = exec::run_pair(&plan, vec![inputs], threads, cfg, &mut |p| bar.show(p))?;
+    bar.finish();
+    let (Some(outs), Some(s), Some(c)) = (run.outputs.pop(), run.server.pop(), run.client.pop())
+    else {
+        bail!("internal error: no result from the local run");
     };
-    let outs = c
-        .outputs
-        .ok_or_else(|| anyhow!("internal error: the client has no outputs"))?;
-    finish_outputs(client_plan.program(), out_files, &outs)?;
-    print_costs("server", &s.report);
-    print_costs("client", &c.report);
-    Ok((plan.hash_hex(), vec![s.report, c.report]))
+    finish_outputs(plan.program(), out_files, &outs)?;
+    print_costs("server", &s);
+    print_costs("client", &c);
+    Ok((plan.hash_hex(), vec![s, c]))
 }
 
 /// The reference interpreter on the plan.

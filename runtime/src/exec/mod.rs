@@ -23,12 +23,14 @@ pub mod handshake;
 pub mod io;
 pub mod link;
 pub mod local;
+pub mod pair;
 pub mod protocols;
 pub mod report;
 pub mod windows;
 
 pub use executor::{Execution, Progress, check_plan, execute};
 pub use handshake::{Hello, Status};
+pub use pair::{PairError, PairRun, run_pair};
 
 use crate::net::NetError;
 use crate::ot::OtError;

@@ -94,6 +94,49 @@ impl PartyReport {
     }
 }
 
+impl PartyReport {
+    /// A text table of the costs of every instruction that communicated or took at least
+    /// a millisecond, then the set-up and the totals: seconds, KiB sent and received,
+    /// rounds.
+    pub fn table(&self) -> String {
+        use std::fmt::Write;
+        let kib = |b: u64| b as f64 / 1024.0;
+        let mut out = String::new();
+        let line = |out: &mut String, what: &str, shape: &str, c: &Cost| {
+            let _ = writeln!(
+                out,
+                "{what:<34} {shape:<16} {:>9.1} {:>11.1} {:>11.1} {:>7}",
+                c.seconds * 1e3,
+                kib(c.bytes_sent),
+                kib(c.bytes_recv),
+                c.rounds
+            );
+        };
+        let _ = writeln!(
+            out,
+            "{:<34} {:<16} {:>9} {:>11} {:>11} {:>7}",
+            "instruction", "shape", "ms", "sent KiB", "recv KiB", "rounds"
+        );
+        line(
+            &mut out,
+            "(connection, handshake, OT set-up)",
+            "",
+            &self.setup,
+        );
+        for i in &self.instructions {
+            let Some(c) = &i.cost else { continue };
+            if c.bytes_sent + c.bytes_recv == 0 && c.seconds < 1e-3 {
+                continue;
+            }
+            let what = format!("%{} = {}", i.name, i.op);
+            let shape = format!("{:?}", i.shape);
+            line(&mut out, &what, &shape, c);
+        }
+        line(&mut out, "total", "", &self.totals);
+        out
+    }
+}
+
 /// The report written by `sci-run --report`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunReport {

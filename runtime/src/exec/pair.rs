@@ -1,0 +1,120 @@
+//! Both parties in one process: the server and the client on two threads, connected over
+//! loopback TCP exactly as two `sci-run` processes would be (handshake, OT set-up, `T`
+//! lanes). Used by `sci-run --local`, the demo and the end-to-end tests.
+//!
+//! The client runs on the client's view of the plan ([`Plan::client_view`]): it never
+//! holds the weights. Several inputs may be run one after another on the same
+//! connection (fresh protocol randomness for each; the OT extensions simply continue),
+//! which is how the accuracy test runs a whole test split.
+
+use super::ExecError;
+use super::executor::{self, Execution, Progress};
+use super::handshake::{Hello, Status};
+use super::link;
+use super::report::PartyReport;
+use crate::net::Party;
+use crate::net::tcp::{self, TcpConfig};
+use sci_ir::{Plan, Tensor};
+
+/// The result of [`run_pair`].
+#[derive(Debug)]
+pub struct PairRun {
+    /// The client's outputs for each input set, in order.
+    pub outputs: Vec<Vec<Tensor>>,
+    /// The server's report for each input set (the first includes the set-up).
+    pub server: Vec<PartyReport>,
+    /// The client's report for each input set.
+    pub client: Vec<PartyReport>,
+}
+
+/// A failure of one of the two parties.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {error}", match party { Party::P0 => "server", Party::P1 => "client" })]
+pub struct PairError {
+    /// The party whose error is the root cause.
+    pub party: Party,
+    /// Its error.
+    pub error: ExecError,
+}
+
+/// Runs `plan` (with its weights) on each of `inputs` (encoded input sets, as
+/// [`super::io::load_inputs`] returns them) with both parties in this process, over
+/// `threads` loopback TCP connections. `observe` sees the client's progress. On failure
+/// the root cause is returned: a party's own error rather than the other's
+/// "peer disconnected".
+pub fn run_pair(
+    plan: &Plan,
+    inputs: Vec<Vec<Tensor>>,
+    threads: u32,
+    cfg: &TcpConfig,
+    observe: &mut dyn FnMut(Progress<'_>),
+) -> Result<PairRun, PairError> {
+    let server_err = |error| PairError {
+        party: Party::P0,
+        error,
+    };
+    let program = plan.program();
+    executor::check_plan(program, Party::P0).map_err(server_err)?;
+    let client_plan = plan.client_view();
+    let listener = tcp::listen("127.0.0.1:0").map_err(|e| server_err(ExecError::Connect(e)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| {
+            server_err(ExecError::Connect(crate::net::NetError::new(
+                "loopback address",
+                e,
+            )))
+        })?
+        .to_string();
+    let rounds = inputs.len();
+    let (srv, cl) = std::thread::scope(|sc| {
+        let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
+            let hello = Hello::new(Party::P0, threads, plan.hash(), Status::Ready);
+            let conn = link::accept(&listener, Party::P0, &hello, cfg)?;
+            let (mut session, mut setup) = (conn.session, Some(conn.setup));
+            (0..rounds)
+                .map(|_| {
+                    let s = setup.take().unwrap_or_default();
+                    executor::execute(program, &mut session, None, s, &mut |_| {}).map(|e| e.report)
+                })
+                .collect()
+        });
+        let cl = (|| -> Result<Vec<Execution>, ExecError> {
+            let hello = Hello::new(Party::P1, threads, client_plan.hash(), Status::Ready);
+            let conn = link::connect(&addr, Party::P1, &hello, cfg)?;
+            let (mut session, mut setup) = (conn.session, Some(conn.setup));
+            inputs
+                .into_iter()
+                .map(|x| {
+                    let s = setup.take().unwrap_or_default();
+                    executor::execute(client_plan.program(), &mut session, Some(x), s, observe)
+                })
+                .collect()
+        })();
+        let srv = srv
+            .join()
+            .unwrap_or_else(|_| Err(ExecError::Inputs("the server thread panicked".into())));
+        (srv, cl)
+    });
+    match (srv, cl) {
+        (Ok(server), Ok(execs)) => {
+            let mut outputs = Vec::with_capacity(execs.len());
+            let mut client = Vec::with_capacity(execs.len());
+            for e in execs {
+                outputs.push(e.outputs.unwrap_or_default());
+                client.push(e.report);
+            }
+            Ok(PairRun {
+                outputs,
+                server,
+                client,
+            })
+        }
+        (Err(s), Err(c)) if c.peer_gone() && !s.peer_gone() => Err(server_err(s)),
+        (_, Err(error)) => Err(PairError {
+            party: Party::P1,
+            error,
+        }),
+        (Err(error), Ok(_)) => Err(server_err(error)),
+    }
+}

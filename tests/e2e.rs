@@ -1,0 +1,236 @@
+//! End to end with real processes: compile testdata models (the `sci-compiler` library),
+//! then run the `sci-run` binary `--cleartext`, `--local`, and as two processes (server
+//! and client) over loopback; the three output files must be byte-identical.
+//!
+//! **Where `sci-run` comes from.** Cargo gives a test the path of a binary only for the
+//! binaries of its own package (`CARGO_BIN_EXE_*`), and `sci-run` belongs to
+//! `sci-runtime`. So this test builds it with the same cargo, profile and target
+//! directory it was itself built with (`cargo build -p sci-runtime --bin sci-run`, a
+//! no-op when up to date, as under `cargo test --workspace`) and takes the executable's
+//! path from cargo's JSON messages. That guarantees the test never runs a stale binary
+//! and does not depend on the target directory layout. The failure cases of `sci-run`
+//! (killed or silent peer, mismatched or truncated plan, wrong input, same role twice,
+//! client plan at the server) are tested on hand-built plans in
+//! `runtime/tests/cli.rs`, where `CARGO_BIN_EXE_sci-run` is available.
+
+use sci_compiler::{Options, Quantization};
+use sci_ir::Plan;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Path of a freshly built `sci-run`.
+fn sci_run() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args([
+            "build",
+            "-p",
+            "sci-runtime",
+            "--bin",
+            "sci-run",
+            "--message-format=json",
+        ]);
+        if !cfg!(debug_assertions) {
+            cmd.arg("--release");
+        }
+        let out = cmd
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running cargo build");
+        assert!(
+            out.status.success(),
+            "cargo build -p sci-runtime --bin sci-run failed"
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "sci-run")
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reported the sci-run executable")
+    })
+}
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
+}
+
+/// The manifest entry of a testdata model.
+fn manifest(model: &str) -> serde_json::Value {
+    static M: OnceLock<serde_json::Value> = OnceLock::new();
+    let m = M.get_or_init(|| {
+        serde_json::from_str(&std::fs::read_to_string(testdata().join("manifest.json")).unwrap())
+            .unwrap()
+    });
+    m["models"][model].clone()
+}
+
+/// Compiles `model` at ℓ = 32, s = 12 (up to `output` if given) into `dir`; returns the
+/// plan and the client plan.
+fn compile(dir: &Path, model: &str, output: Option<&str>, threads: u32) -> (PathBuf, PathBuf) {
+    let c = sci_compiler::compile(
+        &Options {
+            model: testdata().join(model),
+            outputs: output.map(|o| vec![o.to_string()]).unwrap_or_default(),
+            quantization: Quantization::Fixed {
+                bits: Some(32),
+                scale: Some(12),
+            },
+            mill_radix: None,
+            threads: Some(threads),
+        },
+        false,
+    )
+    .unwrap_or_else(|e| panic!("compiling {model}: {e}"));
+    let plan = Plan::new(c.program);
+    let stem = model.replace(['/', '.'], "_");
+    let (a, b) = (
+        dir.join(format!("{stem}.bin")),
+        dir.join(format!("{stem}_client.bin")),
+    );
+    plan.save(&a).unwrap();
+    plan.client_view().save(&b).unwrap();
+    (a, b)
+}
+
+fn run(args: &[String]) -> Output {
+    Command::new(sci_run()).args(args).output().unwrap()
+}
+
+fn spawn(args: &[String]) -> Child {
+    Command::new(sci_run())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait(mut c: Child) -> Output {
+    let start = Instant::now();
+    while c.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = c.kill();
+            panic!("sci-run still running after 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    c.wait_with_output().unwrap()
+}
+
+fn free_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+fn ok(o: &Output, what: &str) {
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Runs one model on its first `cases` testdata cases in the three modes and compares
+/// the outputs byte for byte.
+fn check_model(model: &str, output: Option<&str>, cases: usize, threads: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, client) = compile(dir.path(), model, output, threads);
+    let m = manifest(model);
+    let names: Vec<String> = m["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap().to_string())
+        .collect();
+    let case_dir = testdata().join(model.replace(".onnx", ".cases"));
+    for k in 0..cases.min(m["cases"].as_u64().unwrap() as usize) {
+        let mut ins = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let f = case_dir.join(format!("{k}/input_{i}.npy"));
+            ins.extend(["--input".to_string(), format!("{n}={}", f.display())]);
+        }
+        let out = |mode: &str| dir.path().join(format!("{k}_{mode}.npy"));
+        let mut base = ins.clone();
+        base.extend(["--threads".to_string(), threads.to_string()]);
+        for mode in ["cleartext", "local"] {
+            let mut a = vec![format!("--{mode}"), plan.display().to_string()];
+            a.extend(base.clone());
+            a.extend(["--output".to_string(), out(mode).display().to_string()]);
+            ok(&run(&a), &format!("{model} case {k} --{mode}"));
+        }
+        let addr = free_port();
+        let t = threads.to_string();
+        let srv = spawn(&[
+            "--party".into(),
+            "0".into(),
+            plan.display().to_string(),
+            "--listen".into(),
+            addr.clone(),
+            "--threads".into(),
+            t,
+        ]);
+        let mut a = vec!["--party".into(), "1".into(), client.display().to_string()];
+        a.extend(["--connect".into(), addr]);
+        a.extend(base);
+        a.extend(["--output".to_string(), out("two").display().to_string()]);
+        let c = run(&a);
+        let s = wait(srv);
+        ok(&c, &format!("{model} case {k} client"));
+        ok(&s, &format!("{model} case {k} server"));
+        let read = |mode: &str| std::fs::read(out(mode)).unwrap();
+        let clear = read("cleartext");
+        assert_eq!(
+            clear,
+            read("local"),
+            "{model} case {k}: --local differs from --cleartext"
+        );
+        assert_eq!(
+            clear,
+            read("two"),
+            "{model} case {k}: two processes differ from --cleartext"
+        );
+    }
+}
+
+#[test]
+fn digits_models() {
+    check_model("digits/digits_lenet.onnx", None, 3, 1);
+    check_model("digits/digits_resnet.onnx", None, 2, 2);
+    check_model("digits/digits_mlp.onnx", None, 2, 1);
+    check_model(
+        "digits/digits_skl_mlp.onnx",
+        Some("out_activations_result"),
+        2,
+        1,
+    );
+}
+
+#[test]
+fn single_op_models() {
+    for m in [
+        "ops/maxpool_k2s2_pads1_ceil_o12.onnx",
+        "ops/maxpool_k3s2_same_upper_o11.onnx",
+        "ops/avgpool_k2s2_pads1_ceil_cip0_o19.onnx",
+        "ops/avgpool_k3s2_pads1_cip1_o11.onnx",
+        "ops/globalavgpool_o7.onnx",
+        "ops/argmax_ties_first_o12.onnx",
+        "ops/concat_three_inputs_axis1_o4.onnx",
+        "ops/concat_act_const_axis1_o11.onnx",
+        "ops/pad_input_value_asym_o11.onnx",
+        "ops/conv_groups2_o13.onnx",
+        "ops/conv_strides2_pads1_o13.onnx",
+        "ops/gemm_alpha_beta_transB_o11.onnx",
+        "ops/matmul_const_act_o13.onnx",
+        "ops/mul_const_per_channel_o13.onnx",
+        "ops/sub_const_first_o13.onnx",
+        "ops/sum_three_inputs_o13.onnx",
+        "ops/transpose_o21.onnx",
+        "ops/div_const_scalar_o13.onnx",
+    ] {
+        check_model(m, None, 2, 2);
+    }
+}
