@@ -12,12 +12,16 @@ use sci_runtime::exec::{self, ExecError, link};
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, mem};
 use sci_runtime::ot::Session;
+use sci_runtime::proto::engine::Engine;
 use std::time::Duration;
 
 #[test]
 fn protocols_equal_the_interpreter() {
-    for bits in [16, 37] {
-        let p = protocol_program(bits);
+    for (bits, p) in [
+        (16, protocol_program(16)),
+        (37, protocol_program(37)),
+        (32, linear_program()),
+    ] {
         let plan = Plan::new(p.clone());
         for t in [1, 3] {
             let x = wide_inputs(&p, 11 + t as u64);
@@ -43,7 +47,7 @@ type Both = (
 );
 
 /// Runs both parties over the given channels.
-fn run_sessions(plan: &Plan, mut s0: Session, mut s1: Session, x: Vec<Tensor>) -> Both {
+fn run_sessions(plan: &Plan, mut s0: Engine, mut s1: Engine, x: Vec<Tensor>) -> Both {
     let client = plan.client_view();
     std::thread::scope(|sc| {
         let srv = sc.spawn(move || {
@@ -65,9 +69,12 @@ fn run_sessions(plan: &Plan, mut s0: Session, mut s1: Session, x: Vec<Tensor>) -
     })
 }
 
-fn mem_sessions(t: usize) -> (Session, Session) {
+fn mem_sessions(t: usize) -> (Engine, Engine) {
     let (a, b) = mem::pairs(t, Some(Duration::from_secs(20)));
-    (Session::new(Party::P0, a), Session::new(Party::P1, b))
+    (
+        Engine::new(Session::new(Party::P0, a), 4),
+        Engine::new(Session::new(Party::P1, b), 4),
+    )
 }
 
 #[test]
@@ -126,7 +133,8 @@ fn runs_over_tcp_with_handshake_and_ot_setup() {
         (h.join().unwrap(), c1)
     });
     assert!(c0.setup.bytes_sent > 0 && c0.setup.bytes_sent == c1.setup.bytes_recv);
-    let (got, r0, r1) = run_sessions(&plan, c0.session, c1.session, x);
+    let (e0, e1) = (c0.engine(&p).0, c1.engine(&p).0);
+    let (got, r0, r1) = run_sessions(&plan, e0, e1, x);
     assert_eq!(got.unwrap(), want);
     let (r0, r1) = (r0.unwrap(), r1.unwrap());
     assert_eq!(r0.totals.bytes_sent, r1.totals.bytes_recv);

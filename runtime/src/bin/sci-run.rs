@@ -245,11 +245,9 @@ fn execute(
     conn: link::Connected,
     inputs: Option<Vec<Tensor>>,
 ) -> Result<Execution, ExecError> {
-    let mut session = conn.session;
+    let (mut engine, setup) = conn.engine(program);
     let bar = Bar::new(program.instrs().len());
-    let r = exec::execute(program, &mut session, inputs, conn.setup, &mut |p| {
-        bar.show(p)
-    });
+    let r = exec::execute(program, &mut engine, inputs, setup, &mut |p| bar.show(p));
     bar.finish();
     r
 }

@@ -50,14 +50,14 @@
 //! server ones at the server) are computed by that party locally with the reference
 //! interpreter; no protocol is run.
 
-use super::local::{self, LocalError};
-use super::protocols::{self, Cfg};
+use super::local::LocalError;
 use super::report::{Cost, InstrRecord, PartyReport};
-use super::windows;
 use super::{ExecError, StepError};
 use crate::net::{Party, Stats};
-use crate::ot::Session;
-use crate::proto::maxpool::Windows;
+use crate::proto::engine::Engine;
+use crate::proto::local;
+use crate::proto::matmul::ConvGeom;
+use crate::proto::maxpool::Compare;
 use sci_ir::{Encoding, Op, Owner, Program, Scalar, Tensor, ValueId};
 use std::time::Instant;
 
@@ -121,18 +121,20 @@ pub fn check_plan(program: &Program, party: Party) -> Result<u32, ExecError> {
     Ok(bits)
 }
 
-/// Runs `program` as `party` over `session`. The client passes its encoded inputs (in
+/// Runs `program` as `party` with the protocols of `engine` (whose millionaires' radix
+/// should be the plan's, [`sci_ir::Params::mill_radix`]). An engine may run several
+/// executions one after another; each report counts its own run (plus `setup`). The client passes its encoded inputs (in
 /// the order of [`Program::inputs`], as [`super::io::load_inputs`] returns them); the
 /// server passes `None`. `setup` is the cost of the connection set-up, recorded in the
 /// report; `observe` is called after every instruction.
 pub fn execute(
     program: &Program,
-    session: &mut Session,
+    engine: &mut Engine,
     inputs: Option<Vec<Tensor>>,
     setup: Cost,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Execution, ExecError> {
-    let party = session.party();
+    let party = engine.party();
     let bits = check_plan(program, party)?;
     let enc = Encoding::ring(bits).map_err(|e| ExecError::Encoding(e.to_string()))?;
     let input_ids = program.inputs();
@@ -148,6 +150,7 @@ pub fn execute(
         (Party::P0, _) => Vec::new().into_iter(),
     };
     let start = Instant::now();
+    let begin = engine.session().stats();
     let n = program.instrs().len();
     let mut last_use = vec![None; n];
     for v in program.ids() {
@@ -160,21 +163,20 @@ pub fn execute(
         party,
         enc,
         bits,
-        radix: program.params().mill_radix,
         vals: vec![None; n],
         outputs: Vec::new(),
     };
     let mut records = Vec::with_capacity(n);
     for v in program.ids() {
         let instr = program.instr(v);
-        let before = lane_stats(session);
+        let before = lane_stats(engine);
         let t0 = Instant::now();
         let input = match instr.op {
             Op::Input { .. } => inputs.next(),
             _ => None,
         };
         let val = ex
-            .step(v, input, session)
+            .step(v, input, engine)
             .map_err(|source| ExecError::Step {
                 index: v.index(),
                 count: n,
@@ -191,7 +193,7 @@ pub fn execute(
         if last_use[v.index()].is_none() {
             ex.vals[v.index()] = None;
         }
-        let cost = Cost::between(&before, &lane_stats(session), t0.elapsed().as_secs_f64());
+        let cost = Cost::between(&before, &lane_stats(engine), t0.elapsed().as_secs_f64());
         records.push(InstrRecord {
             index: v.index(),
             name: instr.name.clone(),
@@ -204,16 +206,21 @@ pub fn execute(
             total: n,
             name: &instr.name,
             op: instr.op.mnemonic(),
-            stats: session.stats(),
+            stats: engine.session().stats(),
         });
     }
-    for lane in session.lanes_mut() {
+    for lane in engine.session_mut().lanes_mut() {
         lane.ch.flush().map_err(ExecError::Connect)?;
     }
-    let totals = Cost::from_stats(
-        session.stats(),
-        setup.seconds + start.elapsed().as_secs_f64(),
-    );
+    // This run's counters plus the set-up: for the first run on a session, exactly the
+    // channel counters.
+    let run = engine.session().stats() - begin;
+    let totals = Cost {
+        seconds: setup.seconds + start.elapsed().as_secs_f64(),
+        bytes_sent: setup.bytes_sent + run.bytes_sent,
+        bytes_recv: setup.bytes_recv + run.bytes_recv,
+        rounds: setup.rounds + run.rounds,
+    };
     Ok(Execution {
         outputs: (party == Party::P1).then_some(ex.outputs),
         report: PartyReport {
@@ -221,7 +228,7 @@ pub fn execute(
                 Party::P0 => "server",
                 Party::P1 => "client",
             },
-            threads: session.threads(),
+            threads: engine.session().threads(),
             setup,
             instructions: records,
             totals,
@@ -230,8 +237,13 @@ pub fn execute(
 }
 
 /// The counters of every lane.
-fn lane_stats(session: &mut Session) -> Vec<Stats> {
-    session.lanes_mut().iter().map(|l| l.ch.stats()).collect()
+fn lane_stats(engine: &mut Engine) -> Vec<Stats> {
+    engine
+        .session_mut()
+        .lanes_mut()
+        .iter()
+        .map(|l| l.ch.stats())
+        .collect()
 }
 
 /// The executor's state.
@@ -240,7 +252,6 @@ struct Exec<'p> {
     party: Party,
     enc: Encoding,
     bits: u32,
-    radix: u32,
     vals: Vec<Option<Val>>,
     outputs: Vec<Tensor>,
 }
@@ -251,14 +262,6 @@ impl Exec<'_> {
         self.vals[v.index()]
             .as_ref()
             .expect("operands are computed before use and freed after their last use")
-    }
-
-    /// The protocol parameters.
-    fn cfg(&self) -> Cfg {
-        Cfg {
-            bits: self.bits,
-            radix: self.radix,
-        }
     }
 
     fn owner(&self, v: ValueId) -> Owner {
@@ -288,7 +291,7 @@ impl Exec<'_> {
         &mut self,
         v: ValueId,
         input: Option<Tensor>,
-        session: &mut Session,
+        engine: &mut Engine,
     ) -> Result<Val, StepError> {
         let instr = self.program.instr(v);
         let owner = instr.ty.owner();
@@ -311,7 +314,7 @@ impl Exec<'_> {
                     Val::Absent
                 });
             }
-            Op::Output { x, .. } => return self.reveal(*x, session),
+            Op::Output { x, .. } => return self.reveal(*x, engine),
             _ => {}
         }
         if matches!(owner, Owner::Public | Owner::Server) {
@@ -332,18 +335,18 @@ impl Exec<'_> {
                     ))),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let t = local::eval(self.program, &instr.op, ops)?;
+            let t = super::local::eval(self.program, &instr.op, ops)?;
             return Ok(Val::Clear(
                 t.as_u64().map(<[u64]>::to_vec).unwrap_or_default(),
             ));
         }
-        self.secure(v, session)
+        self.secure(v, engine)
     }
 
     /// Applies a linear op to shares: each share operand as is, `factor` (a public
     /// multiplicative operand) in the clear, every other operand as the server's addend.
     /// `op` may differ from the instruction's (the client's pad value is zero).
-    fn linear(&self, op: &Op, factor: Option<ValueId>) -> Result<Val, StepError> {
+    fn linear(&self, op: &Op, factor: Option<ValueId>) -> Result<Vec<u64>, StepError> {
         let ops = op
             .operands()
             .into_iter()
@@ -361,27 +364,38 @@ impl Exec<'_> {
                 Ok((o, self.tensor(o, data)))
             })
             .collect::<Result<Vec<_>, StepError>>()?;
-        let t = local::eval(self.program, op, ops)?;
-        Ok(Val::Share(
-            t.as_u64().map(<[u64]>::to_vec).unwrap_or_default(),
-        ))
+        let t = super::local::eval(self.program, op, ops)?;
+        Ok(t.as_u64().map(<[u64]>::to_vec).unwrap_or_default())
+    }
+
+    /// The value of `v` if this party knows it in the clear.
+    fn clear(&self, v: ValueId) -> Option<&[u64]> {
+        match self.val(v) {
+            Val::Clear(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Whether `v` is known to the server but not public (a weight).
+    fn server_only(&self, v: ValueId) -> bool {
+        self.owner(v) == Owner::Server
     }
 
     /// A secret value (owner client or shared).
-    fn secure(&mut self, v: ValueId, session: &mut Session) -> Result<Val, StepError> {
+    fn secure(&mut self, v: ValueId, engine: &mut Engine) -> Result<Val, StepError> {
         let instr = self.program.instr(v);
         let op = &instr.op;
+        let ell = self.bits;
         let public = |o: &ValueId| self.owner(*o) == Owner::Public;
-        match op {
-            Op::Reshape { x, .. } | Op::Flatten { x, .. } | Op::Identity { x } => {
-                Ok(Val::Share(self.share_of(*x)))
-            }
+        let shape = |o: &ValueId| self.program.ty(*o).shape();
+        let share = match op {
+            Op::Reshape { x, .. } | Op::Flatten { x, .. } | Op::Identity { x } => self.share_of(*x),
             Op::Transpose { .. }
             | Op::Concat { .. }
             | Op::Add { .. }
             | Op::Sub { .. }
             | Op::MulPublic { .. }
-            | Op::ScaleUp { .. } => self.linear(op, None),
+            | Op::ScaleUp { .. } => self.linear(op, None)?,
             Op::Pad { x, pads, value } => {
                 let value = match self.party {
                     Party::P0 => *value,
@@ -392,94 +406,141 @@ impl Exec<'_> {
                     pads: pads.clone(),
                     value,
                 };
-                self.linear(&op, None)
+                self.linear(&op, None)?
             }
-            Op::Conv2d { w, .. } if public(w) => self.linear(op, Some(*w)),
-            Op::MatMul { a, .. } if public(a) => self.linear(op, Some(*a)),
-            Op::MatMul { b, .. } if public(b) => self.linear(op, Some(*b)),
-            Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a)),
-            Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b)),
-            Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. } => Err(StepError::Unsupported(
-                "the OT-based linear layer protocol is not available in this build of the runtime yet".into(),
-            )),
-            Op::Relu { x } => protocols::relu(session, self.cfg(), &self.share_of(*x)).map(Val::Share),
-            Op::Trunc { x, s, nonneg } => {
-                protocols::trunc(session, self.cfg(), *s, *nonneg, &self.share_of(*x)).map(Val::Share)
+            Op::Conv2d { w, .. } if public(w) => self.linear(op, Some(*w))?,
+            Op::MatMul { a, .. } if public(a) => self.linear(op, Some(*a))?,
+            Op::MatMul { b, .. } if public(b) => self.linear(op, Some(*b))?,
+            Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a))?,
+            Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b))?,
+            Op::Conv2d {
+                x,
+                w,
+                bias,
+                strides,
+                pads,
+                dilations,
+                groups,
+            } if self.server_only(*w) => {
+                let ws = shape(w);
+                let geom = ConvGeom {
+                    input: shape4(shape(x)),
+                    c_out: ws.first().copied().unwrap_or(1),
+                    kernel: [
+                        ws.get(2).copied().unwrap_or(1),
+                        ws.get(3).copied().unwrap_or(1),
+                    ],
+                    strides: *strides,
+                    pads: *pads,
+                    dilations: *dilations,
+                    groups: *groups,
+                };
+                let y = engine.conv2d(ell, &geom, &self.share_of(*x), self.clear(*w))?;
+                let [_, c, _, _] = geom.output_shape();
+                self.add_bias(y, instr.ty.shape(), *bias, &[1, c, 1, 1])?
             }
-            Op::DivPublic { x, d } => {
-                let n = self.program.ty(*x).numel();
-                protocols::div(session, self.cfg(), &self.share_of(*x), &vec![*d; n]).map(Val::Share)
+            Op::MatMul { a, b, bias } if self.server_only(*b) => {
+                let (sa, sb) = (shape(a), shape(b));
+                let dims = (sa[0], sa[1], sb[1]);
+                let y = engine.matmul(ell, dims, &self.share_of(*a), self.clear(*b))?;
+                self.add_bias(y, instr.ty.shape(), *bias, &[sb[1]])?
             }
-            Op::MaxPool { x, pool } => {
-                let win = Windows::pool2d(shape4(self.program.ty(*x).shape()), pool)?;
-                protocols::reduce(session, self.cfg(), &self.share_of(*x), &win, false).map(Val::Share)
+            Op::MatMul { a, b, bias } if self.server_only(*a) => {
+                // W·X = (Xᵀ·Wᵀ)ᵀ.
+                let (sa, sb) = (shape(a), shape(b));
+                let (xt, _) = local::transpose(&self.share_of(*b), sb, &[1, 0])?;
+                let wt = match self.clear(*a) {
+                    Some(w) => Some(local::transpose(w, sa, &[1, 0])?.0),
+                    None => None,
+                };
+                let yt = engine.matmul(ell, (sb[1], sb[0], sa[0]), &xt, wt.as_deref())?;
+                let (y, _) = local::transpose(&yt, &[sb[1], sa[0]], &[1, 0])?;
+                self.add_bias(y, instr.ty.shape(), *bias, &[sb[1]])?
             }
+            Op::Mul { a, b } if self.server_only(*a) || self.server_only(*b) => {
+                let (w, x) = if self.server_only(*a) { (a, b) } else { (b, a) };
+                let out = instr.ty.shape();
+                let zeros = vec![0; instr.ty.numel()];
+                let to_out = |d: &[u64], sh: &[usize]| {
+                    local::add(ell, (d, sh), (&zeros, out)).map(|(d, _)| d)
+                };
+                let xb = to_out(&self.share_of(*x), shape(x))?;
+                let wb = self.clear(*w).map(|c| to_out(c, shape(w))).transpose()?;
+                engine.mul(ell, &xb, wb.as_deref())?
+            }
+            Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. } => {
+                return Err(StepError::Unsupported(format!(
+                    "{} of a secret tensor by another secret operand (only the server's weights or public values can multiply a secret tensor here)",
+                    op.mnemonic()
+                )));
+            }
+            Op::Relu { x } => engine.relu(ell, &self.share_of(*x))?,
+            Op::Trunc { x, s, nonneg } => engine.trunc(ell, *s, &self.share_of(*x), *nonneg)?,
+            Op::DivPublic { x, d } => engine.rdiv(ell, &self.share_of(*x), &[*d])?,
+            Op::MaxPool { x, pool } => engine.maxpool(
+                ell,
+                &self.share_of(*x),
+                shape4(shape(x)),
+                pool,
+                Compare::Exact,
+            )?,
             Op::AvgPool {
                 x,
                 pool,
                 count_include_pad,
-            } => {
-                let xs = self.program.ty(*x).shape();
-                let win = Windows::pool2d(shape4(xs), pool)?;
-                let sums = windows::sums(&win, &self.share_of(*x), self.enc.mask());
-                let counts = windows::avg_counts(&win, xs, instr.ty.shape(), pool, *count_include_pad);
-                protocols::div(session, self.cfg(), &sums, &counts).map(Val::Share)
-            }
+            } => engine.avgpool(
+                ell,
+                &self.share_of(*x),
+                shape4(shape(x)),
+                pool,
+                *count_include_pad,
+            )?,
             Op::GlobalAvgPool { x } => {
-                let xs = self.program.ty(*x).shape();
-                let [n, c, h, w] = shape4(xs);
-                let win = Windows::axis(&[n * c, h * w], 1)?;
-                let sums = windows::sums(&win, &self.share_of(*x), self.enc.mask());
-                protocols::div(session, self.cfg(), &sums, &vec![(h * w).max(1) as u64; n * c]).map(Val::Share)
+                engine.global_avgpool(ell, &self.share_of(*x), shape4(shape(x)))?
             }
             Op::ArgMax { x, axis, .. } => {
-                let win = Windows::axis(self.program.ty(*x).shape(), *axis)?;
-                protocols::reduce(session, self.cfg(), &self.share_of(*x), &win, true).map(Val::Share)
+                engine.argmax(ell, &self.share_of(*x), shape(x), *axis, Compare::Exact)?
             }
-            Op::BatchNorm { .. } => Err(StepError::Unsupported(
-                "batchnorm exists only in float programs; compile the model with sci-compile"
-                    .into(),
-            )),
+            Op::BatchNorm { .. } => {
+                return Err(StepError::Unsupported(
+                    "batchnorm exists only in float programs; compile the model with sci-compile"
+                        .into(),
+                ));
+            }
             Op::Input { .. } | Op::Const { .. } | Op::Output { .. } => {
                 unreachable!("handled in step")
             }
-        }
+        };
+        Ok(Val::Share(share))
+    }
+
+    /// Adds the share of an optional bias, reshaped to `bias_shape`, to `y` (shape
+    /// `out`) with broadcasting: the server adds a known bias, the client nothing.
+    fn add_bias(
+        &self,
+        y: Vec<u64>,
+        out: &[usize],
+        bias: Option<ValueId>,
+        bias_shape: &[usize],
+    ) -> Result<Vec<u64>, StepError> {
+        let Some(b) = bias else { return Ok(y) };
+        let (sum, _) = local::add(self.bits, (&y, out), (&self.share_of(b), bias_shape))?;
+        Ok(sum)
     }
 
     /// Reveals `x` to the client: the server sends its share, the client adds it.
-    fn reveal(&mut self, x: ValueId, session: &mut Session) -> Result<Val, StepError> {
-        let bits = self.bits;
-        let n = self.program.ty(x).numel();
-        let value = if let (Owner::Public, Val::Clear(c)) = (self.owner(x), self.val(x)) {
-            c.clone()
-        } else {
-            let mine = self.share_of(x);
-            let ch = &mut session
-                .lanes_mut()
-                .first_mut()
-                .expect("a session has at least one lane")
-                .ch;
-            match self.party {
-                Party::P0 => {
-                    ch.send_u64s(&mine, bits)?;
-                    ch.flush()?;
-                    return Ok(Val::Absent);
-                }
-                Party::P1 => {
-                    let theirs = ch.recv_u64s(n, bits)?;
-                    let mask = self.enc.mask();
-                    mine.iter()
-                        .zip(&theirs)
-                        .map(|(a, b)| a.wrapping_add(*b) & mask)
-                        .collect()
-                }
-            }
+    fn reveal(&mut self, x: ValueId, engine: &mut Engine) -> Result<Val, StepError> {
+        let value = match (self.owner(x), self.clear(x)) {
+            (Owner::Public, Some(c)) => Some(c.to_vec()),
+            _ => engine.reveal(self.bits, &self.share_of(x), Party::P1)?,
         };
-        if self.party == Party::P1 {
-            self.outputs.push(self.tensor(x, value.clone()));
-            return Ok(Val::Clear(value));
+        match (self.party, value) {
+            (Party::P1, Some(value)) => {
+                self.outputs.push(self.tensor(x, value.clone()));
+                Ok(Val::Clear(value))
+            }
+            _ => Ok(Val::Absent),
         }
-        Ok(Val::Absent)
     }
 }
 

@@ -15,6 +15,8 @@ use super::{ExecError, report::Cost};
 use crate::net::tcp::{self, TcpConfig};
 use crate::net::{Channel, Party};
 use crate::ot::Session;
+use crate::proto::engine::Engine;
+use sci_ir::Program;
 use std::net::TcpListener;
 use std::time::Instant;
 
@@ -25,6 +27,16 @@ pub struct Connected {
     pub session: Session,
     /// Handshake and OT set-up: time from the first connection, bytes and rounds.
     pub setup: Cost,
+}
+
+impl Connected {
+    /// The protocol engine over this session, with the plan's millionaires' radix.
+    pub fn engine(self, program: &Program) -> (Engine, Cost) {
+        (
+            Engine::new(self.session, program.params().mill_radix),
+            self.setup,
+        )
+    }
 }
 
 /// Handshakes on lane 0, then opens the other lanes with `more` and sets up OT.

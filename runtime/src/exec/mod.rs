@@ -1,7 +1,8 @@
 //! The plan executor and what surrounds it in a run of `sci-run`: connection set-up
 //! ([`link`]), the [`handshake`], the client's inputs and outputs ([`io`]), the walk
-//! over the plan ([`executor`]) with its local steps ([`local`], [`windows`]) and its
-//! protocol calls ([`protocols`]), and the cost [`report`].
+//! over the plan ([`executor`]) with its local steps ([`local`]) and its protocol calls
+//! (through [`crate::proto::engine::Engine`], which spreads each layer over the `T`
+//! lanes), the cost [`report`], and both parties in one process ([`pair`]).
 //!
 //! A run: both parties load the plan; the server checks it has the weights and the
 //! client encodes its input ([`io::load_inputs`]); they connect and handshake (magic,
@@ -24,9 +25,7 @@ pub mod io;
 pub mod link;
 pub mod local;
 pub mod pair;
-pub mod protocols;
 pub mod report;
-pub mod windows;
 
 pub use executor::{Execution, Progress, check_plan, execute};
 pub use handshake::{Hello, Status};

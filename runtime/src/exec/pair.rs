@@ -71,23 +71,25 @@ pub fn run_pair(
         let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
             let hello = Hello::new(Party::P0, threads, plan.hash(), Status::Ready);
             let conn = link::accept(&listener, Party::P0, &hello, cfg)?;
-            let (mut session, mut setup) = (conn.session, Some(conn.setup));
+            let (mut engine, setup) = conn.engine(program);
+            let mut setup = Some(setup);
             (0..rounds)
                 .map(|_| {
                     let s = setup.take().unwrap_or_default();
-                    executor::execute(program, &mut session, None, s, &mut |_| {}).map(|e| e.report)
+                    executor::execute(program, &mut engine, None, s, &mut |_| {}).map(|e| e.report)
                 })
                 .collect()
         });
         let cl = (|| -> Result<Vec<Execution>, ExecError> {
             let hello = Hello::new(Party::P1, threads, client_plan.hash(), Status::Ready);
             let conn = link::connect(&addr, Party::P1, &hello, cfg)?;
-            let (mut session, mut setup) = (conn.session, Some(conn.setup));
+            let (mut engine, setup) = conn.engine(client_plan.program());
+            let mut setup = Some(setup);
             inputs
                 .into_iter()
                 .map(|x| {
                     let s = setup.take().unwrap_or_default();
-                    executor::execute(client_plan.program(), &mut session, Some(x), s, observe)
+                    executor::execute(client_plan.program(), &mut engine, Some(x), s, observe)
                 })
                 .collect()
         })();

@@ -2,12 +2,13 @@
 //! rounds, the set-up before the first instruction, and totals.
 //!
 //! Bytes are differences of the lanes' channel counters taken around each step, summed
-//! over lanes, so the steps' bytes add up exactly to the counters
-//! ([`PartyReport::totals`] is read from the counters at the end and tests check the
-//! sum). Rounds of a step are the largest difference over lanes (lanes run in parallel,
-//! so that is the step's latency in round trips); [`PartyReport::totals`] has the
-//! lanes' largest total ([`crate::ot::Session::stats`]), which equals the sum of the
-//! steps' rounds when one lane carries every round, e.g. with one thread.
+//! over lanes, so the steps' bytes add up exactly to the counters: for a session's first
+//! run [`PartyReport::totals`] *is* the counters at the end (set-up included; later runs
+//! on the same session count their own difference), and the tests check the sum. Rounds
+//! of a step are the largest difference over lanes (lanes run in parallel, so that is the
+//! step's latency in round trips); the totals have the lanes' largest total
+//! ([`crate::ot::Session::stats`]), which equals the sum of the steps' rounds when one
+//! lane carries every round, e.g. with one thread.
 
 use crate::net::Stats;
 use serde::Serialize;
@@ -80,7 +81,8 @@ pub struct PartyReport {
     pub setup: Cost,
     /// One record per instruction, in program order.
     pub instructions: Vec<InstrRecord>,
-    /// The channel counters at the end and the total wall time.
+    /// Set-up plus this run: the channel counters at the end for a session's first run;
+    /// the total wall time.
     pub totals: Cost,
 }
 

@@ -259,3 +259,79 @@ pub fn inputs(p: &Program, seed: u64) -> Vec<Tensor> {
         })
         .collect()
 }
+
+/// A program of every product of a secret tensor with the server's weights (OT-based):
+/// convolutions (strides, padding, groups, dilation, bias), `X·W` and `W·X` with bias,
+/// and a broadcast elementwise product, over `Z_{2^32}`.
+pub fn linear_program() -> Program {
+    let enc = Encoding::ring(32).unwrap();
+    let t = |s: u32, shape: &[usize], o: Owner| Type::new(enc, s, shape.to_vec(), o).unwrap();
+    let mut b = Builder::new();
+    let weight = |b: &mut Builder, name: &str, s: u32, shape: &[usize], seed: u64| {
+        let n = shape.iter().product();
+        let data = Tensor::signed(enc, shape.to_vec(), &values(n, seed, 9)).unwrap();
+        b.constant(name, t(s, shape, Owner::Server), data).unwrap()
+    };
+    let x = b.input("x", t(2, &[1, 3, 5, 5], Owner::Client)).unwrap();
+    let y = b.input("y", t(2, &[3, 4], Owner::Client)).unwrap();
+    let w = weight(&mut b, "w", 2, &[4, 3, 3, 3], 1);
+    let wb = weight(&mut b, "wb", 4, &[4], 2);
+    let g = weight(&mut b, "g", 2, &[3, 1, 2, 2], 3);
+    let m = weight(&mut b, "m", 2, &[36, 5], 4);
+    let mb = weight(&mut b, "mb", 4, &[5], 5);
+    let l = weight(&mut b, "l", 2, &[2, 3], 6);
+    let lb = weight(&mut b, "lb", 4, &[4], 7);
+    let k = weight(&mut b, "k", 2, &[1, 3, 1, 1], 8);
+    let conv = |x, w, bias, strides, pads, dilations, groups| Op::Conv2d {
+        x,
+        w,
+        bias,
+        strides,
+        pads,
+        dilations,
+        groups,
+    };
+    let c1 = b
+        .push("c1", conv(x, w, Some(wb), [2, 2], [1, 1, 1, 1], [1, 1], 1))
+        .unwrap();
+    let c2 = b
+        .push("c2", conv(x, g, None, [1, 1], [0, 1, 1, 0], [2, 2], 3))
+        .unwrap();
+    let r = b.push("r", Op::Relu { x: c1 }).unwrap();
+    let t1 = b
+        .push(
+            "t1",
+            Op::Trunc {
+                x: r,
+                s: 2,
+                nonneg: true,
+            },
+        )
+        .unwrap();
+    let f = b.push("f", Op::Flatten { x: t1, axis: 1 }).unwrap();
+    let mm = b
+        .push(
+            "mm",
+            Op::MatMul {
+                a: f,
+                b: m,
+                bias: Some(mb),
+            },
+        )
+        .unwrap();
+    let wx = b
+        .push(
+            "wx",
+            Op::MatMul {
+                a: l,
+                b: y,
+                bias: Some(lb),
+            },
+        )
+        .unwrap();
+    let mu = b.push("mu", Op::Mul { a: k, b: x }).unwrap();
+    for (name, v) in [("c2", c2), ("mm", mm), ("wx", wx), ("mu", mu)] {
+        b.output(&format!("out_{name}"), v).unwrap();
+    }
+    b.finish().unwrap()
+}
