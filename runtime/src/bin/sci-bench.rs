@@ -16,7 +16,8 @@
 //! Adding a benchmark: add a variant to [`Cmd`] and a case in [`workload`]
 //! returning the closure each party runs on its [`Session`] (and the formula
 //! for bits per op, if any); the harness does connections, timing and
-//! counters.
+//! counters. The protocol benchmarks (`mill`, `relu`, `trunc`, ...) live in
+//! `src/bench/proto.rs` and add their parameters (`m`, `d`, ...) to the JSON.
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -26,9 +27,12 @@ use clap::{Args, Parser, Subcommand};
 use sci_runtime::crypto::{Block, Prg, RkAes256, Tccr, aes_hardware_accelerated};
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, Stats};
+use sci_runtime::ot::Session;
 use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
-use sci_runtime::ot::{OtError, Session};
 use serde_json::json;
+
+#[path = "../bench/proto.rs"]
+mod proto;
 
 #[derive(Parser, Debug)]
 #[command(about = "Benchmarks of the sci OT engine")]
@@ -90,11 +94,13 @@ enum Cmd {
         #[arg(long = "kkot-n", default_value_t = 16)]
         kkot_n: usize,
     },
+    #[command(flatten)]
+    Proto(proto::ProtoCmd),
 }
 
 /// What each party runs, given its session; returns nothing (results are
 /// checked by the test suite, not here).
-type Work = Box<dyn Fn(&mut Session) -> Result<(), OtError> + Sync>;
+type Work = Box<dyn Fn(&mut Session) -> Result<()> + Sync>;
 
 /// The benchmark: protocol name, closure, formula for bits per op.
 fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
@@ -119,8 +125,8 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                             .recv_ot::<u128>(&mut c.lane.ch, &choices[r], bits)
                             .map(drop)
                     }
-                })
-                .map(drop)
+                })?;
+                Ok(())
             });
             ("ot".into(), c, w, Some(lambda + 2.0 * bits as f64))
         }
@@ -141,8 +147,8 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                             .recv_rot::<u128>(&mut c.lane.ch, &choices[r], bits)
                             .map(drop)
                     }
-                })
-                .map(drop)
+                })?;
+                Ok(())
             });
             ("rot".into(), c, w, Some(lambda))
         }
@@ -165,12 +171,13 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                             .recv_cot(&mut c.lane.ch, &choices[r], bits)
                             .map(drop)
                     }
-                })
-                .map(drop)
+                })?;
+                Ok(())
             });
             ("cot".into(), c, w, Some(lambda + bits as f64))
         }
         Cmd::Transpose { .. } | Cmd::Hash(_) => bail!("not a two-party benchmark"),
+        Cmd::Proto(p) => proto::workload(p)?,
         Cmd::Kkot { common: c, kkot_n } => {
             let (n, bits, nm) = (c.n, c.bits, *kkot_n);
             let mut g = Prg::from_os()?;
@@ -192,8 +199,8 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                             .recv_kkot::<u128>(&mut c.lane.ch, nm, &choices[r], bits)
                             .map(drop)
                     }
-                })
-                .map(drop)
+                })?;
+                Ok(())
             });
             (
                 format!("kkot{nm}"),
@@ -369,8 +376,12 @@ fn main() -> Result<()> {
     } else {
         bytes as f64 * 8.0 / c.n as f64
     };
+    let extra = match &cli.cmd {
+        Cmd::Proto(p) => p.extra(),
+        _ => serde_json::Map::new(),
+    };
     if c.json {
-        let v = json!({
+        let mut v = json!({
             "protocol": protocol,
             "n": c.n,
             "bits": c.bits,
@@ -384,6 +395,9 @@ fn main() -> Result<()> {
             "ops_per_second": c.n as f64 / seconds,
             "aes_ni": aes_hardware_accelerated(),
         });
+        if let Some(o) = v.as_object_mut() {
+            o.extend(extra);
+        }
         println!("{v}");
     } else {
         println!(

@@ -14,6 +14,7 @@
 //! the per-batch padding of each chunk); rounds are those of one chunk
 //! (chunks run in parallel).
 
+use std::borrow::BorrowMut;
 use std::ops::Range;
 
 use super::bits::Bits;
@@ -41,33 +42,40 @@ impl Join for Bits {
     }
 }
 
-/// The protocols on a session; see the [module documentation](self).
+/// The protocols on a session; see the [module documentation](self). `S`
+/// is the session, owned (`Engine<Session>`, the default) or borrowed
+/// (`Engine<&mut Session>`).
 #[derive(Debug)]
-pub struct Engine {
-    session: Session,
+pub struct Engine<S = Session> {
+    session: S,
     radix: u32,
 }
 
-impl Engine {
+impl<S: BorrowMut<Session>> Engine<S> {
     /// An engine over `session` with millionaires' radix `radix` (1..=8;
     /// both parties must use the same).
-    pub fn new(session: Session, radix: u32) -> Engine {
+    pub fn new(session: S, radix: u32) -> Engine<S> {
         Engine { session, radix }
     }
 
     /// The session (e.g. for its counters).
     pub fn session(&self) -> &Session {
-        &self.session
+        self.session.borrow()
     }
 
     /// The session, mutably.
     pub fn session_mut(&mut self) -> &mut Session {
-        &mut self.session
+        self.session.borrow_mut()
+    }
+
+    /// The session, giving up the engine.
+    pub fn into_session(self) -> S {
+        self.session
     }
 
     /// This party.
     pub fn party(&self) -> Party {
-        self.session.party()
+        self.session().party()
     }
 
     /// Runs `f` on the chunks of `0..n`, roles alternating across lanes
@@ -79,7 +87,7 @@ impl Engine {
         f: impl Fn(&mut Ctx<'_>, Range<usize>) -> Result<R, ProtoError> + Sync,
     ) -> Result<R, ProtoError> {
         let radix = self.radix;
-        let parts = self.session.run(n, |c| {
+        let parts = self.session_mut().run(n, |c| {
             let role = if server_sends {
                 Role::from_sender(c.party == Party::P0)
             } else {
@@ -273,7 +281,7 @@ impl Engine {
     ) -> Result<Option<Vec<u64>>, ProtoError> {
         super::check_ell(ell)?;
         let me = self.party();
-        let Some(lane) = self.session.lanes_mut().first_mut() else {
+        let Some(lane) = self.session_mut().lanes_mut().first_mut() else {
             return Err(ProtoError::InvalidArgument(
                 "a session without lanes".into(),
             ));
@@ -311,11 +319,21 @@ mod tests {
     /// Runs `f` on an engine for each party over `t` in-memory lanes.
     fn run<R: Send>(
         t: usize,
-        f: impl Fn(&mut Engine, Party) -> Result<R, ProtoError> + Sync,
+        f: impl Fn(&mut Engine<&mut Session>, Party) -> Result<R, ProtoError> + Sync,
     ) -> (R, R) {
         let (a, b) = mem::pairs(t, Some(Duration::from_secs(120)));
+        run_on(a, b, f)
+    }
+
+    /// Runs `f` on an engine for each party over the given lanes.
+    fn run_on<R: Send>(
+        a: Vec<crate::net::Channel>,
+        b: Vec<crate::net::Channel>,
+        f: impl Fn(&mut Engine<&mut Session>, Party) -> Result<R, ProtoError> + Sync,
+    ) -> (R, R) {
         let party = |chans, p: Party| {
-            let mut e = Engine::new(Session::new(p, chans), 4);
+            let mut s = Session::new(p, chans);
+            let mut e = Engine::new(&mut s, 4);
             f(&mut e, p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
         };
         std::thread::scope(|s| {
@@ -431,5 +449,101 @@ mod tests {
             assert_eq!(r1[10], x, "reveal");
             assert!(r0[10].is_empty());
         }
+    }
+
+    /// Every protocol over TCP loopback on two lanes with 2^16 elements.
+    #[test]
+    fn every_layer_over_tcp_loopback() {
+        let ell = 32;
+        let enc = Encoding::ring(ell).expect("ring");
+        let shape = [1usize, 4, 128, 128];
+        let n: usize = shape.iter().product();
+        let mut g = prg(78);
+        let x: Vec<u64> = g.ring_elems(n, ell);
+        let (x0, x1) = share(&mut g, &x, ell);
+        let w = g.ring_elems(4, ell);
+        let pool = Pool2d {
+            kernel: [3, 3],
+            strides: [2, 2],
+            pads: [1, 1, 1, 1],
+            ceil_mode: false,
+        };
+        let geom = ConvGeom {
+            input: shape,
+            c_out: 1,
+            kernel: [1, 1],
+            strides: [1, 1],
+            pads: [0; 4],
+            dilations: [1, 1],
+            groups: 1,
+        };
+        let cfg = crate::net::tcp::TcpConfig {
+            timeout: Some(Duration::from_secs(120)),
+            ..Default::default()
+        };
+        let (a, b) = crate::net::tcp::loopback_pairs(2, &cfg).expect("loopback");
+        let (r0, r1) = run_on(a, b, |e, p| {
+            let xs = if p == Party::P0 { &x0 } else { &x1 };
+            let server = p == Party::P0;
+            let msb = e.msb(ell, xs)?;
+            Ok((
+                vec![
+                    e.relu(ell, xs)?,
+                    e.trunc(ell, 12, xs, false)?,
+                    e.rdiv(ell, xs, &[49])?,
+                    e.maxpool(ell, xs, shape, &pool, Compare::Exact)?,
+                    e.argmax(ell, xs, &[n / 16, 16], 1, Compare::Exact)?,
+                    e.avgpool(ell, xs, shape, &pool, true)?,
+                    e.conv2d(ell, &geom, xs, server.then_some(&w[..]))?,
+                    e.mul(ell, xs, server.then_some(&x[..]))?,
+                ],
+                msb,
+            ))
+        });
+        let got: Vec<Vec<u64>> =
+            r0.0.iter()
+                .zip(&r1.0)
+                .map(|(a, b)| open(a, b, ell))
+                .collect();
+        let want: [Vec<u64>; 8] = [
+            x.iter()
+                .map(|&v| if v >> 31 == 1 { 0 } else { v })
+                .collect(),
+            x.iter().map(|&v| fixed::trunc(v, 12, enc)).collect(),
+            x.iter().map(|&v| fixed::rdiv(v, 49, enc)).collect(),
+            reference(ell, &[c(&x, &shape)], |v| Op::MaxPool { x: v[0], pool }).0,
+            reference(ell, &[c(&x, &[n / 16, 16])], |v| Op::ArgMax {
+                x: v[0],
+                axis: 1,
+                keepdims: false,
+            })
+            .0,
+            reference(ell, &[c(&x, &shape)], |v| Op::AvgPool {
+                x: v[0],
+                pool,
+                count_include_pad: true,
+            })
+            .0,
+            reference(
+                ell,
+                &[c(&x, &shape), (&w, &[1, 4, 1, 1], Owner::Server)],
+                |v| Op::Conv2d {
+                    x: v[0],
+                    w: v[1],
+                    bias: None,
+                    strides: [1, 1],
+                    pads: [0; 4],
+                    dilations: [1, 1],
+                    groups: 1,
+                },
+            )
+            .0,
+            x.iter().map(|&v| v.wrapping_mul(v) & 0xffff_ffff).collect(),
+        ];
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "layer {k}");
+        }
+        let signs = r0.1.xor(&r1.1);
+        assert!((0..n).all(|i| signs.get(i) == (x[i] >> 31 == 1)));
     }
 }

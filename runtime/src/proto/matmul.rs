@@ -40,9 +40,10 @@ use super::{Ctx, ProtoError, Role, check, check_ell};
 use crate::net::pack::mask;
 use crate::ot::LAMBDA;
 
-/// Largest number of correlation words (`u64`) of one OT batch (32 MiB per
-/// array).
-pub const BATCH_WORDS: usize = 1 << 22;
+/// Largest number of correlation words (`u64`) of one OT batch (8 MiB per
+/// array: small enough for the allocator to recycle the buffers of the OT
+/// calls instead of mapping fresh pages for each).
+pub const BATCH_WORDS: usize = 1 << 20;
 
 /// The server's weights for a product: a row of weights for each
 /// `(r, c)` pair of the shared operand.
@@ -116,6 +117,7 @@ fn product(
     let widths_of_pair: Vec<u8> = (0..ell).map(|i| (ell - i) as u8).collect();
     let total = rows * cols;
     let per = pairs_per_batch(ell, outs);
+    let mut corr = Vec::new();
     let mut start = 0;
     while start < total {
         let end = (start + per).min(total);
@@ -123,7 +125,7 @@ fn product(
         let widths: Vec<u8> = widths_of_pair.repeat(np);
         let out = match weights {
             Some(w) => {
-                let mut corr = Vec::with_capacity(np * l * outs);
+                corr.clear();
                 for p in start..end {
                     let row = w.row(p / cols, p % cols);
                     for _ in 0..l {
