@@ -11,6 +11,7 @@
 //! | [`and`] | AND from regular / correlated bit triples | App. A.1, A.2 |
 //! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` | Alg. 1, §3.1 |
 //! | [`drelu`] | `DReLU` over `Z_{2^ℓ}` | Alg. 2 |
+//! | [`drelu_ring`] | `DReLU` over `Z_n`, `n` odd | Alg. 4 |
 //! | [`local`] | additions, public products, data movement on shares | §5.1 |
 //! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
 //! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
@@ -44,6 +45,7 @@ pub mod b2a;
 pub mod bits;
 mod cot;
 pub mod drelu;
+pub mod drelu_ring;
 pub mod engine;
 mod kk;
 pub mod local;
