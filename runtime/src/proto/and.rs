@@ -18,7 +18,7 @@
 //!   one exchange (one round).
 //!
 //! Triples are stored packed ([`Bits`]) and handed out in order
-//! ([`Triples::take_regular`], [`Triples::take_correlated`]); both parties take
+//! (`Triples::take_regular`, `Triples::take_correlated`); both parties take
 //! the same slices in the same order.
 
 use super::bits::Bits;
@@ -81,47 +81,66 @@ pub(crate) fn request(prg: &mut Prg, n_reg: usize, n_cor: usize, batch: &mut KkB
     if n_reg == 0 && n_cor == 0 {
         return p;
     }
-    let (reg_data, cor_data): (Vec<u8>, Vec<u8>) = match batch.role() {
+    let (r, c) = match batch.role() {
         Role::P0 => {
+            // The 16 messages of a regular OT depend on the 6 random bits
+            // (a, b, c) of both halves, the 8 of a correlated OT on
+            // (a, a', b, c, c'): one table row per combination.
+            let reg_tab: Vec<u8> = (0..64u64 * 16)
+                .map(|t| {
+                    let (r, i) = (t / 16, t % 16);
+                    let t0 = (r >> 2 & 1) ^ ((i & 1 ^ r & 1) & (i >> 1 & 1 ^ r >> 1 & 1));
+                    let t1 = (r >> 5 & 1) ^ ((i >> 2 & 1 ^ r >> 3 & 1) & (i >> 3 & 1 ^ r >> 4 & 1));
+                    (t0 | t1 << 1) as u8
+                })
+                .collect();
+            let cor_tab: Vec<u8> = (0..32u64 * 8)
+                .map(|t| {
+                    let (r, i) = (t / 8, t % 8);
+                    let (a, a2, b, c, c2) = (r & 1, r >> 1 & 1, r >> 2 & 1, r >> 3 & 1, r >> 4 & 1);
+                    let t0 = c ^ ((i & 1 ^ a) & (i >> 1 & 1 ^ b));
+                    let t1 = c2 ^ ((i >> 2 & 1 ^ a2) & (i >> 1 & 1 ^ b));
+                    (t0 | t1 << 1) as u8
+                })
+                .collect();
             let [a, b, c] = &p.reg;
-            let reg = (0..h)
-                .flat_map(|j| {
-                    let lo = (a.bit(j), b.bit(j), c.bit(j));
-                    let hi = (a.bit(h + j), b.bit(h + j), c.bit(h + j));
-                    (0..16u64).map(move |i| {
-                        let t0 = lo.2 ^ ((i & 1 ^ lo.0) & (i >> 1 & 1 ^ lo.1));
-                        let t1 = hi.2 ^ ((i >> 2 & 1 ^ hi.0) & (i >> 3 & 1 ^ hi.1));
-                        (t0 | t1 << 1) as u8
-                    })
-                })
-                .collect();
+            let r = batch.add_with(16, 2, h, |msgs| {
+                for (j, row) in msgs.chunks_exact_mut(16).enumerate() {
+                    let key = a.bit(j)
+                        | b.bit(j) << 1
+                        | c.bit(j) << 2
+                        | a.bit(h + j) << 3
+                        | b.bit(h + j) << 4
+                        | c.bit(h + j) << 5;
+                    row.copy_from_slice(&reg_tab[key as usize * 16..][..16]);
+                }
+            });
             let [a, a2, b, c, c2] = &p.cor;
-            let cor = (0..n_cor)
-                .flat_map(|j| {
-                    let (a, a2, b, c, c2) = (a.bit(j), a2.bit(j), b.bit(j), c.bit(j), c2.bit(j));
-                    (0..8u64).map(move |i| {
-                        let t0 = c ^ ((i & 1 ^ a) & (i >> 1 & 1 ^ b));
-                        let t1 = c2 ^ ((i >> 2 & 1 ^ a2) & (i >> 1 & 1 ^ b));
-                        (t0 | t1 << 1) as u8
-                    })
-                })
-                .collect();
-            (reg, cor)
+            let cc = batch.add_with(8, 2, n_cor, |msgs| {
+                for (j, row) in msgs.chunks_exact_mut(8).enumerate() {
+                    let key =
+                        a.bit(j) | a2.bit(j) << 1 | b.bit(j) << 2 | c.bit(j) << 3 | c2.bit(j) << 4;
+                    row.copy_from_slice(&cor_tab[key as usize * 8..][..8]);
+                }
+            });
+            (r, cc)
         }
         Role::P1 => {
             let [a, b, _] = &p.reg;
-            let reg = (0..h)
-                .map(|j| (a.bit(j) | b.bit(j) << 1 | a.bit(h + j) << 2 | b.bit(h + j) << 3) as u8)
-                .collect();
+            let r = batch.add_with(16, 2, h, |ch| {
+                for (j, x) in ch.iter_mut().enumerate() {
+                    *x = (a.bit(j) | b.bit(j) << 1 | a.bit(h + j) << 2 | b.bit(h + j) << 3) as u8;
+                }
+            });
             let [a, a2, b, _, _] = &p.cor;
-            let cor = (0..n_cor)
-                .map(|j| (a.bit(j) | b.bit(j) << 1 | a2.bit(j) << 2) as u8)
-                .collect();
-            (reg, cor)
+            let cc = batch.add_with(8, 2, n_cor, |ch| {
+                for (j, x) in ch.iter_mut().enumerate() {
+                    *x = (a.bit(j) | b.bit(j) << 1 | a2.bit(j) << 2) as u8;
+                }
+            });
+            (r, cc)
         }
     };
-    let r = batch.add(16, 2, h, &reg_data);
-    let c = batch.add(8, 2, n_cor, &cor_data);
     p.ids = Some((r, c));
     p
 }
@@ -198,6 +217,26 @@ pub(crate) fn generate(
     let pending = request(&mut prg, n_reg, n_cor, &mut batch);
     let out = batch.run(ctx)?;
     Ok(pending.finish(ctx.role, &out))
+}
+
+/// Shares of `x ∧ y` (bitwise) for boolean shares `x`, `y` of equal
+/// length: `n` regular triples (`⌈n/2⌉` instances of `(16 1)-OT_2`, role
+/// `P0` sending) and one exchange. Cost `⌈n/2⌉·(2λ + 32) + 4n` bits (plus
+/// padding); one round for the triples and one for the exchange.
+pub fn and(ctx: &mut Ctx<'_>, x: &Bits, y: &Bits) -> Result<Bits, ProtoError> {
+    super::check(x.len() == y.len(), || {
+        format!("AND of {} and {} bits", x.len(), y.len())
+    })?;
+    let mut t = generate(ctx, x.len(), 0)?;
+    let job = Job::Reg {
+        x,
+        y,
+        t: t.take_regular(x.len()),
+    };
+    Ok(eval(ctx, vec![job])?
+        .pop()
+        .map(|(z, _)| z)
+        .unwrap_or_default())
 }
 
 /// One AND (or correlated pair of ANDs) over a batch of shared bits.
@@ -294,4 +333,60 @@ pub(crate) fn eval(ctx: &mut Ctx<'_>, jobs: Vec<Job<'_>>) -> Result<Vec<JobOut>,
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::testutil::{open_bits, prg, run2, run2_tcp};
+
+    fn check(n: usize, tcp: bool) {
+        let mut g = prg(n as u128);
+        let (x, y, sx, sy) = (
+            Bits::random(&mut g, n),
+            Bits::random(&mut g, n),
+            Bits::random(&mut g, n),
+            Bits::random(&mut g, n),
+        );
+        let f = |ctx: &mut Ctx<'_>| match ctx.role {
+            Role::P0 => and(ctx, &sx, &sy),
+            Role::P1 => and(ctx, &x.xor(&sx), &y.xor(&sy)),
+        };
+        let r = if tcp { run2_tcp(4, f) } else { run2(4, f) };
+        assert_eq!(open_bits(&r.p0, &r.p1), x.and(&y).to_bools());
+    }
+
+    #[test]
+    fn and_of_shared_bits() {
+        for n in [0, 1, 2, 3, 63, 64, 65, 10_001] {
+            check(n, false);
+        }
+        check(1 << 16, true);
+    }
+
+    #[test]
+    fn correlated_pairs() {
+        // x ∧ y and x2 ∧ y from one correlated pair, on shares.
+        let n = 10_000;
+        let mut g = prg(5);
+        let v: Vec<Bits> = (0..6).map(|_| Bits::random(&mut g, n)).collect();
+        let r = run2(4, |ctx| {
+            let mut t = generate(ctx, 0, n)?;
+            let (x, x2, y) = match ctx.role {
+                Role::P0 => (v[3].clone(), v[4].clone(), v[5].clone()),
+                Role::P1 => (v[0].xor(&v[3]), v[1].xor(&v[4]), v[2].xor(&v[5])),
+            };
+            let job = Job::Cor {
+                x: &x,
+                x2: &x2,
+                y: &y,
+                t: t.take_correlated(n),
+            };
+            Ok(eval(ctx, vec![job])?.pop().expect("one job"))
+        });
+        let (z0, z1) = (r.p0, r.p1);
+        assert_eq!(open_bits(&z0.0, &z1.0), v[0].and(&v[2]).to_bools());
+        let (a, b) = (z0.1.expect("pair"), z1.1.expect("pair"));
+        assert_eq!(open_bits(&a, &b), v[1].and(&v[2]).to_bools());
+    }
 }

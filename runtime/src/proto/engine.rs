@@ -546,4 +546,40 @@ mod tests {
         let signs = r0.1.xor(&r1.1);
         assert!((0..n).all(|i| signs.get(i) == (x[i] >> 31 == 1)));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 20, ..Default::default() })]
+        /// Random widths, radices, shifts, divisors, sizes and lane counts.
+        #[test]
+        fn random_parameters(
+            ell in 1u32..=64,
+            m in 1u32..=8,
+            n in 0usize..300,
+            t in 1usize..=3,
+            s_frac in 0.0f64..1.0,
+            d_raw in 1u64..1000,
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let enc = Encoding::ring(ell).expect("ring");
+            let s = ((ell - 1) as f64 * s_frac) as u32;
+            let d = (d_raw & crate::net::pack::mask(ell)).max(1);
+            let mut g = prg(seed as u128);
+            let x = g.ring_elems(n, ell);
+            let (x0, x1) = share(&mut g, &x, ell);
+            let (a, b) = mem::pairs(t, Some(Duration::from_secs(120)));
+            let (r0, r1) = run_on(a, b, |e, p| {
+                let xs = if p == Party::P0 { &x0 } else { &x1 };
+                let mut e = Engine::new(e.session_mut(), m);
+                Ok(vec![e.relu(ell, xs)?, e.trunc(ell, s, xs, false)?, e.rdiv(ell, xs, &[d])?])
+            });
+            let want = [
+                x.iter().map(|&v| if enc.signed(v) < 0 { 0 } else { v }).collect::<Vec<u64>>(),
+                x.iter().map(|&v| fixed::trunc(v, s, enc)).collect(),
+                x.iter().map(|&v| fixed::rdiv(v, d, enc)).collect(),
+            ];
+            for (k, w) in want.iter().enumerate() {
+                proptest::prop_assert_eq!(&open(&r0[k], &r1[k], ell), w, "protocol {} ℓ={} m={} s={} d={}", k, ell, m, s, d);
+            }
+        }
+    }
 }

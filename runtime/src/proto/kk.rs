@@ -65,20 +65,18 @@ impl KkBatch {
         self.role
     }
 
-    /// Registers `count` instances of `(n_msgs 1)-OT_bits`. `data` holds the
-    /// sender's messages (`count·n_msgs` bytes, message `v` of instance `j` at
-    /// `j·n_msgs + v`) for role `P0`, or the receiver's choices (`count`
-    /// bytes) for `P1`.
-    pub(crate) fn add(&mut self, n_msgs: usize, bits: u32, count: usize, data: &[u8]) -> ReqId {
+    /// Registers `count` instances of `(n_msgs 1)-OT_bits`. `fill` writes the
+    /// payload in place: for role `P0` the sender's messages (`count·n_msgs`
+    /// bytes, message `v` of instance `j` at `j·n_msgs + v`), for role `P1`
+    /// the receiver's choices (`count` bytes); the slice is zeroed.
+    pub(crate) fn add_with(
+        &mut self,
+        n_msgs: usize,
+        bits: u32,
+        count: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> ReqId {
         debug_assert!((1..=8).contains(&bits));
-        debug_assert_eq!(
-            data.len(),
-            if self.role == Role::P0 {
-                count * n_msgs
-            } else {
-                count
-            }
-        );
         if count == 0 {
             return ReqId {
                 class: usize::MAX,
@@ -102,10 +100,13 @@ impl KkBatch {
                 self.classes.len() - 1
             }
         };
+        let per = if self.role == Role::P0 { n_msgs } else { 1 };
         let c = &mut self.classes[class];
         let offset = c.count;
+        let start = c.data.len();
         c.count += count;
-        c.data.extend_from_slice(data);
+        c.data.resize(start + count * per, 0);
+        fill(&mut c.data[start..]);
         ReqId {
             class,
             offset,

@@ -147,9 +147,12 @@ impl Windows {
         self.len() == 0
     }
 
-    /// The input positions of window `i`.
+    /// The input positions of window `i` (empty if `i ≥ len`).
     pub fn get(&self, i: usize) -> &[usize] {
-        &self.indices[self.offsets[i]..self.offsets[i + 1]]
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.indices[a..b],
+            _ => &[],
+        }
     }
 
     /// The largest input position plus one (0 if there are no windows).
@@ -157,8 +160,8 @@ impl Windows {
         self.indices.iter().max().map_or(0, |m| m + 1)
     }
 
-    /// Windows `range` only.
-    pub fn slice(&self, range: Range<usize>) -> Windows {
+    /// Windows `range` only (`range` within `0..len`).
+    pub(crate) fn slice(&self, range: Range<usize>) -> Windows {
         let (a, b) = (self.offsets[range.start], self.offsets[range.end]);
         Windows {
             offsets: self.offsets[range.start..=range.end]

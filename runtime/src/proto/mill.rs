@@ -42,7 +42,7 @@
 //!
 //! # Rounds
 //! One round per distinct OT class `(N, bits)` among the leaf and triple OTs
-//! (merged by [`super::kk`]; e.g. 3 for ℓ = 31, m = 4, where the middle
+//! (merged into one OT call per class; e.g. 3 for ℓ = 31, m = 4, where the middle
 //! leaves share `(16, 2)` with the regular triples and the top leaf shares
 //! `(8, 2)` with the correlated triples), then one per tree level after the
 //! first (the first level's message of role `P0` follows its last OT answer
@@ -135,32 +135,40 @@ pub fn mill(ctx: &mut Ctx<'_>, bits: u32, k: usize, input: &[u64]) -> Result<Bit
             Role::P0 => {
                 let lt = Bits::random(&mut prg, total);
                 let eq = (j > 0).then(|| Bits::random(&mut prg, total));
-                let mut msgs = vec![0u8; n * n_msgs];
-                for (e, row) in msgs.chunks_exact_mut(n_msgs).enumerate() {
-                    for c in 0..k {
-                        let i = e * k + c;
-                        let x = ((input[i] >> shift) & dmask) as usize;
-                        let l0 = lt.bit(i) as u8;
-                        for (v, b) in row.iter_mut().enumerate() {
-                            *b |= (l0 ^ (x < v) as u8) << c;
-                        }
-                        if let Some(eq) = &eq {
-                            let e0 = eq.bit(i) as u8;
-                            for (v, b) in row.iter_mut().enumerate() {
-                                *b |= (e0 ^ (x == v) as u8) << (k + c);
+                // Row x of the tables: 1{x < v} and 1{x = v} for v in 0..N.
+                let lt_tab: Vec<u8> = (0..n_msgs * n_msgs)
+                    .map(|t| u8::from(t / n_msgs < t % n_msgs))
+                    .collect();
+                let eq_tab: Vec<u8> = (0..n_msgs * n_msgs)
+                    .map(|t| u8::from(t / n_msgs == t % n_msgs))
+                    .collect();
+                ids.push(batch.add_with(n_msgs, mbits, n, |msgs| {
+                    for (e, row) in msgs.chunks_exact_mut(n_msgs).enumerate() {
+                        for c in 0..k {
+                            let i = e * k + c;
+                            let x = ((input[i] >> shift) & dmask) as usize;
+                            let x_row = x * n_msgs..(x + 1) * n_msgs;
+                            let l0 = lt.bit(i) as u8;
+                            for (b, &t) in row.iter_mut().zip(&lt_tab[x_row.clone()]) {
+                                *b |= (t ^ l0) << c;
+                            }
+                            if let Some(eq) = &eq {
+                                let e0 = eq.bit(i) as u8;
+                                for (b, &t) in row.iter_mut().zip(&eq_tab[x_row.clone()]) {
+                                    *b |= (t ^ e0) << (k + c);
+                                }
                             }
                         }
                     }
-                }
-                ids.push(batch.add(n_msgs, mbits, n, &msgs));
+                }));
                 leaves.push(Node { lt, eq });
             }
             Role::P1 => {
-                let choices: Vec<u8> = input
-                    .iter()
-                    .map(|&y| ((y >> shift) & dmask) as u8)
-                    .collect();
-                ids.push(batch.add(n_msgs, mbits, n, &choices));
+                ids.push(batch.add_with(n_msgs, mbits, n, |choices| {
+                    for (ch, &y) in choices.iter_mut().zip(input) {
+                        *ch = ((y >> shift) & dmask) as u8;
+                    }
+                }));
             }
         }
         shift += w;

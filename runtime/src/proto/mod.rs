@@ -32,7 +32,7 @@
 //! # Messages and deadlock freedom
 //! No step has both parties send a large message before reading: where both
 //! must speak (opening masked AND inputs), role `P0` speaks first and role
-//! `P1` answers ([`exchange`]); the two OTs of a multiplexer run one after
+//! `P1` answers (`exchange`); the two OTs of a multiplexer run one after
 //! the other. So every protocol is safe over a transport with bounded
 //! buffers (TCP).
 //!

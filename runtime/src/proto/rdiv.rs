@@ -13,7 +13,7 @@
 //!
 //! # Protocol
 //! 1. `DReLU^ℓ` gives shares of `MSB(a) = 1{a ≥ n'}`.
-//! 2. One `(4 1)-OT` gives shares of `corr` ([`super::trunc::corr`]). The
+//! 2. One `(4 1)-OT` gives shares of `corr` (as in [`super::trunc`]). The
 //!    paper sends `corr` mod `n` and mod `Δ = 2^δ` (ℓ + δ bits); here both
 //!    moduli are powers of two, so shares mod `2^{max(ℓ,δ)}` give both by
 //!    reduction: 2λ + 4·max(ℓ, δ) bits.
@@ -34,7 +34,7 @@
 //! Each element may have its own divisor (average pooling without padding
 //! in the count has per-position counts): one run handles them all with the
 //! largest `δ`. If every divisor is the same power of two `2^s`, the cheaper
-//! [`trunc`] by `s` is used instead (`rdiv(a, 2^s) = a ≫ s`). Divisors must
+//! [`trunc()`] by `s` is used instead (`rdiv(a, 2^s) = a ≫ s`). Divisors must
 //! satisfy `1 ≤ d < 2^ℓ` and `6d ≤ 2^64` (so that `δ ≤ 64`; only a
 //! restriction for ℓ ≥ 63).
 //!
