@@ -4,7 +4,9 @@
 # two sci-run processes (server and client) over loopback TCP, each under
 # /usr/bin/time -v. Prints one markdown table row per model and thread count: wall
 # time, communication (bytes each party sent), rounds, and peak memory (maximum
-# resident set size) per party; the JSON reports and time logs stay in $OUT.
+# resident set size) per party, and the communication of the linear layers (conv2d,
+# matmul, mul: OT-based products) apart from the rest (ReLU, truncation, pooling,
+# division, output); the JSON reports and time logs stay in $OUT.
 #
 # usage: scripts/bench-models.sh [MODEL...]   (MODEL: lenet minionn squeezenet; default all)
 # env:   THREADS="1 2"  OUT=target/bench-models  BITS=32  SCALE=12  PORT=7171
@@ -50,8 +52,8 @@ peak() { awk -v k="$(field "$1" 'Maximum resident set size')" 'BEGIN { printf "%
 # Value at a JSON path of a report (parties[0].totals.KEY).
 total() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['parties'][0]['totals'][sys.argv[2]])" "$1" "$2"; }
 
-echo "| model | ℓ | threads | wall s (client) | server sent MiB | client sent MiB | total GiB | rounds | server peak MiB | client peak MiB |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | ℓ | threads | wall s (client) | server sent MiB | client sent MiB | total GiB | linear GiB | non-linear GiB | rounds | server peak MiB | client peak MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for m in "${MODELS[@]}"; do
   plan=$OUT/$m.bin client=$OUT/${m}_client.bin
   "$COMPILE" "$(model_file "$m")" -o "$plan" --client-plan "$client" --bits "$BITS" --scale "$SCALE" \
@@ -68,11 +70,17 @@ for m in "${MODELS[@]}"; do
     s_sent=$(total "$tag.server.json" bytes_sent)
     c_sent=$(total "$tag.client.json" bytes_sent)
     python3 - "$m" "$BITS" "$t" "$(total "$tag.client.json" seconds)" "$s_sent" "$c_sent" \
-      "$(total "$tag.client.json" rounds)" "$(peak "$tag.server.time")" "$(peak "$tag.client.time")" <<'PY'
-import sys
-m, bits, t, secs, s, c, rounds, ps, pc = sys.argv[1:]
+      "$(total "$tag.client.json" rounds)" "$(peak "$tag.server.time")" "$(peak "$tag.client.time")" \
+      "$tag.client.json" <<'PY'
+import json, sys
+m, bits, t, secs, s, c, rounds, ps, pc, report = sys.argv[1:]
 s, c = int(s), int(c)
-print(f"| {m} | {bits} | {t} | {float(secs):.2f} | {s/2**20:.1f} | {c/2**20:.1f} | {(s+c)/2**30:.3f} | {rounds} | {ps} | {pc} |")
+instrs = json.load(open(report))["parties"][0]["instructions"]
+both = lambda i: i["bytes_sent"] + i["bytes_recv"]
+lin = sum(both(i) for i in instrs if i["op"] in ("conv2d", "matmul", "mul"))
+rest = sum(both(i) for i in instrs) - lin
+g = 2**30
+print(f"| {m} | {bits} | {t} | {float(secs):.2f} | {s/2**20:.1f} | {c/2**20:.1f} | {(s+c)/g:.3f} | {lin/g:.3f} | {rest/g:.3f} | {rounds} | {ps} | {pc} |")
 PY
   done
 done

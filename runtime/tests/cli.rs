@@ -411,6 +411,56 @@ fn a_killed_or_silent_peer_stops_the_other_within_the_timeout() {
 }
 
 #[test]
+fn serve_answers_clients_one_after_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = protocol_program(16);
+    let (plan, client) = save(dir.path(), "a", &prog);
+    let addr = free_port();
+    let mut srv = spawn(&[
+        s("--party"),
+        s("0"),
+        p(&plan),
+        s("--listen"),
+        addr.clone(),
+        s("--serve"),
+    ]);
+    let mut outs = Vec::new();
+    for k in 0..3 {
+        let (o, paths) = outputs(dir.path(), &prog, &format!("serve{k}"));
+        let mut a = vec![
+            s("--party"),
+            s("1"),
+            p(&client),
+            s("--connect"),
+            addr.clone(),
+        ];
+        a.extend(args("--input", &write_inputs(dir.path(), &prog, 9)));
+        a.extend(args("--output", &o));
+        a.extend(fast());
+        let r = run(&a);
+        assert!(
+            r.status.success(),
+            "client {k}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        outs.push(
+            paths
+                .iter()
+                .map(|f| std::fs::read(f).unwrap())
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert!(
+        srv.try_wait().unwrap().is_none(),
+        "the server keeps serving"
+    );
+    srv.kill().unwrap();
+    let _ = srv.wait();
+    assert_eq!(outs[0], outs[1]);
+    assert_eq!(outs[0], outs[2]);
+}
+
+#[test]
 fn a_peer_that_never_answers_is_a_read_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let prog = protocol_program(16);

@@ -50,13 +50,18 @@ struct Cli {
     #[arg(long)]
     cleartext: bool,
     /// Listen on ADDR for the peer (default for party 0: 127.0.0.1:7070).
-    #[arg(long, value_name = "ADDR", conflicts_with = "connect")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        conflicts_with = "connect",
+        requires = "party"
+    )]
     listen: Option<String>,
     /// Connect to the peer at ADDR (default for party 1: 127.0.0.1:7070).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", requires = "party")]
     connect: Option<String>,
     /// Party 0: keep serving clients one after another (each with fresh randomness).
-    #[arg(long)]
+    #[arg(long, requires = "party")]
     serve: bool,
     /// Input: FILE.npy (float32, the plan's input shape) or NAME=FILE.npy, once per input.
     #[arg(long, value_name = "[NAME=]FILE")]
@@ -99,18 +104,15 @@ fn run(cli: &Cli) -> Result<()> {
     };
     let inputs: Vec<FileArg> = cli.input.iter().map(|s| FileArg::parse(s)).collect();
     let outputs: Vec<FileArg> = cli.output.iter().map(|s| FileArg::parse(s)).collect();
-    let (mode, hash, parties) = match cli.party {
+    if cli.party == Some(0) && !(inputs.is_empty() && outputs.is_empty()) {
+        bail!("the server (--party 0) takes no --input or --output: the client holds them");
+    }
+    let (mode, (hash, parties)) = match cli.party {
         Some(0) => ("server", server(cli, &cfg)?),
-        Some(_) => {
-            let (plan, res) = client(cli, &cfg, &inputs)?;
-            let (outs, rep) = res;
-            finish_outputs(plan.program(), &outputs, &outs)?;
-            ("client", (plan.hash_hex(), vec![rep]))
-        }
+        Some(_) => ("client", client(cli, &cfg, &inputs, &outputs)?),
         None if cli.local => ("local", local(cli, &cfg, &inputs, &outputs)?),
         None => ("cleartext", cleartext(cli, &inputs, &outputs)?),
-    }
-    .map_tuple();
+    };
     if let Some(path) = &cli.report {
         let r = RunReport {
             mode,
@@ -123,17 +125,6 @@ fn run(cli: &Cli) -> Result<()> {
             .with_context(|| format!("writing the report {}", path.display()))?;
     }
     Ok(())
-}
-
-/// Flattens `(mode, (hash, parties))`.
-trait MapTuple {
-    fn map_tuple(self) -> (&'static str, String, Vec<PartyReport>);
-}
-
-impl MapTuple for (&'static str, (String, Vec<PartyReport>)) {
-    fn map_tuple(self) -> (&'static str, String, Vec<PartyReport>) {
-        (self.0, self.1.0, self.1.1)
-    }
 }
 
 fn load_plan(path: &Path) -> Result<Plan> {
@@ -294,10 +285,13 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
     }
 }
 
-type ClientResult = (Vec<Tensor>, PartyReport);
-
 /// Party 1.
-fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg]) -> Result<(Plan, ClientResult)> {
+fn client(
+    cli: &Cli,
+    cfg: &TcpConfig,
+    files: &[FileArg],
+    out_files: &[FileArg],
+) -> Result<(String, Vec<PartyReport>)> {
     let party = Party::P1;
     let listener = bind(cli, party)?;
     let prepared = load_plan(&cli.plan).and_then(|p| {
@@ -323,8 +317,9 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg]) -> Result<(Plan, Client
     let outs = ex
         .outputs
         .ok_or_else(|| anyhow!("internal error: the client has no outputs"))?;
+    finish_outputs(plan.program(), out_files, &outs)?;
     print_costs("client", &ex.report);
-    Ok((plan, (outs, ex.report)))
+    Ok((plan.hash_hex(), vec![ex.report]))
 }
 
 /// Both parties on threads over loopback TCP.
