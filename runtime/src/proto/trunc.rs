@@ -344,6 +344,7 @@ mod tests {
         );
         assert_eq!(super::rounds(32, 12, 4), 5 + 1 + 3 + 1);
         assert_eq!(rounds_nonneg(12, 4), 3 + 1);
+        assert_eq!(super::rounds(32, 12, 7), 6 + 1 + 3 + 1);
     }
 
     #[test]
