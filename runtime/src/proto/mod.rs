@@ -7,27 +7,31 @@
 //!
 //! | module | protocol | paper |
 //! |---|---|---|
-//! | [`avgpool`] | `Avgpool_d` (window sums, then division) | §5.1.2 |
 //! | [`and`] | AND from regular / correlated bit triples | App. A.1, A.2 |
-//! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` | Alg. 1, §3.1 |
-//! | [`drelu`] | `DReLU` over `Z_{2^ℓ}` | Alg. 2 |
+//! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` (also `k` comparisons per input of `P1`) | Alg. 1, §3.1 |
+//! | [`drelu`] | `DReLU` (and `MSB`) over `Z_{2^ℓ}` | Alg. 2 |
 //! | [`drelu_ring`] | `DReLU` over `Z_n`, `n` odd | Alg. 4 |
-//! | [`local`] | additions, public products, data movement on shares | §5.1 |
-//! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
-//! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
 //! | [`mux`] | multiplexer | Alg. 6 |
 //! | [`b2a`] | boolean to arithmetic | Alg. 7 |
-//! | [`rdiv`] | division by public integers over `Z_{2^ℓ}` | Thm. 4.1, Alg. 9 |
 //! | [`relu`] | `ReLU` over `Z_{2^ℓ}` | Alg. 8 |
 //! | [`trunc`] | truncation (arithmetic shift), general and non-negative | Alg. 5, Cor. 4.2 |
+//! | [`rdiv`] | division by public integers over `Z_{2^ℓ}` | Thm. 4.1, Alg. 9 |
+//! | [`avgpool`] | `Avgpool_d` (window sums, then division) | §5.1.2 |
+//! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
+//! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
+//! | [`local`] | additions, public products, data movement on shares | §5.1 |
+//! | [`engine`] | every layer over all lanes of a [`crate::ot::Session`] | — |
+//! | [`bits`] | packed boolean shares | — |
 //!
 //! # Roles
 //! The paper's protocols have a party `P0` (the sender of the one-way OTs)
 //! and a party `P1`. Which of the two real parties plays `P0` in one run is
 //! the [`Role`] in the [`Ctx`]: every protocol on shares is symmetric, so
 //! chunks run on different lanes may alternate roles and load both
-//! directions of the link (`DESIGN.md`, "Parallelism"). Constants that the
-//! paper adds "for `b = 1`" are added by the party in role `P1`.
+//! directions of the link (`DESIGN.md`, "Parallelism"). A public constant
+//! is added by one party only: those the paper adds "for `b = 1`" by role
+//! `P1`, the others as each module documents. The OT-based linear layers are
+//! the exception: the weight owner (the server) is role `P0` in every run.
 //!
 //! # Messages and deadlock freedom
 //! No step has both parties send a large message before reading: where both
