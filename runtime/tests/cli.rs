@@ -416,6 +416,7 @@ fn serve_answers_clients_one_after_another() {
     let prog = protocol_program(16);
     let (plan, client) = save(dir.path(), "a", &prog);
     let addr = free_port();
+    let report = dir.path().join("serve.json");
     let mut srv = spawn(&[
         s("--party"),
         s("0"),
@@ -423,6 +424,8 @@ fn serve_answers_clients_one_after_another() {
         s("--listen"),
         addr.clone(),
         s("--serve"),
+        s("--report"),
+        p(&report),
     ]);
     let mut outs = Vec::new();
     for k in 0..3 {
@@ -454,6 +457,17 @@ fn serve_answers_clients_one_after_another() {
         srv.try_wait().unwrap().is_none(),
         "the server keeps serving"
     );
+    // A client's session report (the server writes it after the client is done).
+    let t0 = Instant::now();
+    let json: serde_json::Value = loop {
+        if let Ok(text) = std::fs::read_to_string(&report) {
+            break serde_json::from_str(&text).unwrap();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no report");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(json["mode"], "server");
+    assert_eq!(json["parties"][0]["party"], "server");
     srv.kill().unwrap();
     let _ = srv.wait();
     assert_eq!(outs[0], outs[1]);

@@ -160,6 +160,11 @@ fn plan_checks() {
     let (_s0, mut s1) = mem_sessions(1);
     let e = exec::execute(&p, &mut s1, Some(vec![]), Cost::default(), &mut |_| {}).unwrap_err();
     assert!(matches!(e, ExecError::Inputs(_)), "{e}");
+    // An input of the wrong shape.
+    let mut x = inputs(&p, 1);
+    x[0] = x[0].clone().reshaped(vec![2, 3, 3]).unwrap();
+    let e = exec::execute(&p, &mut s1, Some(x), Cost::default(), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("input %x"), "{e}");
 }
 
 #[test]

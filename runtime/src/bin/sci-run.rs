@@ -113,18 +113,34 @@ fn run(cli: &Cli) -> Result<()> {
         None if cli.local => ("local", local(cli, &cfg, &inputs, &outputs)?),
         None => ("cleartext", cleartext(cli, &inputs, &outputs)?),
     };
-    if let Some(path) = &cli.report {
-        let r = RunReport {
-            mode,
-            plan_hash: hash,
-            wall_seconds: start.elapsed().as_secs_f64(),
-            parties,
-        };
-        let json = serde_json::to_string_pretty(&r).context("encoding the report")?;
-        std::fs::write(path, json + "\n")
-            .with_context(|| format!("writing the report {}", path.display()))?;
-    }
-    Ok(())
+    write_report(cli, mode, hash, parties, start)
+}
+
+/// Writes `--report FILE.json`, if asked for.
+fn write_report(
+    cli: &Cli,
+    mode: &'static str,
+    plan_hash: String,
+    parties: Vec<PartyReport>,
+    start: Instant,
+) -> Result<()> {
+    let Some(path) = &cli.report else {
+        return Ok(());
+    };
+    let r = RunReport {
+        mode,
+        plan_hash,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        parties,
+    };
+    let json = serde_json::to_string_pretty(&r).context("encoding the report")?;
+    // Written aside and renamed, so a reader never sees half a report (with --serve it
+    // is rewritten after every client).
+    let mut tmp = path.clone().into_os_string();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, json + "\n")
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .with_context(|| format!("writing the report {}", path.display()))
 }
 
 fn load_plan(path: &Path) -> Result<Plan> {
@@ -247,7 +263,7 @@ fn mib(b: u64) -> f64 {
     b as f64 / (1u64 << 20) as f64
 }
 
-/// Party 0.
+/// Party 0 (with `--serve`, until killed).
 fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
     let party = Party::P0;
     let listener = bind(cli, party)?;
@@ -262,22 +278,24 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
     };
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
     let hello = hello_for(party, threads, plan.hash(), None);
-    let mut reports = Vec::new();
     loop {
+        let session = Instant::now();
         let conn = match open(cli, listener.as_ref(), party, &hello, cfg) {
             Err(ExecError::NoPeer(_)) if cli.serve => continue,
             r => r,
         };
-        let res = conn.and_then(|c| execute(plan.program(), c, None));
-        match (res, cli.serve) {
+        match (
+            conn.and_then(|c| execute(plan.program(), c, None)),
+            cli.serve,
+        ) {
             (Ok(ex), false) => {
                 print_costs("server", &ex.report);
-                reports.push(ex.report);
-                return Ok((plan.hash_hex(), reports));
+                return Ok((plan.hash_hex(), vec![ex.report]));
             }
             (Ok(ex), true) => {
+                // Each client's report replaces the previous one.
                 print_costs("server", &ex.report);
-                reports.push(ex.report);
+                write_report(cli, "server", plan.hash_hex(), vec![ex.report], session)?;
             }
             (Err(e), false) => return Err(e.into()),
             (Err(e), true) => eprintln!("sci-run: client session failed: {e}"),

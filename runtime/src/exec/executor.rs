@@ -37,14 +37,20 @@
 //! | `const` | public: both; server: the server |
 //! | `reshape`, `flatten`, `identity` | the share, reinterpreted |
 //! | `transpose`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`super::local`]); addends known in the clear (constants, biases, pad values) are added by the server only |
-//! | `conv2d`, `matmul`, `mul` by a server factor | OT-based linear layer (§5.1.1) |
+//! | `conv2d`, `matmul` (`X·W` or `W·X`), `mul` by a server factor | OT-based linear layer (§5.1.1; convolution by `im2col`, `mul` broadcast first); the bias is the server's addend |
 //! | `relu` | `Π_ReLU` (Algorithm 8) |
 //! | `trunc s` | `Π_Trunc^{int,ℓ,s}` (Algorithm 5); the non-negative variant where marked `nonneg` |
 //! | `div_public d` | division by a public integer (Theorem 4.1) |
-//! | `maxpool` | windows gathered locally ([`super::windows`]), then `MaxPool_d` (§5.2.2) |
-//! | `avgpool`, `global_avgpool` | window sums locally, then division by the window count (§5.1.2) |
-//! | `argmax` | rows gathered locally, then `ArgMax_d` (§5.2.2) |
+//! | `maxpool` | `MaxPool_d` (§5.2.2) over the windows, exact signed comparisons |
+//! | `avgpool`, `global_avgpool` | window sums locally, then division by each window's count (§5.1.2) |
+//! | `argmax` | `ArgMax_d` (§5.2.2) along the axis, exact signed comparisons |
 //! | `output` | revealed to the client |
+//!
+//! The protocols run through [`Engine`], which cuts every layer into one chunk per lane.
+//! MaxPool and ArgMax use [`Compare::Exact`]: the paper's comparison of differences
+//! ([`Compare::Narrow`]) is wrong when a difference overflows ℓ bits, and the executor
+//! must agree with the reference interpreter on every input, not only on inputs whose
+//! values stay small.
 //!
 //! Values computed only from values a party knows in the clear (public ones at both,
 //! server ones at the server) are computed by that party locally with the reference
@@ -122,11 +128,12 @@ pub fn check_plan(program: &Program, party: Party) -> Result<u32, ExecError> {
 }
 
 /// Runs `program` as `party` with the protocols of `engine` (whose millionaires' radix
-/// should be the plan's, [`sci_ir::Params::mill_radix`]). An engine may run several
-/// executions one after another; each report counts its own run (plus `setup`). The client passes its encoded inputs (in
-/// the order of [`Program::inputs`], as [`super::io::load_inputs`] returns them); the
-/// server passes `None`. `setup` is the cost of the connection set-up, recorded in the
-/// report; `observe` is called after every instruction.
+/// should be the plan's, [`sci_ir::Params::mill_radix`]). The client passes its encoded
+/// inputs (in the order of [`Program::inputs`], as [`super::io::load_inputs`] returns
+/// them); the server passes `None`. `setup` is the cost of the connection set-up,
+/// recorded in the report; `observe` is called after every instruction. An engine may
+/// run several executions one after another; each report counts its own run (plus
+/// `setup`).
 pub fn execute(
     program: &Program,
     engine: &mut Engine,
@@ -149,6 +156,19 @@ pub fn execute(
         }
         (Party::P0, _) => Vec::new().into_iter(),
     };
+    for (&v, t) in input_ids.iter().zip(inputs.as_slice()) {
+        let ty = program.ty(v);
+        if t.encoding() != enc || t.shape() != ty.shape() {
+            return Err(ExecError::Inputs(format!(
+                "input %{}: expected {} {:?}, found {} {:?}",
+                program.name(v),
+                enc,
+                ty.shape(),
+                t.encoding(),
+                t.shape()
+            )));
+        }
+    }
     let start = Instant::now();
     let begin = engine.session().stats();
     let n = program.instrs().len();

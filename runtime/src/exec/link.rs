@@ -1,5 +1,5 @@
-//! Connection set-up for one run: lane 0, the [handshake](super::handshake), the other
-//! `T − 1` lanes, and the OT set-up of every lane.
+//! Connection set-up for one run: lane 0, the [`handshake`], the other `T − 1` lanes,
+//! and the OT set-up of every lane.
 //!
 //! The listening side (by default the server) accepts lane 0, the connecting side (by
 //! default the client) connects it, retrying a refused connection for
