@@ -484,7 +484,7 @@ fn mark_nonneg_is_sound_under_wrapping() {
     // 100 + 100 wraps to -56 in i8: the marked program must still run and agree.
     let x = Tensor::signed(p.encoding().unwrap(), vec![1, 2], &[100, 127]).unwrap();
     assert_eq!(
-        interp::run(&p, &[x.clone()]).unwrap(),
+        interp::run(&p, std::slice::from_ref(&x)).unwrap(),
         interp::run(&b, &[x]).unwrap()
     );
 }
