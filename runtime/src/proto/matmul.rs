@@ -36,14 +36,16 @@
 //! batch count, `⌈R·C·ℓ·O / BATCH_WORDS⌉` up to rounding to whole rows, is a
 //! function of the public dimensions.
 
-use super::{Ctx, ProtoError, Role, check, check_ell};
+use super::{Ctx, ProtoError, Role, check, check_ell, cot};
 use crate::net::pack::mask;
 use crate::ot::LAMBDA;
 
-/// Largest number of correlation words (`u64`) of one OT batch (8 MiB per
-/// array: small enough for the allocator to recycle the buffers of the OT
-/// calls instead of mapping fresh pages for each).
-pub const BATCH_WORDS: usize = 1 << 20;
+/// Largest number of correlation words (`u64`) of one OT batch. The
+/// correlated OTs stream through cache-sized steps
+/// ([`super::cot`]), so a batch holds only its random-OT pads (32 bytes per
+/// instance) and its correction message (`BATCH_WORDS·ℓ/2` bits on average);
+/// more words per batch means fewer rounds.
+pub const BATCH_WORDS: usize = 1 << 22;
 
 /// The server's weights for a product: a row of weights for each
 /// `(r, c)` pair of the shared operand.
@@ -113,48 +115,39 @@ fn product(
             }
         }
     }
-    // OT part: instance (pair p, bit i) has width ℓ − i.
-    let widths_of_pair: Vec<u8> = (0..ell).map(|i| (ell - i) as u8).collect();
+    // OT part: instance (pair p, bit i) has width ℓ − i and carries the
+    // weight row of p; its output, times 2^i, goes to the output row of p
+    // (negated for the server).
     let total = rows * cols;
     let per = pairs_per_batch(ell, outs);
-    let mut corr = Vec::new();
     let mut start = 0;
     while start < total {
         let end = (start + per).min(total);
-        let np = end - start;
-        let widths: Vec<u8> = widths_of_pair.repeat(np);
-        let out = match weights {
+        let n_inst = (end - start) * l;
+        let pair = |j: usize| start + j / l;
+        let width = |j: usize| ell - (j % l) as u32;
+        match weights {
             Some(w) => {
-                corr.clear();
-                for p in start..end {
-                    let row = w.row(p / cols, p % cols);
-                    for _ in 0..l {
-                        corr.extend_from_slice(row);
+                let corr = |j: usize| w.row(pair(j) / cols, pair(j) % cols);
+                cot::send_wide(ctx, n_inst, outs, width, corr, |j, r| {
+                    let yr = &mut y[(pair(j) / cols) * outs..][..outs];
+                    let sh = j % l;
+                    for (a, &v) in yr.iter_mut().zip(r) {
+                        *a = a.wrapping_sub(v << sh);
                     }
-                }
-                ctx.ot.send_cot_vec(ctx.ch, &corr, outs, &widths)?
+                })?;
             }
             None => {
-                let choices: Vec<bool> = (start..end)
-                    .flat_map(|p| (0..ell).map(move |i| (x[p] >> i) & 1 == 1))
+                let choices: Vec<bool> = (0..n_inst)
+                    .map(|j| (x[pair(j)] >> (j % l)) & 1 == 1)
                     .collect();
-                ctx.ot.recv_cot_vec(ctx.ch, &choices, outs, &widths)?
-            }
-        };
-        // Accumulate 2^i·(output) into row p / cols (negated for the server).
-        let sign = weights.is_some();
-        for (k, p) in (start..end).enumerate() {
-            let yr = &mut y[(p / cols) * outs..(p / cols + 1) * outs];
-            for i in 0..l {
-                let o = &out[(k * l + i) * outs..(k * l + i + 1) * outs];
-                for (a, &v) in yr.iter_mut().zip(o) {
-                    let t = v << i;
-                    *a = if sign {
-                        a.wrapping_sub(t)
-                    } else {
-                        a.wrapping_add(t)
-                    };
-                }
+                cot::recv_wide(ctx, &choices, outs, width, |j, v| {
+                    let yr = &mut y[(pair(j) / cols) * outs..][..outs];
+                    let sh = j % l;
+                    for (a, &e) in yr.iter_mut().zip(v) {
+                        *a = a.wrapping_add(e << sh);
+                    }
+                })?;
             }
         }
         start = end;
