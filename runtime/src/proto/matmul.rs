@@ -42,7 +42,7 @@ use crate::ot::LAMBDA;
 
 /// Largest number of correlation words (`u64`) of one OT batch. The
 /// correlated OTs stream through cache-sized steps
-/// ([`super::cot`]), so a batch holds only its random-OT pads (32 bytes per
+/// (module `cot`), so a batch holds only its random-OT pads (32 bytes per
 /// instance) and its correction message (`BATCH_WORDS·ℓ/2` bits on average);
 /// more words per batch means fewer rounds.
 pub const BATCH_WORDS: usize = 1 << 22;
