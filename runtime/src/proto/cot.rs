@@ -1,14 +1,16 @@
 //! Additive correlated OT with a multi-field payload, on top of random OT.
 //!
-//! Instance `j` correlates a vector of fields of widths `w_1, …, w_F` (each
-//! 1..=64 bits, the same layout for all instances): the sender inputs `Δ_j`
-//! and gets random `r_j`; the receiver, with choice bit `c_j`, gets
-//! `r_j + c_j·Δ_j` fieldwise mod `2^{w_f}`. From a random OT with pads
-//! `(y_0, y_1)` (Asharov et al., CCS 2013): the sender takes `r = y_0` and
-//! sends `y_0 + Δ − y_1`; the receiver adds it to `y_c` if `c = 1`. The pads
-//! are 128 bits; a payload of `W = Σ w_f > 128` bits stretches them with
-//! [`Expander`]. Cost: λ + W bits per instance, two messages (receiver
-//! first).
+//! Instance `j` correlates a vector of fields with moduli `n_1, …, n_F`
+//! ([`Modulus`]: `2^{w}` or odd `n`; the same layout for all instances): the
+//! sender inputs `Δ_j` and gets random `r_j`; the receiver, with choice bit
+//! `c_j`, gets `r_j + c_j·Δ_j` fieldwise mod `n_f`. From a random OT with
+//! pads `(y_0, y_1)` (Asharov et al., CCS 2013): the sender takes `r = G(y_0)`
+//! and sends `G(y_0) + Δ − G(y_1)`; the receiver adds it to `G(y_c)` if `c =
+//! 1`. A field mod `2^w` takes `w` bits of the pad; a field mod an odd `n`
+//! takes 128 bits, reduced mod `n` (statistical distance below `2^−65` from
+//! uniform, [`Modulus::pad_bits`]). The pads are 128 bits; fields needing
+//! more stretch them with [`Expander`]. Cost: λ + W bits per instance, `W =
+//! Σ_f ⌈log₂ n_f⌉`, two messages (receiver first).
 //!
 //! Fields let one OT carry, e.g., a value and its sign bit at their own
 //! widths (max-pooling), which the OT layer's equal-width vectors cannot.
@@ -36,9 +38,10 @@ use aes::cipher::array::Array;
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 
 use super::bits::Bits;
+use super::modulus::Modulus;
 use super::{Ctx, ProtoError};
 use crate::crypto::{Block, as_aes_blocks_mut};
-use crate::net::pack::{BitReader, BitWriter, mask, packed_len};
+use crate::net::pack::{BitReader, BitWriter, mask, mask128, packed_len};
 use crate::ot::LAMBDA;
 
 /// The fixed public AES key of the expansion (the first 128 bits of the
@@ -87,24 +90,35 @@ impl Expander {
     }
 }
 
-/// Splits a 128-bit pad into the fields of `widths` (`total` bits in all),
-/// expanding it with `G` when the fields need more than 128 bits.
-fn fields(ex: &mut Expander, y: u128, widths: &[u32], total: u32, out: &mut [u64]) {
+/// Derives the fields of `mods` from a 128-bit pad (`total` pad bits in all,
+/// [`pad_total`]), expanding it with `G` when they need more than 128 bits.
+fn fields(ex: &mut Expander, y: u128, mods: &[Modulus], total: u32, out: &mut [u64]) {
     if total <= 128 {
         let mut y = y;
-        for (o, &w) in out.iter_mut().zip(widths) {
-            *o = y as u64 & mask(w);
-            y >>= w;
+        for (o, m) in out.iter_mut().zip(mods) {
+            let w = m.pad_bits();
+            *o = m.elem_from_pad(y & mask128(w));
+            y = y.checked_shr(w).unwrap_or(0);
         }
     } else {
         let mut words = vec![0u64; total.div_ceil(64) as usize];
         ex.expand(&[y], words.len(), &mut words);
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut r = BitReader::new(&bytes);
-        for (o, &w) in out.iter_mut().zip(widths) {
-            *o = r.read(w);
+        for (o, m) in out.iter_mut().zip(mods) {
+            *o = m.elem_from_pad(r.read_u128(m.pad_bits()));
         }
     }
+}
+
+/// Pad bits consumed by one instance with fields `mods`.
+fn pad_total(mods: &[Modulus]) -> u32 {
+    mods.iter().map(|m| m.pad_bits()).sum()
+}
+
+/// Wire bits of one instance's correction with fields `mods`: `Σ ⌈log₂ n_f⌉`.
+pub(crate) fn wire_bits(mods: &[Modulus]) -> u32 {
+    mods.iter().map(|m| m.bits()).sum()
 }
 
 /// Exact bits of one correlated OT batch of `n` instances with `total`
@@ -117,52 +131,53 @@ pub(crate) fn cost_bits(total: u32, n: usize) -> u64 {
     (LAMBDA * n.next_multiple_of(8)) as u64 + 8 * packed_len(n, total) as u64
 }
 
-/// Sender: `delta` holds `n·F` field values (instance-major); returns the
-/// random `r` (same layout). The receiver runs [`recv`] with `n` choices.
+/// Sender: `delta` holds `n·F` reduced field values (instance-major);
+/// returns the random `r` (same layout). The receiver runs [`recv`] with `n`
+/// choices.
 pub(crate) fn send(
     ctx: &mut Ctx<'_>,
-    widths: &[u32],
+    mods: &[Modulus],
     delta: &[u64],
 ) -> Result<Vec<u64>, ProtoError> {
-    let mut r = send_segments(ctx, &[(widths, delta)])?;
+    let mut r = send_segments(ctx, &[(mods, delta)])?;
     Ok(r.pop().unwrap_or_default())
 }
 
 /// Receiver: returns `r_j + c_j·Δ_j` fieldwise (`n·F` values).
 pub(crate) fn recv(
     ctx: &mut Ctx<'_>,
-    widths: &[u32],
+    mods: &[Modulus],
     choices: &Bits,
 ) -> Result<Vec<u64>, ProtoError> {
-    let mut r = recv_segments(ctx, &[(widths, choices)])?;
+    let mut r = recv_segments(ctx, &[(mods, choices)])?;
     Ok(r.pop().unwrap_or_default())
 }
 
-/// Number of instances of a segment with field layout `widths` and `len`
+/// Number of instances of a segment with field layout `mods` and `len`
 /// values.
-fn instances(widths: &[u32], len: usize) -> usize {
-    len.checked_div(widths.len()).unwrap_or(0)
+fn instances(mods: &[Modulus], len: usize) -> usize {
+    len.checked_div(mods.len()).unwrap_or(0)
 }
 
 /// [`send`] for several segments, each with its own field layout, in one OT
 /// batch and one correction message: `Σ_s n_s` instances.
 pub(crate) fn send_segments(
     ctx: &mut Ctx<'_>,
-    segs: &[(&[u32], &[u64])],
+    segs: &[(&[Modulus], &[u64])],
 ) -> Result<Vec<Vec<u64>>, ProtoError> {
-    let n: usize = segs.iter().map(|(w, d)| instances(w, d.len())).sum();
+    let n: usize = segs.iter().map(|(m, d)| instances(m, d.len())).sum();
     let pads = ctx.ot.send_rot::<u128>(ctx.ch, n, 128)?;
     let bits: u64 = segs
         .iter()
-        .map(|(w, d)| w.iter().sum::<u32>() as u64 * instances(w, d.len()) as u64)
+        .map(|(m, d)| wire_bits(m) as u64 * instances(m, d.len()) as u64)
         .sum();
     let mut w = BitWriter::with_capacity_bits(bits);
     let mut pads = pads.iter();
     let mut ex = Expander::new();
     let mut out = Vec::with_capacity(segs.len());
-    for &(widths, delta) in segs {
-        let nf = widths.len();
-        let total: u32 = widths.iter().sum();
+    for &(mods, delta) in segs {
+        let nf = mods.len();
+        let total = pad_total(mods);
         let mut r = vec![0u64; delta.len()];
         let mut y1 = vec![0u64; nf];
         // `pads` last in the zip: it must not be advanced past the segment.
@@ -171,10 +186,10 @@ pub(crate) fn send_segments(
             .zip(delta.chunks_exact(nf))
             .zip(pads.by_ref())
         {
-            fields(&mut ex, pad[0], widths, total, rj);
-            fields(&mut ex, pad[1], widths, total, &mut y1);
-            for (((rv, y), d), &wd) in rj.iter().zip(&y1).zip(dj).zip(widths) {
-                w.push(rv.wrapping_add(*d).wrapping_sub(*y) & mask(wd), wd);
+            fields(&mut ex, pad[0], mods, total, rj);
+            fields(&mut ex, pad[1], mods, total, &mut y1);
+            for (((rv, y), d), md) in rj.iter().zip(&y1).zip(dj).zip(mods) {
+                w.push(md.sub(md.add(*rv, *d), *y), md.bits());
             }
         }
         out.push(r);
@@ -189,15 +204,15 @@ pub(crate) fn send_segments(
 /// [`recv`] for several segments (see [`send_segments`]).
 pub(crate) fn recv_segments(
     ctx: &mut Ctx<'_>,
-    segs: &[(&[u32], &Bits)],
+    segs: &[(&[Modulus], &Bits)],
 ) -> Result<Vec<Vec<u64>>, ProtoError> {
-    debug_assert!(segs.iter().all(|(w, _)| !w.is_empty()));
+    debug_assert!(segs.iter().all(|(m, _)| !m.is_empty()));
     let choices: Vec<bool> = segs.iter().flat_map(|(_, c)| c.to_bools()).collect();
     let n = choices.len();
     let pads = ctx.ot.recv_rot::<u128>(ctx.ch, &choices, 128)?;
     let bits: u64 = segs
         .iter()
-        .map(|(w, c)| w.iter().sum::<u32>() as u64 * c.len() as u64)
+        .map(|(m, c)| wire_bits(m) as u64 * c.len() as u64)
         .sum();
     let bytes = if n > 0 {
         ctx.ch.recv_vec(bits.div_ceil(8) as usize)?
@@ -208,16 +223,18 @@ pub(crate) fn recv_segments(
     let mut pads = pads.iter();
     let mut ex = Expander::new();
     let mut out = Vec::with_capacity(segs.len());
-    for &(widths, c) in segs {
-        let nf = widths.len();
-        let total: u32 = widths.iter().sum();
+    for &(mods, c) in segs {
+        let nf = mods.len();
+        let total = pad_total(mods);
         let mut o = vec![0u64; c.len() * nf];
         for (j, (oj, pad)) in o.chunks_exact_mut(nf).zip(pads.by_ref()).enumerate() {
-            fields(&mut ex, *pad, widths, total, oj);
+            fields(&mut ex, *pad, mods, total, oj);
             let cj = c.bit(j).wrapping_neg();
-            for (v, &wd) in oj.iter_mut().zip(widths) {
-                let corr = rd.read(wd);
-                *v = v.wrapping_add(corr & cj) & mask(wd);
+            for (v, md) in oj.iter_mut().zip(mods) {
+                // Reduced: a peer's out-of-range correction gives a wrong but
+                // valid share, never an unreduced one.
+                let corr = md.reduce(rd.read(md.bits()));
+                *v = md.add(*v, corr & cj);
             }
         }
         out.push(o);

@@ -56,6 +56,7 @@ pub mod local;
 pub mod matmul;
 pub mod maxpool;
 pub mod mill;
+pub mod modulus;
 pub mod mux;
 pub mod rdiv;
 pub mod relu;
@@ -65,6 +66,7 @@ pub mod trunc;
 mod testutil;
 
 pub use bits::Bits;
+pub use modulus::Modulus;
 
 use crate::crypto::RandomnessError;
 use crate::net::{Channel, NetError};

@@ -1,8 +1,8 @@
-//! Multiplexer `Π_MUX` (CrypTFlow2 Algorithm 6, App. A.3), built on
-//! correlated OT.
+//! Multiplexer `Π_MUX^n` (CrypTFlow2 Algorithm 6, App. A.3), built on
+//! correlated OT, over any [`Modulus`] (`Z_{2^ℓ}` or odd `Z_n`).
 //!
 //! Given arithmetic shares of `x` and boolean shares of `c`, the parties get
-//! shares of `c·x`. Write `c = c_0 ⊕ c_1`, so `c·x_b = c_b·x_b +
+//! shares of `c·x`. All arithmetic is mod `n`. Write `c = c_0 ⊕ c_1`, so `c·x_b = c_b·x_b +
 //! c_{1−b}·(1 − 2c_b)·x_b`. Each party `b` is the sender of one correlated OT
 //! with correlation `Δ_b = (1 − 2c_b)·x_b` and the receiver of the other with
 //! choice `c_b`: from the OT it sends it gets `r_b`, from the one it receives
@@ -11,78 +11,95 @@
 //!
 //! The paper realises each direction with a chosen-message `(2 1)-OT_η`
 //! (2λ + 4η bits in all); a correlated OT suffices and costs λ + η per
-//! direction: **2λ + 2η bits** per element (2λ + 2Σw with several fields).
+//! direction: **2λ + 2η bits** per element, `η = ⌈log₂ n⌉` (2λ + 2Σ η_f with
+//! several fields).
 //! Role `P0`'s OT runs first, then role `P1`'s (never both sending at once):
 //! role `P1` sends its OT request, role `P0` answers it together with its own
 //! request, role `P1` answers: 1.5 round trips, counted as [`ROUNDS`] = 1 by
 //! role `P1` and 2 by role `P0`.
 //!
 //! [`mux_fields`] multiplexes several values per element at once (each with
-//! its own width, e.g. a value and its index for ArgMax) with one OT per
-//! direction.
+//! its own modulus, e.g. a value and its index for ArgMax, or a sign bit in
+//! `Z_2`) with one OT per direction.
 
 use super::bits::Bits;
-use super::{Ctx, ProtoError, Role, check, check_ell, cot};
-use crate::net::pack::mask;
+use super::modulus::Modulus;
+use super::{Ctx, ProtoError, Role, check, cot};
 
 /// Rounds of a multiplexer as counted by role `P1` (after having sent).
 pub const ROUNDS: u64 = 1;
 
-/// Exact bits on the wire of [`mux_fields`] on `n` elements (both OTs).
-pub fn cost_bits(widths: &[u32], n: usize) -> u64 {
-    2 * cot::cost_bits(widths.iter().sum(), n)
+/// Exact bits on the wire of [`mux_fields`] with fields `fields` on `n`
+/// elements (both OTs).
+pub fn cost_bits<M: Copy + Into<Modulus>>(fields: &[M], n: usize) -> u64 {
+    let mods: Vec<Modulus> = fields.iter().map(|&m| m.into()).collect();
+    2 * cot::cost_bits(cot::wire_bits(&mods), n)
 }
 
-/// Shares of `c·x` for shares `x` of ℓ-bit values and shares `c` of bits.
-pub fn mux(ctx: &mut Ctx<'_>, ell: u32, x: &[u64], c: &Bits) -> Result<Vec<u64>, ProtoError> {
-    check_ell(ell)?;
-    mux_fields(ctx, &[ell], x, c)
-}
-
-/// Multiplexes `F = widths.len()` fields per element: `x` holds `n·F`
-/// shares (element `i`'s fields at `i·F..(i+1)·F`, field `f` in
-/// `Z_{2^{widths[f]}}`), `c` holds `n` bits; returns shares of `c_i·x_i`
-/// fieldwise. Cost 2λ + 2·Σ widths bits per element.
-pub fn mux_fields(
+/// Shares of `c·x` for shares `x` of elements of `Z_n` (`n = 2^ℓ` for an
+/// ℓ given as `u32`) and shares `c` of bits.
+pub fn mux(
     ctx: &mut Ctx<'_>,
-    widths: &[u32],
+    md: impl Into<Modulus>,
     x: &[u64],
     c: &Bits,
 ) -> Result<Vec<u64>, ProtoError> {
-    let nf = widths.len();
-    check(widths.iter().all(|w| (1..=64).contains(w)), || {
-        "field widths must be in 1..=64".into()
-    })?;
+    mux_fields(ctx, &[md.into()], x, c)
+}
+
+/// Multiplexes `F = fields.len()` fields per element: `x` holds `n·F`
+/// shares (element `i`'s fields at `i·F..(i+1)·F`, field `f` reduced mod
+/// `fields[f]`), `c` holds `n` bits; returns shares of `c_i·x_i` fieldwise.
+/// Cost 2λ + 2·Σ_f ⌈log₂ n_f⌉ bits per element.
+pub fn mux_fields<M: Copy + Into<Modulus>>(
+    ctx: &mut Ctx<'_>,
+    fields: &[M],
+    x: &[u64],
+    c: &Bits,
+) -> Result<Vec<u64>, ProtoError> {
+    let mods = fields
+        .iter()
+        .map(|&m| m.into().check())
+        .collect::<Result<Vec<Modulus>, _>>()?;
+    let nf = mods.len();
     check(x.len() == c.len() * nf, || {
         format!("{} values for {} choices of {nf} fields", x.len(), c.len())
     })?;
-    let masks: Vec<u64> = widths.iter().map(|&w| mask(w)).collect();
+    check(
+        x.iter()
+            .enumerate()
+            .all(|(i, &v)| u128::from(v) < mods[i % nf].value()),
+        || "shares must be reduced".into(),
+    )?;
     // Δ = (1 − 2c)·x: x if c = 0, −x if c = 1.
     let delta: Vec<u64> = x
         .iter()
         .enumerate()
         .map(|(i, &v)| {
-            let f = i % nf;
-            let v = if c.get(i / nf) { v.wrapping_neg() } else { v };
-            v & masks[f]
+            if c.get(i / nf) {
+                mods[i % nf].neg(v)
+            } else {
+                v
+            }
         })
         .collect();
     let (r, y) = match ctx.role {
         Role::P0 => {
-            let r = cot::send(ctx, widths, &delta)?;
-            (r, cot::recv(ctx, widths, c)?)
+            let r = cot::send(ctx, &mods, &delta)?;
+            (r, cot::recv(ctx, &mods, c)?)
         }
         Role::P1 => {
-            let y = cot::recv(ctx, widths, c)?;
-            (cot::send(ctx, widths, &delta)?, y)
+            let y = cot::recv(ctx, &mods, c)?;
+            (cot::send(ctx, &mods, &delta)?, y)
         }
     };
     Ok(x.iter()
         .zip(r.iter().zip(&y))
         .enumerate()
         .map(|(i, (&v, (&r, &y)))| {
+            let md = mods[i % nf];
             let own = if c.get(i / nf) { v } else { 0 };
-            own.wrapping_sub(r).wrapping_add(y) & masks[i % nf]
+            md.add(md.sub(own, r), y)
         })
         .collect())
 }
@@ -90,7 +107,10 @@ pub fn mux_fields(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{ELLS, open, prg, run2, share};
+    use crate::net::pack::mask;
+    use crate::proto::testutil::{
+        ELLS, FIELDS, field_values_with_edges, open, open_mod, prg, run2, share, share_mod,
+    };
 
     #[test]
     fn selects_value_or_zero() {
@@ -119,6 +139,81 @@ mod tests {
             assert_eq!(r.bits(), setup + 2 * per_dir);
             assert_eq!(cost_bits(&[ell], n), 2 * per_dir);
         }
+    }
+
+    #[test]
+    fn selects_over_odd_moduli() {
+        for n in FIELDS {
+            let md = Modulus::Odd(n);
+            let mut g = prg(n as u128);
+            let len = 3000;
+            let x = field_values_with_edges(&mut g, len, md);
+            let (x0, x1) = share_mod(&mut g, &x, md);
+            let k = x.len();
+            let (c, s) = (Bits::random(&mut g, k), Bits::random(&mut g, k));
+            let (c0, c1) = (s.clone(), c.xor(&s));
+            let r = run2(4, |ctx| {
+                let (x, c) = if ctx.role == Role::P0 {
+                    (&x0, &c0)
+                } else {
+                    (&x1, &c1)
+                };
+                mux(ctx, md, x, c)
+            });
+            let z = open_mod(&r.p0, &r.p1, md);
+            for i in 0..k {
+                assert_eq!(z[i], if c.get(i) { x[i] } else { 0 }, "n={n}");
+            }
+            // 2λ + 2η bits per element (+ two OT set-ups).
+            let setup = 2 * 8 * (32 + 128 * 32);
+            let per_dir =
+                128 * k.next_multiple_of(8) as u64 + 8 * (k as u64 * md.bits() as u64).div_ceil(8);
+            assert_eq!(r.bits(), setup + 2 * per_dir);
+            assert_eq!(cost_bits(&[md], k), 2 * per_dir);
+        }
+    }
+
+    #[test]
+    fn mixed_moduli_fields() {
+        // A value mod a 61-bit prime, its index mod 2^64 and a bit in Z_2: 128 +
+        // 64 + 1 pad bits, stretched.
+        let mods = [
+            Modulus::Odd((1 << 61) - 1),
+            Modulus::Pow2(64),
+            Modulus::Pow2(1),
+        ];
+        let mut g = prg(17);
+        let n = 2000;
+        let x: Vec<u64> = (0..n * 3)
+            .map(|i| mods[i % 3].random(&mut g, 1)[0])
+            .collect();
+        let r0: Vec<u64> = (0..n * 3)
+            .map(|i| mods[i % 3].random(&mut g, 1)[0])
+            .collect();
+        let x1: Vec<u64> = (0..n * 3).map(|i| mods[i % 3].sub(x[i], r0[i])).collect();
+        let (c, s) = (Bits::random(&mut g, n), Bits::random(&mut g, n));
+        let (c0, c1) = (s.clone(), c.xor(&s));
+        let r = run2(4, |ctx| {
+            let (x, c) = if ctx.role == Role::P0 {
+                (&r0, &c0)
+            } else {
+                (&x1, &c1)
+            };
+            mux_fields(ctx, &mods, x, c)
+        });
+        for i in 0..n * 3 {
+            let z = mods[i % 3].add(r.p0[i], r.p1[i]);
+            assert_eq!(z, if c.get(i / 3) { x[i] } else { 0 });
+        }
+    }
+
+    #[test]
+    fn rejects_unreduced_shares() {
+        let r = run2(4, |ctx| {
+            Ok(mux(ctx, Modulus::Odd(7), &[7], &Bits::zeros(1)).is_err()
+                && mux(ctx, Modulus::Odd(8), &[1], &Bits::zeros(1)).is_err())
+        });
+        assert!(r.p0 && r.p1);
     }
 
     #[test]

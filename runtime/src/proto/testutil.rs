@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::modulus::Modulus;
 use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::pack::mask;
@@ -120,6 +121,56 @@ pub(crate) fn open(x0: &[u64], x1: &[u64], ell: u32) -> Vec<u64> {
         })
         .collect()
 }
+
+/// Random additive shares of `x` (reduced) mod `md`, as (role P0's, role
+/// P1's).
+pub(crate) fn share_mod(g: &mut Prg, x: &[u64], md: Modulus) -> (Vec<u64>, Vec<u64>) {
+    let r = md.random(g, x.len());
+    let other = x.iter().zip(&r).map(|(&x, &r)| md.sub(x, r)).collect();
+    (r, other)
+}
+
+/// `x_0 + x_1 mod md`; panics on an unreduced share.
+pub(crate) fn open_mod(x0: &[u64], x1: &[u64], md: Modulus) -> Vec<u64> {
+    assert_eq!(x0.len(), x1.len());
+    x0.iter()
+        .zip(x1)
+        .map(|(&a, &b)| {
+            assert!(
+                u128::from(a) < md.value() && u128::from(b) < md.value(),
+                "share not reduced mod {md}"
+            );
+            md.add(a, b)
+        })
+        .collect()
+}
+
+/// Random elements of `Z_n` followed by the edges 0, ±1, ±2, ±(n−1)/2,
+/// ±(n−3)/2 (reduced mod n).
+pub(crate) fn field_values_with_edges(g: &mut Prg, len: usize, md: Modulus) -> Vec<u64> {
+    let mut v = md.random(g, len);
+    let h = (md.value() as i128 - 1) / 2;
+    for e in [0i128, 1, -1, 2, -2, h, -h, h - 1, -h + 1] {
+        v.push(md.reduce_i128(e));
+    }
+    v
+}
+
+/// Odd moduli every protocol over `Z_n` is tested at: small primes, the
+/// Mersenne prime 2^31 − 1, HE plaintext primes `≡ 1 mod 2N` (2^16 + 1,
+/// a 32-bit and a 41-bit NTT prime), a 61-bit prime and the largest prime
+/// below 2^63.
+pub(crate) const FIELDS: [u64; 9] = [
+    3,
+    7,
+    65537,
+    (1 << 31) - 1,
+    4_293_918_721,
+    2_199_023_190_017,
+    (1 << 61) - 1,
+    9_223_372_036_854_775_783,
+    1_000_003,
+];
 
 /// `b_0 ⊕ b_1` as booleans.
 pub(crate) fn open_bits(b0: &Bits, b1: &Bits) -> Vec<bool> {

@@ -47,6 +47,7 @@
 //! `Π_MILL^s` and one.
 
 use super::bits::Bits;
+use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, b2a, check, check_ell, cot, drelu, mill};
 use crate::crypto::Prg;
 use crate::net::pack::mask;
@@ -192,7 +193,7 @@ pub fn trunc_nonneg(
     let n = a.len();
     let c = low_carry(ctx, s, a)?;
     let x = Bits::from_fn(n, |i| (a[i] >> (ell - 1)) & 1 == 1);
-    let (w_ell, w_s) = ([ell], [s]);
+    let (w_ell, w_s) = ([Modulus::Pow2(ell)], [Modulus::Pow2(s)]);
     // One OT batch: the B2A of c (Δ = c_0, choice c_1) and x_0·x_1 mod 2^s
     // (Δ = x_0, choice x_1; role P0's share is −r).
     let (y, corr) = match ctx.role {
@@ -213,7 +214,7 @@ pub fn trunc_nonneg(
             (y.pop().unwrap_or_default(), corr)
         }
     };
-    let d = b2a::finish(ctx.role, ell, &c, &y);
+    let d = b2a::finish(ctx.role, Modulus::Pow2(ell), &c, &y);
     Ok(combine(a, &corr, &d, ell, s))
 }
 
