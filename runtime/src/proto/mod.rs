@@ -60,6 +60,7 @@ pub mod modulus;
 pub mod mux;
 pub mod rdiv;
 pub mod relu;
+pub mod sign;
 pub mod trunc;
 
 #[cfg(test)]

@@ -1,28 +1,42 @@
-//! `ReLU` over `Z_{2^ℓ}`: `Π_ReLU^{int,ℓ}` (CrypTFlow2 Algorithm 8, App. B).
+//! `ReLU` over `Z_{2^ℓ}` (`Π_ReLU^{int,ℓ}`, CrypTFlow2 Algorithm 8, App. B)
+//! and over `Z_n`, `n` odd (`Π_ReLU^{ring,n}`, App. B: "follows similarly").
 //!
-//! `ReLU(a) = DReLU(a)·a`: one [`drelu::drelu`] and one [`mux::mux`]. Cost: `Π_MILL^{ℓ−1}`
-//! plus 2λ + 2ℓ bits (the paper's multiplexer costs 2λ + 4ℓ; ours uses
-//! correlated OT, see [`super::mux`]). For ℓ = 32 that is 4148 bits at m = 4
-//! (paper: 4212) and 3234 at m = 7 (paper: 3298), plus the OT layer's
-//! padding. Rounds (role `P1`): those of `Π_MILL^{ℓ−1}` plus 1 — 6 for ℓ = 32,
-//! m = 4 (the paper counts 7, Table 2).
+//! `ReLU(a) = DReLU(a)·a`: one [`sign::drelu`] and one [`mux::mux`] over the
+//! same modulus.
+//!
+//! Over `Z_{2^ℓ}`: `Π_MILL^{ℓ−1}` plus 2λ + 2ℓ bits (the paper's multiplexer
+//! costs 2λ + 4ℓ; ours uses correlated OT, see [`super::mux`]). For ℓ = 32
+//! that is 4148 bits at m = 4 (paper: 4212) and 3234 at m = 7 (paper: 3298),
+//! plus the OT layer's padding. Rounds (role `P1`): those of `Π_MILL^{ℓ−1}`
+//! plus 1 — 6 for ℓ = 32, m = 4 (the paper counts 7, Table 2).
+//!
+//! Over `Z_n`: `Π_DReLU^{ring,n}` (two `Π_MILL^{η+1}` sharing role `P1`'s
+//! input, plus a `(4 1)-OT_1`) plus 2λ + 2η bits, `η = ⌈log₂ n⌉`. For η = 32
+//! at m = 7: 5224 bits (paper, Table 2: 5288, with its 2λ + 4η
+//! multiplexer); rounds (role `P1`): the millionaires', one for the
+//! `(4 1)-OT` and one for the multiplexer — 9 for η = 32, m = 7, the paper's
+//! count.
 
-use super::{Ctx, ProtoError, drelu, mux};
+use super::modulus::Modulus;
+use super::{Ctx, ProtoError, mux, sign};
 
-/// Exact bits on the wire of [`relu`] on `n` elements at radix `m`.
-pub fn cost_bits(ell: u32, m: u32, n: usize) -> u64 {
-    drelu::cost_bits(ell, m, n) + mux::cost_bits(&[ell], n)
+/// Exact bits on the wire of [`relu`] mod `md` on `n` elements at radix `m`.
+pub fn cost_bits(md: impl Into<Modulus>, m: u32, n: usize) -> u64 {
+    let md = md.into();
+    sign::cost_bits(md, m, n) + mux::cost_bits(&[md], n)
 }
 
 /// Rounds of [`relu`] (role `P1`): the DReLU's plus the multiplexer's 1.
-pub fn rounds(ell: u32, m: u32) -> u64 {
-    drelu::rounds(ell, m) + mux::ROUNDS
+pub fn rounds(md: impl Into<Modulus>, m: u32) -> u64 {
+    sign::rounds(md, m) + mux::ROUNDS
 }
 
-/// Shares of `max(a, 0)` (signed) for shares `a` of ℓ-bit values.
-pub fn relu(ctx: &mut Ctx<'_>, ell: u32, a: &[u64]) -> Result<Vec<u64>, ProtoError> {
-    let d = drelu::drelu(ctx, ell, a)?;
-    mux::mux(ctx, ell, a, &d)
+/// Shares of `max(a, 0)` (of the signed view) for shares `a` mod `md`
+/// (`Z_{2^ℓ}` for an ℓ given as `u32`).
+pub fn relu(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, a: &[u64]) -> Result<Vec<u64>, ProtoError> {
+    let md = md.into();
+    let d = sign::drelu(ctx, md, a)?;
+    mux::mux(ctx, md, a, &d)
 }
 
 #[cfg(test)]
@@ -31,7 +45,8 @@ mod tests {
     use crate::proto::Role;
     use crate::proto::testutil;
     use crate::proto::testutil::{
-        ELLS, RADICES, measured, open, prg, run2, run2_tcp, share, signed, values_with_edges,
+        ELLS, FIELDS, RADICES, field_values_with_edges, measured, open, open_mod, prg, run2,
+        run2_tcp, share, share_mod, signed, values_with_edges,
     };
 
     /// The reference interpreter's ReLU on ring elements.
@@ -97,5 +112,62 @@ mod tests {
     #[test]
     fn over_tcp_loopback() {
         check(32, 4, 1 << 16, true);
+    }
+
+    fn check_field(n: u64, m: u32, len: usize) {
+        let md = Modulus::Odd(n);
+        let enc = sci_ir::Encoding::field(n).expect("prime");
+        let mut g = prg(n as u128 + m as u128);
+        let x = field_values_with_edges(&mut g, len, md);
+        let (a0, a1) = share_mod(&mut g, &x, md);
+        let r = run2(m, |ctx| {
+            relu(ctx, md, if ctx.role == Role::P0 { &a0 } else { &a1 })
+        });
+        let z = open_mod(&r.p0, &r.p1, md);
+        let want = testutil::reference_in(enc, &[(&x, &[x.len()], sci_ir::Owner::Client)], |v| {
+            sci_ir::Op::Relu { x: v[0] }
+        })
+        .0;
+        assert_eq!(z, want, "n={n} m={m}");
+        assert!(
+            x.iter()
+                .zip(&z)
+                .all(|(&x, &z)| z == if enc.signed(x) < 0 { 0 } else { x })
+        );
+    }
+
+    #[test]
+    fn equals_reference_interpreter_over_fields() {
+        for n in FIELDS {
+            check_field(n, 4, 3000);
+        }
+        for m in RADICES {
+            check_field(2_199_023_190_017, m, 1000);
+        }
+    }
+
+    #[test]
+    fn field_communication_and_rounds() {
+        // η = 32 (a 32-bit HE plaintext prime) and η = 41.
+        for (n, m, len) in [
+            (4_293_918_721u64, 7u32, 1000usize),
+            (2_199_023_190_017, 4, 2000),
+        ] {
+            let md = Modulus::Odd(n);
+            let mut g = prg(6);
+            let x = md.random(&mut g, len);
+            let (a0, a1) = share_mod(&mut g, &x, md);
+            let r = measured(m, |ctx, warm| {
+                let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
+                relu(ctx, md, if warm { &a[..8] } else { a })
+            });
+            assert_eq!(r.bits(), cost_bits(md, m, len), "n={n} m={m}");
+            assert_eq!(r.stats[1].rounds, rounds(md, m), "n={n} m={m}");
+        }
+        // Table 2, ReLU over Z_n at η = 32, m = 7: the paper's 5288 bits less
+        // 2η for the correlated-OT multiplexer (required ≤ 5552 = 1.05·5288).
+        let (md, n) = (Modulus::Odd(4_293_918_721), 1 << 16);
+        assert_eq!(cost_bits(md, 7, n), (5288 - 64) * n as u64);
+        assert_eq!(rounds(md, 7), 9);
     }
 }

@@ -207,8 +207,16 @@ pub(crate) fn reference(
     inputs: &[(&[u64], &[usize], sci_ir::Owner)],
     op: impl Fn(&[sci_ir::ValueId]) -> sci_ir::Op,
 ) -> (Vec<u64>, Vec<usize>) {
-    use sci_ir::{Builder, Data, Encoding, Owner, Tensor, Type, interp};
-    let enc = Encoding::ring(ell).expect("ring");
+    reference_in(sci_ir::Encoding::ring(ell).expect("ring"), inputs, op)
+}
+
+/// [`reference`] over any encoding (e.g. a field `Z_n`).
+pub(crate) fn reference_in(
+    enc: sci_ir::Encoding,
+    inputs: &[(&[u64], &[usize], sci_ir::Owner)],
+    op: impl Fn(&[sci_ir::ValueId]) -> sci_ir::Op,
+) -> (Vec<u64>, Vec<usize>) {
+    use sci_ir::{Builder, Data, Owner, Tensor, Type, interp};
     let tensor = |x: &[u64], s: &[usize]| {
         Tensor::new(enc, s.to_vec(), Data::U64(x.to_vec())).expect("tensor")
     };
