@@ -50,7 +50,8 @@ use super::bits::Bits;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, b2a, check, check_ell, cot, drelu, mill};
 use crate::crypto::Prg;
-use crate::net::pack::mask;
+use crate::net::pack::{mask, mask128};
+use crate::ot::Word;
 
 /// Exact bits on the wire of [`trunc`] on `n` elements at radix `m`.
 pub fn cost_bits(ell: u32, s: u32, m: u32, n: usize) -> u64 {
@@ -123,43 +124,89 @@ fn combine(a: &[u64], corr: &[u64], d: &[u64], ell: u32, s: u32) -> Vec<u64> {
         .collect()
 }
 
-/// Shares mod `2^width` of the correction term `corr ∈ {−1, 0, 1}` of
-/// Corollary 4.2 (and Theorem 4.1 with `n = 2^ℓ`), given boolean shares of
-/// `MSB(a)`: one `(4 1)-OT_width` in which role `P1` chooses `j = m_1 + 2x_1`
-/// and role `P0`, with random `r`, offers `−r + t_j·(x_0 = 0 ? −1 : +1)`,
-/// `t_j = (m_0 ⊕ j_0 ⊕ x_0) ∧ (m_0 ⊕ j_0 ⊕ j_1)` (Algorithm 5, steps 6–17).
-/// Cost 2λ + 4·width bits per element, one round.
+/// Shares of the correction term `corr ∈ {−1, 0, 1}` of Corollary 4.2 and
+/// Theorem 4.1, given boolean shares `msb` of `1{a ≥ n'}` and each party's
+/// bits `x_b = 1{a_b ≥ n'}`: one `(4 1)-OT` in which role `P1` chooses `j =
+/// m_1 + 2x_1` and role `P0`, with random `r`, offers `−r + t_j·(x_0 = 0 ?
+/// −1 : +1)`, `t_j = (m_0 ⊕ j_0 ⊕ x_0) ∧ (m_0 ⊕ j_0 ⊕ j_1)` (Algorithm 5,
+/// steps 6–17; Algorithm 9, steps 6–17). The message carries one share per
+/// modulus of `fields` (e.g. mod `n` and mod `2^δ` for the division in
+/// `Z_n`): returns `len·F` shares, element-major. Cost 2λ + 4·Σ_f ⌈log₂
+/// n_f⌉ bits per element (at most 128 message bits), one round.
 pub(crate) fn corr(
     ctx: &mut Ctx<'_>,
-    ell: u32,
-    a: &[u64],
+    x: &Bits,
     msb: &Bits,
-    width: u32,
+    fields: &[Modulus],
 ) -> Result<Vec<u64>, ProtoError> {
-    let n = a.len();
-    let xb = |i: usize| (a[i] >> (ell - 1)) & 1;
+    let bits = fields.iter().map(|f| f.bits()).sum::<u32>();
+    check(bits <= 128, || format!("{bits}-bit correction messages"))?;
+    if bits <= 64 {
+        corr_ot::<u64>(ctx, x, msb, fields, bits)
+    } else {
+        corr_ot::<u128>(ctx, x, msb, fields, bits)
+    }
+}
+
+/// [`corr`] with `T`-typed OT messages of `bits` bits.
+fn corr_ot<T: Word>(
+    ctx: &mut Ctx<'_>,
+    x: &Bits,
+    msb: &Bits,
+    fields: &[Modulus],
+    bits: u32,
+) -> Result<Vec<u64>, ProtoError> {
+    let n = x.len();
     Ok(match ctx.role {
         Role::P0 => {
-            let corr0 = Prg::from_os()?.ring_elems(n, width);
+            let mut prg = Prg::from_os()?;
+            let per_field: Vec<Vec<u64>> = fields.iter().map(|f| f.random(&mut prg, n)).collect();
+            let corr0: Vec<u64> = (0..n * fields.len())
+                .map(|k| per_field[k % fields.len()][k / fields.len()])
+                .collect();
             let mut msgs = Vec::with_capacity(4 * n);
-            for (i, r) in corr0.iter().enumerate() {
-                let (m0, x0) = (msb.bit(i), xb(i));
-                let fix = if x0 == 0 { u64::MAX } else { 1 }; // −1 or +1
+            for (i, r) in corr0.chunks_exact(fields.len()).enumerate() {
+                let (m0, x0) = (msb.bit(i), x.bit(i));
                 for j in 0..4u64 {
                     let (j0, j1) = (j & 1, j >> 1);
                     let t = (m0 ^ j0 ^ x0) & (m0 ^ j0 ^ j1);
-                    let v = r.wrapping_neg();
-                    msgs.push(if t == 1 { v.wrapping_add(fix) } else { v } & mask(width));
+                    let (mut msg, mut at) = (0u128, 0);
+                    for (&r, f) in r.iter().zip(fields) {
+                        let v = f.neg(r);
+                        let v = match (t, x0) {
+                            (0, _) => v,
+                            (_, 0) => f.sub(v, f.reduce(1)),
+                            _ => f.add(v, f.reduce(1)),
+                        };
+                        msg |= u128::from(v) << at;
+                        at += f.bits();
+                    }
+                    msgs.push(T::from_u128(msg));
                 }
             }
-            ctx.ot.send_kkot(ctx.ch, 4, &msgs, width)?;
+            ctx.ot.send_kkot(ctx.ch, 4, &msgs, bits)?;
             corr0
         }
         Role::P1 => {
-            let choices: Vec<u8> = (0..n).map(|i| (msb.bit(i) | xb(i) << 1) as u8).collect();
-            ctx.ot.recv_kkot::<u64>(ctx.ch, 4, &choices, width)?
+            let choices: Vec<u8> = (0..n).map(|i| (msb.bit(i) | x.bit(i) << 1) as u8).collect();
+            let got = ctx.ot.recv_kkot::<T>(ctx.ch, 4, &choices, bits)?;
+            got.iter()
+                .flat_map(|m| {
+                    let mut m = m.to_u128();
+                    fields.iter().map(move |f| {
+                        let v = f.reduce((m & mask128(f.bits())) as u64);
+                        m >>= f.bits();
+                        v
+                    })
+                })
+                .collect()
         }
     })
+}
+
+/// Each share's bit `x_b = MSB(a_b)` of ℓ-bit shares.
+pub(crate) fn top_bits(a: &[u64], ell: u32) -> Bits {
+    Bits::from_fn(a.len(), |i| (a[i] >> (ell - 1)) & 1 == 1)
 }
 
 /// Shares of `a ≫ s` (arithmetic shift of the signed value) for shares `a`
@@ -171,7 +218,7 @@ pub fn trunc(ctx: &mut Ctx<'_>, ell: u32, s: u32, a: &[u64]) -> Result<Vec<u64>,
         return Ok(a.to_vec());
     }
     let msb = drelu::msb(ctx, ell, a)?;
-    let corr = corr(ctx, ell, a, &msb, s)?;
+    let corr = corr(ctx, &top_bits(a, ell), &msb, &[Modulus::Pow2(s)])?;
     let c = low_carry(ctx, s, a)?;
     let d = b2a::b2a(ctx, ell, &c)?;
     Ok(combine(a, &corr, &d, ell, s))
@@ -192,7 +239,7 @@ pub fn trunc_nonneg(
     }
     let n = a.len();
     let c = low_carry(ctx, s, a)?;
-    let x = Bits::from_fn(n, |i| (a[i] >> (ell - 1)) & 1 == 1);
+    let x = top_bits(a, ell);
     let (w_ell, w_s) = ([Modulus::Pow2(ell)], [Modulus::Pow2(s)]);
     // One OT batch: the B2A of c (Δ = c_0, choice c_1) and x_0·x_1 mod 2^s
     // (Δ = x_0, choice x_1; role P0's share is −r).
