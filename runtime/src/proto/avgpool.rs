@@ -1,12 +1,14 @@
 //! `Avgpool_d` (CrypTFlow2 §5.1.2): the sum of each window (local) followed
-//! by a division by the window count ([`rdiv`]).
+//! by a division by the window count ([`rdiv`]), over any [`Modulus`]
+//! (`Z_{2^ℓ}` or odd `Z_n`).
 //!
 //! Counts may differ per output position (borders with `count_include_pad =
 //! false`); [`rdiv`] takes one divisor per element. Cost and rounds are those
 //! of [`rdiv`] on the outputs.
 
 use super::maxpool::Windows;
-use super::{Ctx, ProtoError, check_ell, local, rdiv::rdiv};
+use super::modulus::Modulus;
+use super::{Ctx, ProtoError, local, rdiv::rdiv};
 use sci_ir::Pool2d;
 
 /// The divisor of each output of a 2-D average pooling of an `[n, c, h, w]`
@@ -36,38 +38,38 @@ pub fn counts(
     Ok(plane.repeat(n * c))
 }
 
-/// Shares of the average pooling of `x` (`[n, c, h, w]`), outputs in
-/// `[n, c, oh, ow]` order.
+/// Shares of the average pooling of `x` (`[n, c, h, w]`, shares mod `md`,
+/// `Z_{2^ℓ}` for an ℓ given as `u32`), outputs in `[n, c, oh, ow]` order.
 pub fn avgpool(
     ctx: &mut Ctx<'_>,
-    ell: u32,
+    md: impl Into<Modulus>,
     x: &[u64],
     shape: [usize; 4],
     pool: &Pool2d,
     count_include_pad: bool,
 ) -> Result<Vec<u64>, ProtoError> {
-    check_ell(ell)?;
-    let sums = local::window_sums(ell, x, &Windows::pool2d(shape, pool)?)?;
-    rdiv(ctx, ell, &sums, &counts(shape, pool, count_include_pad)?)
+    let md = md.into();
+    let sums = local::window_sums(md, x, &Windows::pool2d(shape, pool)?)?;
+    rdiv(ctx, md, &sums, &counts(shape, pool, count_include_pad)?)
 }
 
 /// Shares of the global average pooling of `x` (`[n, c, h, w]` → `[n, c]`):
 /// the sum of each `h×w` plane divided by `h·w`.
 pub fn global_avgpool(
     ctx: &mut Ctx<'_>,
-    ell: u32,
+    md: impl Into<Modulus>,
     x: &[u64],
     shape: [usize; 4],
 ) -> Result<Vec<u64>, ProtoError> {
-    check_ell(ell)?;
+    let md = md.into();
     let [n, c, h, w] = shape;
     let hw = h * w;
     let windows = Windows::new(
         (0..=n * c).map(|p| p * hw).collect(),
         (0..n * c * hw).collect(),
     )?;
-    let sums = local::window_sums(ell, x, &windows)?;
-    rdiv(ctx, ell, &sums, &[hw as u64])
+    let sums = local::window_sums(md, x, &windows)?;
+    rdiv(ctx, md, &sums, &[hw as u64])
 }
 
 #[cfg(test)]
@@ -75,7 +77,9 @@ mod tests {
     use super::*;
     use crate::proto::Role;
     use crate::proto::testutil;
-    use crate::proto::testutil::{open, prg, run2, share};
+    use crate::proto::testutil::{
+        field_values_with_edges, open, open_mod, prg, run2, share, share_mod,
+    };
     use sci_ir::Op;
 
     fn reference(
@@ -152,5 +156,45 @@ mod tests {
         });
         let want = reference(ell, shape, &x, |i| Op::GlobalAvgPool { x: i });
         assert_eq!(open(&r.p0, &r.p1, ell), want);
+    }
+
+    #[test]
+    fn avgpool_over_fields_equals_reference() {
+        let shape = [1usize, 3, 9, 10];
+        let numel: usize = shape.iter().product();
+        let pl = Pool2d {
+            kernel: [3, 3],
+            strides: [2, 2],
+            pads: [1, 1, 1, 1],
+            ceil_mode: false,
+        };
+        for n in [65537u64, 4_293_918_721, 2_199_023_190_017, (1 << 61) - 1] {
+            let md = Modulus::Odd(n);
+            let enc = sci_ir::Encoding::field(n).expect("prime");
+            let mut g = prg(n as u128);
+            // Full-range elements (sums wrap mod n, as in the interpreter) and
+            // the edges.
+            let x = field_values_with_edges(&mut g, numel - 9, md);
+            let (x0, x1) = share_mod(&mut g, &x, md);
+            for incl in [false, true] {
+                let r = run2(4, |ctx| {
+                    let xs = if ctx.role == Role::P0 { &x0 } else { &x1 };
+                    Ok((
+                        avgpool(ctx, md, xs, shape, &pl, incl)?,
+                        global_avgpool(ctx, md, xs, shape)?,
+                    ))
+                });
+                let c = [(&x[..], &shape[..], sci_ir::Owner::Client)];
+                let want = testutil::reference_in(enc, &c, |v| Op::AvgPool {
+                    x: v[0],
+                    pool: pl,
+                    count_include_pad: incl,
+                })
+                .0;
+                assert_eq!(open_mod(&r.p0.0, &r.p1.0, md), want, "n={n} incl={incl}");
+                let want = testutil::reference_in(enc, &c, |v| Op::GlobalAvgPool { x: v[0] }).0;
+                assert_eq!(open_mod(&r.p0.1, &r.p1.1, md), want, "n={n}");
+            }
+        }
     }
 }

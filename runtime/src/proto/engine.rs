@@ -1,6 +1,10 @@
 //! [`Engine`]: the protocols over all lanes of a [`Session`], one method per
 //! IR operation that needs communication.
 //!
+//! The non-linear layers take the [`Modulus`] of the shares (`Z_{2^ℓ}` for an
+//! ℓ given as `u32`, or an odd `Z_n` for SCI_HE); the OT-based linear layers
+//! work over `Z_{2^ℓ}` only.
+//!
 //! An elementwise protocol (ReLU, truncation, division, the signs of
 //! max-pooling) is cut into `T` contiguous chunks ([`Session::run`]); chunk
 //! `i` runs on lane `i` with roles alternating across lanes (the party that
@@ -20,7 +24,8 @@ use std::ops::Range;
 use super::bits::Bits;
 use super::matmul::ConvGeom;
 use super::maxpool::{Compare, Windows};
-use super::{Ctx, ProtoError, Role, avgpool, drelu, local, matmul, maxpool, rdiv, relu, trunc};
+use super::modulus::Modulus;
+use super::{Ctx, ProtoError, Role, avgpool, local, matmul, maxpool, rdiv, relu, sign, trunc};
 use crate::net::Party;
 use crate::ot::Session;
 use sci_ir::Pool2d;
@@ -104,62 +109,79 @@ impl<S: BorrowMut<Session>> Engine<S> {
         Ok(R::join(parts))
     }
 
-    /// Shares of `ReLU(x)` ([`relu::relu`]).
-    pub fn relu(&mut self, ell: u32, x: &[u64]) -> Result<Vec<u64>, ProtoError> {
-        self.chunks(x.len(), false, |ctx, r| relu::relu(ctx, ell, &x[r]))
+    /// Shares of `ReLU(x)` mod `md` ([`relu::relu`]).
+    pub fn relu(&mut self, md: impl Into<Modulus>, x: &[u64]) -> Result<Vec<u64>, ProtoError> {
+        let md = md.into();
+        self.chunks(x.len(), false, |ctx, r| relu::relu(ctx, md, &x[r]))
     }
 
-    /// Shares of `MSB(x)` ([`drelu::msb`]).
-    pub fn msb(&mut self, ell: u32, x: &[u64]) -> Result<Bits, ProtoError> {
-        self.chunks(x.len(), false, |ctx, r| drelu::msb(ctx, ell, &x[r]))
+    /// Shares of `1{x < 0}` mod `md` (`MSB(x)` for `Z_{2^ℓ}`,
+    /// [`sign::negative`]).
+    pub fn msb(&mut self, md: impl Into<Modulus>, x: &[u64]) -> Result<Bits, ProtoError> {
+        let md = md.into();
+        self.chunks(x.len(), false, |ctx, r| sign::negative(ctx, md, &x[r]))
     }
 
-    /// Shares of `x ≫ s` ([`trunc::trunc`], or [`trunc::trunc_nonneg`] if the
-    /// inputs are known to be non-negative).
+    /// Shares of `x ≫ s` = `rdiv(x, 2^s)`: over `Z_{2^ℓ}` [`trunc::trunc`],
+    /// or [`trunc::trunc_nonneg`] if the inputs are known to be non-negative;
+    /// over an odd `Z_n` the division by `2^s` ([`rdiv::rdiv`], which takes
+    /// §4.2.3's two-comparison path when `2·(n mod 2^s) ≤ 2^s`).
     pub fn trunc(
         &mut self,
-        ell: u32,
+        md: impl Into<Modulus>,
         s: u32,
         x: &[u64],
         nonneg: bool,
     ) -> Result<Vec<u64>, ProtoError> {
-        self.chunks(x.len(), false, |ctx, r| {
-            if nonneg {
-                trunc::trunc_nonneg(ctx, ell, s, &x[r])
-            } else {
-                trunc::trunc(ctx, ell, s, &x[r])
+        match md.into() {
+            Modulus::Pow2(ell) => self.chunks(x.len(), false, |ctx, r| {
+                if nonneg {
+                    trunc::trunc_nonneg(ctx, ell, s, &x[r])
+                } else {
+                    trunc::trunc(ctx, ell, s, &x[r])
+                }
+            }),
+            md => {
+                super::check(s < 63, || format!("shift {s} too large"))?;
+                self.rdiv(md, x, &[1 << s])
             }
-        })
+        }
     }
 
-    /// Shares of `rdiv(x_i, d_i)` ([`rdiv::rdiv`]; `d` has one divisor for all
-    /// or one per element).
-    pub fn rdiv(&mut self, ell: u32, x: &[u64], d: &[u64]) -> Result<Vec<u64>, ProtoError> {
+    /// Shares of `rdiv(x_i, d_i)` mod `md` ([`rdiv::rdiv`]; `d` has one
+    /// divisor for all or one per element).
+    pub fn rdiv(
+        &mut self,
+        md: impl Into<Modulus>,
+        x: &[u64],
+        d: &[u64],
+    ) -> Result<Vec<u64>, ProtoError> {
+        let md = md.into();
         super::check(d.len() == 1 || d.len() == x.len(), || {
             format!("{} divisors for {} elements", d.len(), x.len())
         })?;
         self.chunks(x.len(), false, |ctx, r| {
             let dr = if d.len() == 1 { d } else { &d[r.clone()] };
-            rdiv::rdiv(ctx, ell, &x[r], dr)
+            rdiv::rdiv(ctx, md, &x[r], dr)
         })
     }
 
     /// The windows' maxima or first-maximum positions ([`maxpool`]).
     fn reduce(
         &mut self,
-        ell: u32,
+        md: Modulus,
         x: &[u64],
         windows: &Windows,
         cmp: Compare,
         index: bool,
     ) -> Result<Vec<u64>, ProtoError> {
         let signs = match cmp {
-            Compare::Exact => Some(self.msb(ell, x)?),
+            Compare::Exact => Some(self.msb(md, x)?),
             Compare::Narrow => None,
         };
         self.chunks(windows.len(), false, |ctx, r| {
             let (v, i) =
-                maxpool::reduce_windows(ctx, ell, x, signs.as_ref(), &windows.slice(r), index)?;
+                maxpool::reduce_windows(ctx, md, x, signs.as_ref(), &windows.slice(r), index)?;
             Ok(if index { i } else { v })
         })
     }
@@ -168,64 +190,62 @@ impl<S: BorrowMut<Session>> Engine<S> {
     /// [`sci_ir::Op::MaxPool`].
     pub fn maxpool(
         &mut self,
-        ell: u32,
+        md: impl Into<Modulus>,
         x: &[u64],
         shape: [usize; 4],
         pool: &Pool2d,
         cmp: Compare,
     ) -> Result<Vec<u64>, ProtoError> {
         let w = Windows::pool2d(shape, pool)?;
-        self.reduce(ell, x, &w, cmp, false)
+        self.reduce(md.into(), x, &w, cmp, false)
     }
 
     /// Shares of the index of the first maximum along `axis` of `x` (shape
     /// `shape`), as [`sci_ir::Op::ArgMax`].
     pub fn argmax(
         &mut self,
-        ell: u32,
+        md: impl Into<Modulus>,
         x: &[u64],
         shape: &[usize],
         axis: usize,
         cmp: Compare,
     ) -> Result<Vec<u64>, ProtoError> {
         let w = Windows::axis(shape, axis)?;
-        self.reduce(ell, x, &w, cmp, true)
+        self.reduce(md.into(), x, &w, cmp, true)
     }
 
     /// Shares of the 2-D average pooling of `x` (`[n, c, h, w]`), as
     /// [`sci_ir::Op::AvgPool`].
     pub fn avgpool(
         &mut self,
-        ell: u32,
+        md: impl Into<Modulus>,
         x: &[u64],
         shape: [usize; 4],
         pool: &Pool2d,
         count_include_pad: bool,
     ) -> Result<Vec<u64>, ProtoError> {
-        let sums = local::window_sums(ell, x, &Windows::pool2d(shape, pool)?)?;
-        self.rdiv(
-            ell,
-            &sums,
-            &avgpool::counts(shape, pool, count_include_pad)?,
-        )
+        let md = md.into();
+        let sums = local::window_sums(md, x, &Windows::pool2d(shape, pool)?)?;
+        self.rdiv(md, &sums, &avgpool::counts(shape, pool, count_include_pad)?)
     }
 
     /// Shares of the global average pooling of `x` (`[n, c, h, w]` →
     /// `[n, c]`), as [`sci_ir::Op::GlobalAvgPool`].
     pub fn global_avgpool(
         &mut self,
-        ell: u32,
+        md: impl Into<Modulus>,
         x: &[u64],
         shape: [usize; 4],
     ) -> Result<Vec<u64>, ProtoError> {
+        let md = md.into();
         let [n, c, h, w] = shape;
         let hw = h * w;
         let windows = Windows::new(
             (0..=n * c).map(|p| p * hw).collect(),
             (0..n * c * hw).collect(),
         )?;
-        let sums = local::window_sums(ell, x, &windows)?;
-        self.rdiv(ell, &sums, &[hw as u64])
+        let sums = local::window_sums(md, x, &windows)?;
+        self.rdiv(md, &sums, &[hw as u64])
     }
 
     /// Shares of `X·W` (`[R, C] × [C, O]`), `W` the server's (`None` on the
@@ -270,16 +290,16 @@ impl<S: BorrowMut<Session>> Engine<S> {
         })
     }
 
-    /// Opens shares of ℓ-bit values to party `to`: the other party sends its
-    /// share (ℓ bits per element, on lane 0); `to` gets the values, the other
-    /// `None`.
+    /// Opens shares mod `md` to party `to`: the other party sends its share
+    /// (`⌈log₂ n⌉` bits per element, on lane 0); `to` gets the values, the
+    /// other `None`.
     pub fn reveal(
         &mut self,
-        ell: u32,
+        md: impl Into<Modulus>,
         x: &[u64],
         to: Party,
     ) -> Result<Option<Vec<u64>>, ProtoError> {
-        super::check_ell(ell)?;
+        let md = md.into().check()?;
         let me = self.party();
         let Some(lane) = self.session_mut().lanes_mut().first_mut() else {
             return Err(ProtoError::InvalidArgument(
@@ -287,16 +307,15 @@ impl<S: BorrowMut<Session>> Engine<S> {
             ));
         };
         if me == to {
-            let other = lane.ch.recv_u64s(x.len(), ell)?;
-            let m = crate::net::pack::mask(ell);
+            let other = lane.ch.recv_u64s(x.len(), md.bits())?;
             Ok(Some(
                 x.iter()
                     .zip(other)
-                    .map(|(a, b)| a.wrapping_add(b) & m)
+                    .map(|(&a, b)| md.add(md.reduce(a), md.reduce(b)))
                     .collect(),
             ))
         } else {
-            lane.ch.send_u64s(x, ell)?;
+            lane.ch.send_u64s(x, md.bits())?;
             lane.ch.flush()?;
             Ok(None)
         }
@@ -448,6 +467,72 @@ mod tests {
             }
             assert_eq!(r1[10], x, "reveal");
             assert!(r0[10].is_empty());
+        }
+    }
+
+    #[test]
+    fn every_non_linear_layer_over_a_field_on_several_lanes() {
+        use crate::proto::testutil::{field_values_with_edges, open_mod, reference_in, share_mod};
+        let n = 2_199_023_190_017u64;
+        let md = Modulus::Odd(n);
+        let enc = Encoding::field(n).expect("prime");
+        let mut g = prg(79);
+        let shape = [1usize, 3, 10, 10];
+        let x = field_values_with_edges(&mut g, 291, md);
+        let (x0, x1) = share_mod(&mut g, &x, md);
+        let pool = Pool2d {
+            kernel: [3, 3],
+            strides: [2, 2],
+            pads: [1, 1, 1, 1],
+            ceil_mode: false,
+        };
+        let c = |s: &'static [usize]| [(&x[..], s, Owner::Client)];
+        for t in [1usize, 2, 3] {
+            let (r0, r1) = run(t, |e, p| {
+                let xs = if p == Party::P0 { &x0 } else { &x1 };
+                Ok(vec![
+                    e.relu(md, xs)?,
+                    e.trunc(md, 12, xs, false)?,
+                    e.rdiv(md, xs, &[49])?,
+                    e.maxpool(md, xs, shape, &pool, Compare::Exact)?,
+                    e.argmax(md, xs, &[30, 10], 1, Compare::Exact)?,
+                    e.avgpool(md, xs, shape, &pool, false)?,
+                    e.global_avgpool(md, xs, shape)?,
+                    e.reveal(md, xs, Party::P1)?.unwrap_or_default(),
+                ])
+            });
+            let got: Vec<Vec<u64>> = r0
+                .iter()
+                .zip(&r1)
+                .take(7)
+                .map(|(a, b)| open_mod(a, b, md))
+                .collect();
+            let want: [Vec<u64>; 7] = [
+                x.iter()
+                    .map(|&v| if enc.signed(v) < 0 { 0 } else { v })
+                    .collect(),
+                x.iter().map(|&v| fixed::trunc(v, 12, enc)).collect(),
+                x.iter().map(|&v| fixed::rdiv(v, 49, enc)).collect(),
+                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::MaxPool { x: v[0], pool }).0,
+                reference_in(enc, &c(&[30, 10]), |v| Op::ArgMax {
+                    x: v[0],
+                    axis: 1,
+                    keepdims: false,
+                })
+                .0,
+                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::AvgPool {
+                    x: v[0],
+                    pool,
+                    count_include_pad: false,
+                })
+                .0,
+                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::GlobalAvgPool { x: v[0] }).0,
+            ];
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "layer {k} with {t} lanes");
+            }
+            assert_eq!(r1[7], x, "reveal");
+            assert!(r0[7].is_empty());
         }
     }
 

@@ -6,11 +6,13 @@
 //! linear; data movement permutes, copies and drops elements; a constant
 //! known to one party (a public value, a server bias) becomes a sharing by
 //! [`share_known`] — the holder's share is the value, the other's is zero —
-//! and is then added like any share. All values are reduced mod `2^ℓ`.
+//! and is then added like any share. All values are reduced mod `2^ℓ` (or
+//! mod `n` for the sums of shares over any [`Modulus`]).
 //!
 //! `Reshape` and `Flatten` change only the shape, never the data.
 
-use super::{ProtoError, check, check_ell};
+use super::modulus::Modulus;
+use super::{ProtoError, check};
 use crate::net::pack::mask;
 
 /// Row-major strides of a shape.
@@ -92,26 +94,25 @@ fn broadcast(
     Ok((data, out))
 }
 
-/// Shares of `a + b` with numpy broadcasting: `(data, shape)`.
+/// Shares of `a + b` mod `md` (`Z_{2^ℓ}` for an ℓ given as `u32`; operands
+/// reduced) with numpy broadcasting: `(data, shape)`.
 pub fn add(
-    ell: u32,
+    md: impl Into<Modulus>,
     (a, ash): (&[u64], &[usize]),
     (b, bsh): (&[u64], &[usize]),
 ) -> Result<(Vec<u64>, Vec<usize>), ProtoError> {
-    check_ell(ell)?;
-    let m = mask(ell);
-    broadcast(a, ash, b, bsh, |x, y| x.wrapping_add(y) & m)
+    let md = md.into().check()?;
+    broadcast(a, ash, b, bsh, |x, y| md.add(md.reduce(x), md.reduce(y)))
 }
 
-/// Shares of `a − b` with numpy broadcasting: `(data, shape)`.
+/// Shares of `a − b` mod `md` with numpy broadcasting: `(data, shape)`.
 pub fn sub(
-    ell: u32,
+    md: impl Into<Modulus>,
     (a, ash): (&[u64], &[usize]),
     (b, bsh): (&[u64], &[usize]),
 ) -> Result<(Vec<u64>, Vec<usize>), ProtoError> {
-    check_ell(ell)?;
-    let m = mask(ell);
-    broadcast(a, ash, b, bsh, |x, y| x.wrapping_sub(y) & m)
+    let md = md.into().check()?;
+    broadcast(a, ash, b, bsh, |x, y| md.sub(md.reduce(x), md.reduce(y)))
 }
 
 /// Shares of `x · k` for a public integer `k` (reduced mod `2^ℓ`).
@@ -242,23 +243,22 @@ pub fn pad(
     Ok((data, out))
 }
 
-/// Shares of the sum of each window (for average pooling).
+/// Shares of the sum of each window (for average pooling) mod `md`.
 pub fn window_sums(
-    ell: u32,
+    md: impl Into<Modulus>,
     x: &[u64],
     windows: &super::maxpool::Windows,
 ) -> Result<Vec<u64>, ProtoError> {
+    let md = md.into().check()?;
     check(windows.input_len() <= x.len(), || {
         "windows reach past the input".into()
     })?;
-    let m = mask(ell);
     Ok((0..windows.len())
         .map(|i| {
             windows
                 .get(i)
                 .iter()
-                .fold(0u64, |s, &k| s.wrapping_add(x[k]))
-                & m
+                .fold(0u64, |s, &k| md.add(s, md.reduce(x[k])))
         })
         .collect())
 }

@@ -1,4 +1,5 @@
-//! `Maxpool_d` and `Argmax_d` (CrypTFlow2 §5.2.2), reduced in a tree.
+//! `Maxpool_d` and `Argmax_d` (CrypTFlow2 §5.2.2), reduced in a tree, over
+//! any [`Modulus`] (`Z_{2^ℓ}`, or an odd `Z_n` for SCI_HE).
 //!
 //! The paper folds a window of `d` elements in `d − 1` sequential steps, each
 //! a `DReLU` of a difference and a multiplexer. Here adjacent candidates of
@@ -11,52 +12,60 @@
 //! in every subtree and hence overall.
 //!
 //! # One comparison
-//! `gt = 1{R > L}` for signed ℓ-bit values. Let `s_W = MSB(L − R)` from one
-//! [`drelu::msb`]. Without overflow of `L − R`, `gt = s_W`. In general `L −
-//! R` overflows exactly when the signs `s_L`, `s_R` differ, and then `R > L`
-//! iff `L` is negative:
+//! `gt = 1{R > L}` for the signed views of `L`, `R` (elements of `Z_n`;
+//! `n = 2^ℓ` or odd). Let `s_W = 1{L − R < 0}` (the sign of the signed view
+//! of `L − R mod n`) from one [`sign::negative`] (`MSB` for `2^ℓ`, Algorithm
+//! 2; `1 ⊕ DReLU^{ring,n}`, Algorithm 4, for odd `n`). If the true difference
+//! `L − R` lies in the signed range (`[−2^{ℓ−1}, 2^{ℓ−1})`, or `|L − R| ≤ (n −
+//! 1)/2`), `gt = s_W`. That always holds when the signs `s_L`, `s_R` agree;
+//! when they differ, `R > L` iff `L` is negative, whatever `s_W`:
 //!
 //! `gt = s_W ⊕ ((s_L ⊕ s_R) ∧ (s_L ⊕ s_W))`
 //!
-//! — one AND. The signs of the inputs come from one `MSB` per input element
-//! (the [`Compare::Exact`] mode); each comparison's multiplexer then carries
-//! the sign along with the value (a 1-bit field, `s_new = s_L ⊕ gt·(s_L ⊕
-//! s_R)` in `Z_2`). If the inputs are known to lie in an interval of length
-//! at most `2^{ℓ−1}` (e.g. all non-negative, as after a ReLU, or all of
-//! magnitude below `2^{ℓ−2}`), no difference overflows and
-//! [`Compare::Narrow`] skips the signs and the AND — the paper's protocol.
+//! — one AND, exact on every input. The signs of the inputs come from one
+//! sign test per input element (the [`Compare::Exact`] mode); each
+//! comparison's multiplexer then carries the sign along with the value (a
+//! field in `Z_2`, `s_new = s_L ⊕ gt·(s_L ⊕ s_R)`). If the inputs' signed
+//! views are known to differ by at most `2^{ℓ−1} − 1` (resp. `(n − 1)/2`) —
+//! e.g. all non-negative, as after a ReLU, or all in `(−n/4, n/4)` — no
+//! difference leaves the signed range and [`Compare::Narrow`] skips the signs
+//! and the AND: the paper's protocol (§5.2.2, over `Z_n` with `DReLU^{ring,n}`
+//! of the differences).
 //!
 //! The winner is `L + gt·(R − L)`: one multiplexer ([`mux::mux_fields`])
-//! whose fields are the value difference (ℓ bits), for ArgMax the index
-//! difference (ℓ bits), and in exact mode the sign difference (1 bit).
+//! whose fields are the value difference (mod `n`), for ArgMax the index
+//! difference (mod `n`), and in exact mode the sign difference (mod 2).
 //! ArgMax indices start as public positions (held by role `P0`).
 //!
 //! # Cost
-//! Per comparison: `DReLU^ℓ` + a multiplexer of `2λ + 2Σw` bits (Σw = ℓ, 2ℓ,
-//! ℓ + 1 or 2ℓ + 1) and, in exact mode, one AND (λ + 16 + 4 bits, the triples
-//! of all levels generated up front); in exact mode also one `DReLU^ℓ` per
-//! input element. [`cost_bits`] is exact.
+//! Per comparison: a sign test + a multiplexer of `2λ + 2Σw` bits (Σw = η,
+//! 2η, η + 1 or 2η + 1, `η = ⌈log₂ n⌉`) and, in exact mode, one AND (λ + 16 +
+//! 4 bits, the triples of all levels generated up front); in exact mode also
+//! one sign test per input element. [`cost_bits`] is exact.
 //!
 //! # Rounds (role `P1`)
-//! Per level: `DReLU^ℓ`, the multiplexer's, and in exact mode one for the
-//! AND; plus, in exact mode, one `DReLU^ℓ` and one triple-generation round
-//! up front.
+//! Per level: the sign test, the multiplexer's, and in exact mode one for
+//! the AND (over `Z_{2^ℓ}`, when the sign test's millionaires' has tree
+//! levels); plus, in exact mode, one sign test and one triple-generation
+//! round up front.
 
 use std::ops::Range;
 
 use super::and::{self, Job};
 use super::bits::Bits;
-use super::{Ctx, ProtoError, Role, check, check_ell, drelu, mux};
-use crate::net::pack::{mask, packed_len};
+use super::modulus::Modulus;
+use super::{Ctx, ProtoError, Role, check, mux, sign};
+use crate::net::pack::packed_len;
 use sci_ir::Pool2d;
 
 /// How comparisons treat overflow of the difference of two inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Compare {
-    /// Exact signed comparison of any ℓ-bit values (tracks signs).
+    /// Exact signed comparison of any elements (tracks signs).
     Exact,
-    /// The inputs lie in an interval of length at most `2^{ℓ−1}` (e.g. all
-    /// ≥ 0), so `MSB(L − R)` is the comparison. Wrong results otherwise.
+    /// The inputs' signed views differ by at most `2^{ℓ−1} − 1` (resp. `(n −
+    /// 1)/2`; e.g. all ≥ 0), so the sign of `L − R` is the comparison. Wrong
+    /// results otherwise.
     Narrow,
 }
 
@@ -187,14 +196,14 @@ struct Level {
     lens: Vec<usize>,
 }
 
-/// Field widths of the multiplexer: value, index (ArgMax), sign (exact).
-fn fields(ell: u32, index: bool, exact: bool) -> Vec<u32> {
-    let mut f = vec![ell];
+/// Field moduli of the multiplexer: value, index (ArgMax), sign (exact).
+fn fields(md: Modulus, index: bool, exact: bool) -> Vec<Modulus> {
+    let mut f = vec![md];
     if index {
-        f.push(ell);
+        f.push(md);
     }
     if exact {
-        f.push(1);
+        f.push(Modulus::Pow2(1));
     }
     f
 }
@@ -204,7 +213,7 @@ fn fields(ell: u32, index: bool, exact: bool) -> Vec<u32> {
 /// [`Compare::Exact`], `None` for [`Compare::Narrow`].
 fn reduce(
     ctx: &mut Ctx<'_>,
-    ell: u32,
+    md: Modulus,
     x: &[u64],
     signs: Option<&Bits>,
     windows: &Windows,
@@ -220,9 +229,11 @@ fn reduce(
     if let Some(s) = signs {
         check(s.len() == x.len(), || "one sign per input".into())?;
     }
-    let m = mask(ell);
+    check(x.iter().all(|&v| u128::from(v) < md.value()), || {
+        format!("shares must be reduced mod {md}")
+    })?;
     let exact = signs.is_some();
-    let widths = fields(ell, index, exact);
+    let widths = fields(md, index, exact);
     let nf = widths.len();
     let p0 = ctx.role == Role::P0;
     let mut lv = Level {
@@ -231,7 +242,7 @@ fn reduce(
             windows
                 .lens()
                 .iter()
-                .flat_map(|&l| (0..l as u64).map(move |j| if p0 { j & m } else { 0 }))
+                .flat_map(|&l| (0..l as u64).map(move |j| if p0 { md.reduce(j) } else { 0 }))
                 .collect()
         } else {
             Vec::new()
@@ -266,9 +277,9 @@ fn reduce(
         let np = pairs.len();
         let diff: Vec<u64> = pairs
             .iter()
-            .map(|&(l, r)| lv.vals[l].wrapping_sub(lv.vals[r]) & m)
+            .map(|&(l, r)| md.sub(lv.vals[l], lv.vals[r]))
             .collect();
-        let mut gt = drelu::msb(ctx, ell, &diff)?;
+        let mut gt = sign::negative(ctx, md, &diff)?;
         if let (Some(s), Some(t)) = (&lv.signs, triples.as_mut()) {
             // gt = s_W ⊕ ((s_L ⊕ s_R) ∧ (s_L ⊕ s_W)).
             let u = Bits::from_fn(np, |k| s.get(pairs[k].0) ^ s.get(pairs[k].1));
@@ -286,9 +297,9 @@ fn reduce(
         // Multiplex R − L (value, index, sign) on gt.
         let mut payload = Vec::with_capacity(np * nf);
         for &(l, r) in &pairs {
-            payload.push(lv.vals[r].wrapping_sub(lv.vals[l]) & m);
+            payload.push(md.sub(lv.vals[r], lv.vals[l]));
             if index {
-                payload.push(lv.idx[r].wrapping_sub(lv.idx[l]) & m);
+                payload.push(md.sub(lv.idx[r], lv.idx[l]));
             }
             if let Some(s) = &lv.signs {
                 payload.push(s.bit(l) ^ s.bit(r));
@@ -296,7 +307,7 @@ fn reduce(
         }
         let chosen = mux::mux_fields(ctx, &widths, &payload, &gt)?;
         let pick = |src: &Result<usize, usize>, f: usize, old: &dyn Fn(usize) -> u64| match *src {
-            Ok(p) => old(pairs[p].0).wrapping_add(chosen[p * nf + f]) & mask(widths[f]),
+            Ok(p) => widths[f].add(old(pairs[p].0), chosen[p * nf + f]),
             Err(k) => old(k),
         };
         let vals = next_src
@@ -328,99 +339,109 @@ fn reduce(
     Ok((lv.vals, lv.idx))
 }
 
-/// Shares of the maximum of each window (first maximum, signed values) for
-/// shares `x` of ℓ-bit values. Cost and rounds: see the
-/// [module documentation](self).
+/// Shares of the maximum of each window (first maximum, signed views) for
+/// shares `x` mod `md` (`Z_{2^ℓ}` for an ℓ given as `u32`). Cost and rounds:
+/// see the [module documentation](self).
 pub fn maxpool(
     ctx: &mut Ctx<'_>,
-    ell: u32,
+    md: impl Into<Modulus>,
     x: &[u64],
     windows: &Windows,
     cmp: Compare,
 ) -> Result<Vec<u64>, ProtoError> {
-    check_ell(ell)?;
-    let signs = signs(ctx, ell, x, cmp)?;
-    Ok(reduce(ctx, ell, x, signs.as_ref(), windows, false)?.0)
+    let md = md.into().check()?;
+    let signs = signs(ctx, md, x, cmp)?;
+    Ok(reduce(ctx, md, x, signs.as_ref(), windows, false)?.0)
 }
 
-/// Shares of the position (within its window, as an ℓ-bit value) of the
-/// first maximum of each window.
+/// Shares of the position (within its window, as an element mod `md`) of
+/// the first maximum of each window.
 pub fn argmax(
     ctx: &mut Ctx<'_>,
-    ell: u32,
+    md: impl Into<Modulus>,
     x: &[u64],
     windows: &Windows,
     cmp: Compare,
 ) -> Result<Vec<u64>, ProtoError> {
-    check_ell(ell)?;
-    let signs = signs(ctx, ell, x, cmp)?;
-    Ok(reduce(ctx, ell, x, signs.as_ref(), windows, true)?.1)
+    let md = md.into().check()?;
+    let signs = signs(ctx, md, x, cmp)?;
+    Ok(reduce(ctx, md, x, signs.as_ref(), windows, true)?.1)
 }
 
 /// Shares of the signs of the inputs in exact mode.
-fn signs(ctx: &mut Ctx<'_>, ell: u32, x: &[u64], cmp: Compare) -> Result<Option<Bits>, ProtoError> {
+fn signs(
+    ctx: &mut Ctx<'_>,
+    md: Modulus,
+    x: &[u64],
+    cmp: Compare,
+) -> Result<Option<Bits>, ProtoError> {
     Ok(match cmp {
-        Compare::Exact => Some(drelu::msb(ctx, ell, x)?),
+        Compare::Exact => Some(sign::negative(ctx, md, x)?),
         Compare::Narrow => None,
     })
 }
 
 /// [`maxpool`] / [`argmax`] with the signs of `x` computed beforehand (for
-/// splitting the windows over lanes): `signs` are shares of `MSB(x)` for
-/// [`Compare::Exact`], `None` for [`Compare::Narrow`]. Returns the values
-/// and (if `index`) the positions.
+/// splitting the windows over lanes): `signs` are shares of `1{x < 0}`
+/// ([`sign::negative`]) for [`Compare::Exact`], `None` for
+/// [`Compare::Narrow`]. Returns the values and (if `index`) the positions.
 pub fn reduce_windows(
     ctx: &mut Ctx<'_>,
-    ell: u32,
+    md: impl Into<Modulus>,
     x: &[u64],
     signs: Option<&Bits>,
     windows: &Windows,
     index: bool,
 ) -> Result<(Vec<u64>, Vec<u64>), ProtoError> {
-    check_ell(ell)?;
-    reduce(ctx, ell, x, signs, windows, index)
+    reduce(ctx, md.into().check()?, x, signs, windows, index)
 }
 
-/// Rounds (role `P1`) of [`maxpool`] or [`argmax`] for ℓ ≥ 2: `⌈log₂ d⌉`
-/// levels for the largest window size `d`, each a `DReLU^ℓ` and a
-/// multiplexer (and in exact mode the AND, a round of its own when the
-/// `DReLU`'s millionaires' has tree levels), plus in exact mode the signs'
-/// `DReLU^ℓ` and the triple generation.
-pub fn rounds(ell: u32, m: u32, windows: &Windows, cmp: Compare) -> u64 {
+/// Rounds (role `P1`) of [`maxpool`] or [`argmax`] mod `md` (ℓ ≥ 2 for
+/// `2^ℓ`): `⌈log₂ d⌉` levels for the largest window size `d`, each a sign
+/// test and a multiplexer (and in exact mode the AND, a round of its own
+/// when the sign test ends with role `P1` sending: over `Z_{2^ℓ}` when its
+/// millionaires' has tree levels; over `Z_n` it ends with an OT answered by
+/// role `P0`, which the AND opening follows), plus in exact mode the signs'
+/// test and the triple generation.
+pub fn rounds(md: impl Into<Modulus>, m: u32, windows: &Windows, cmp: Compare) -> u64 {
+    let md = md.into();
     let d = windows.lens().into_iter().max().unwrap_or(1);
     let levels = d.next_power_of_two().trailing_zeros() as u64;
-    let dr = drelu::rounds(ell, m);
+    let dr = sign::rounds(md, m);
     match cmp {
         Compare::Narrow => levels * (dr + mux::ROUNDS),
         Compare::Exact => {
-            let and_round = u64::from((ell - 1).div_ceil(m) > 1);
+            let and_round = match md {
+                Modulus::Pow2(ell) => u64::from((ell - 1).div_ceil(m) > 1),
+                Modulus::Odd(_) => 0,
+            };
             dr + 1 + levels * (dr + and_round + mux::ROUNDS)
         }
     }
 }
 
-/// Exact bits on the wire of [`maxpool`] (`index = false`) or [`argmax`] on
-/// `n_in` inputs and `windows` at radix `m`.
+/// Exact bits on the wire of [`maxpool`] (`index = false`) or [`argmax`] mod
+/// `md` on `n_in` inputs and `windows` at radix `m`.
 pub fn cost_bits(
-    ell: u32,
+    md: impl Into<Modulus>,
     m: u32,
     n_in: usize,
     windows: &Windows,
     cmp: Compare,
     index: bool,
 ) -> u64 {
+    let md = md.into();
     let exact = cmp == Compare::Exact;
-    let widths = fields(ell, index, exact);
+    let widths = fields(md, index, exact);
     let mut lens = windows.lens();
     let mut bits = 0;
     if exact {
         let comparisons: usize = lens.iter().map(|l| l - 1).sum();
-        bits +=
-            drelu::cost_bits(ell, m, n_in) + super::mill::kk_bits(16, 2, comparisons.div_ceil(2));
+        bits += sign::cost_bits(md, m, n_in) + super::mill::kk_bits(16, 2, comparisons.div_ceil(2));
     }
     while lens.iter().any(|&l| l > 1) {
         let np: usize = lens.iter().map(|l| l / 2).sum();
-        bits += drelu::cost_bits(ell, m, np) + mux::cost_bits(&widths, np);
+        bits += sign::cost_bits(md, m, np) + mux::cost_bits(&widths, np);
         if exact {
             // 2 bits per AND from each party, one message each.
             bits += 2 * 8 * packed_len(2 * np, 1) as u64;
@@ -433,8 +454,12 @@ pub fn cost_bits(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::pack::mask;
     use crate::proto::testutil;
-    use crate::proto::testutil::{ELLS, measured, open, prg, run2, run2_tcp, share};
+    use crate::proto::testutil::{
+        ELLS, FIELDS, field_values_with_edges, measured, open, open_mod, prg, run2, run2_tcp,
+        share, share_mod,
+    };
     use proptest::prelude::*;
     use sci_ir::Op;
 
@@ -566,8 +591,8 @@ mod tests {
                 let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
                 let w = if warm { w.slice(0..2) } else { w.clone() };
                 reduce_windows(ctx, 32, x, None, &w, false)?;
-                let s = signs(ctx, 32, x, cmp)?;
-                reduce(ctx, 32, x, s.as_ref(), &w, index)
+                let s = signs(ctx, Modulus::Pow2(32), x, cmp)?;
+                reduce(ctx, Modulus::Pow2(32), x, s.as_ref(), &w, index)
             });
             let narrow_part = cost_bits(32, m, 800, &w, Compare::Narrow, false);
             assert_eq!(
@@ -601,6 +626,136 @@ mod tests {
             secure(ell, &x, &w, Compare::Narrow, false, 4),
             vec![half - 1, half - 1]
         );
+    }
+
+    /// Secure pooling (4-D `shape`) or argmax (2-D) over `Z_n` (opened) and
+    /// the reference interpreter's result over the field.
+    fn field_case(
+        md: Modulus,
+        shape: &[usize],
+        x: &[u64],
+        w: &Windows,
+        cmp: Compare,
+        op: impl Fn(sci_ir::ValueId) -> Op,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let index = shape.len() == 2;
+        let (x0, x1) = share_mod(&mut prg(15), x, md);
+        let r = run2(4, |ctx| {
+            let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
+            if index {
+                argmax(ctx, md, x, w, cmp)
+            } else {
+                maxpool(ctx, md, x, w, cmp)
+            }
+        });
+        let enc = sci_ir::Encoding::field(md.value() as u64).expect("prime");
+        let want =
+            testutil::reference_in(enc, &[(x, shape, sci_ir::Owner::Client)], |v| op(v[0])).0;
+        (open_mod(&r.p0, &r.p1, md), want)
+    }
+
+    #[test]
+    fn maxpool_and_argmax_over_fields() {
+        let shape = [1usize, 2, 12, 12];
+        let n_in: usize = shape.iter().product();
+        let pl = pool(3, 2, 1);
+        let w = Windows::pool2d(shape, &pl).expect("windows");
+        for n in FIELDS {
+            let md = Modulus::Odd(n);
+            let mut g = prg(n as u128);
+            // Exact: any elements (with the edges ±(n−1)/2, repeated for ties).
+            let mut x = field_values_with_edges(&mut g, n_in - 9, md);
+            x.truncate(n_in);
+            let (got, want) = field_case(md, &shape, &x, &w, Compare::Exact, |i| Op::MaxPool {
+                x: i,
+                pool: pl,
+            });
+            assert_eq!(got, want, "n={n} exact");
+            // Narrow: signed views in [−(n−1)/4, (n−1)/4] ⊂ (−n/4, n/4).
+            let q = i128::from((n - 1) / 4);
+            let y: Vec<u64> = md
+                .random(&mut g, n_in)
+                .iter()
+                .map(|&v| md.reduce_i128(i128::from(v) % (2 * q + 1) - q))
+                .collect();
+            assert!(
+                y.iter()
+                    .all(|&v| 4 * i128::from(md.signed(v)).abs() < n.into())
+            );
+            let (got, want) = field_case(md, &shape, &y, &w, Compare::Narrow, |i| Op::MaxPool {
+                x: i,
+                pool: pl,
+            });
+            assert_eq!(got, want, "n={n} narrow");
+            if n > 11 {
+                let ashape = [n_in / 11, 11];
+                let aw = Windows::axis(&ashape, 1).expect("windows");
+                let xs = &x[..n_in / 11 * 11];
+                let arg = |i| Op::ArgMax {
+                    x: i,
+                    axis: 1,
+                    keepdims: false,
+                };
+                let (got, want) = field_case(md, &ashape, xs, &aw, Compare::Exact, arg);
+                assert_eq!(got, want, "n={n} argmax");
+            }
+        }
+    }
+
+    #[test]
+    fn field_narrow_mode_is_wrong_on_overflowing_differences() {
+        // (n−1)/2 against −(n−1)/2: L − R = n − 1 leaves the signed range.
+        let md = Modulus::Odd(65537);
+        let h = 32768u64;
+        let x = vec![h, md.neg(h), md.neg(h), h];
+        let w = Windows::axis(&[2, 2], 1).expect("windows");
+        for (cmp, ok) in [(Compare::Exact, true), (Compare::Narrow, false)] {
+            let (x0, x1) = share_mod(&mut prg(16), &x, md);
+            let r = run2(4, |ctx| {
+                maxpool(
+                    ctx,
+                    md,
+                    if ctx.role == Role::P0 { &x0 } else { &x1 },
+                    &w,
+                    cmp,
+                )
+            });
+            assert_eq!(open_mod(&r.p0, &r.p1, md) == vec![h, h], ok, "{cmp:?}");
+        }
+    }
+
+    #[test]
+    fn field_communication() {
+        let shape = [1usize, 2, 20, 20];
+        let w = Windows::pool2d(shape, &pool(3, 2, 1)).expect("windows");
+        let md = Modulus::Odd(4_293_918_721);
+        for (cmp, index, m) in [
+            (Compare::Exact, false, 4),
+            (Compare::Narrow, false, 4),
+            (Compare::Exact, true, 7),
+        ] {
+            let x = md.random(&mut prg(17), 800);
+            let (x0, x1) = share_mod(&mut prg(12), &x, md);
+            let r = measured(m, |ctx, warm| {
+                let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
+                let w = if warm { w.slice(0..2) } else { w.clone() };
+                reduce_windows(ctx, md, x, None, &w, false)?;
+                let s = signs(ctx, md, x, cmp)?;
+                reduce(ctx, md, x, s.as_ref(), &w, index)
+            });
+            let narrow_part = cost_bits(md, m, 800, &w, Compare::Narrow, false);
+            assert_eq!(
+                r.bits(),
+                narrow_part + cost_bits(md, m, 800, &w, cmp, index),
+                "{cmp:?} {index}"
+            );
+            let narrow_rounds = rounds(md, m, &w, Compare::Narrow);
+            assert_eq!(
+                r.stats[1].rounds,
+                narrow_rounds + rounds(md, m, &w, cmp),
+                "{cmp:?}"
+            );
+        }
     }
 
     #[test]
