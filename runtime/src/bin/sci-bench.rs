@@ -31,6 +31,8 @@ use sci_runtime::ot::Session;
 use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
 use serde_json::json;
 
+#[path = "../bench/he.rs"]
+mod he;
 #[path = "../bench/proto.rs"]
 mod proto;
 
@@ -96,6 +98,8 @@ enum Cmd {
     },
     #[command(flatten)]
     Proto(proto::ProtoCmd),
+    #[command(flatten)]
+    He(he::HeCmd),
 }
 
 /// What each party runs, given its session; returns nothing (results are
@@ -178,6 +182,7 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
         }
         Cmd::Transpose { .. } | Cmd::Hash(_) => bail!("not a two-party benchmark"),
         Cmd::Proto(p) => proto::workload(p)?,
+        Cmd::He(h) => he::workload(h)?,
         Cmd::Kkot { common: c, kkot_n } => {
             let (n, bits, nm) = (c.n, c.bits, *kkot_n);
             let mut g = Prg::from_os()?;
@@ -378,6 +383,7 @@ fn main() -> Result<()> {
     };
     let extra = match &cli.cmd {
         Cmd::Proto(p) => p.extra(),
+        Cmd::He(h) => h.extra(),
         _ => serde_json::Map::new(),
     };
     if c.json {

@@ -1,0 +1,191 @@
+//! `sci-bench` subcommands for SCI_HE: the protocols over a prime field
+//! `Z_n` ([`sci_runtime::proto`] with [`Modulus::Odd`]).
+//!
+//! `sci-bench PROTOCOL --modulus N --n COUNT [--m M] [--scale S] [--d D]
+//! [--threads T] --json`, PROTOCOL one of `relu-field`, `drelu-field`,
+//! `trunc-field` (division by `2^S`), `div-field` (by `D`), `maxpool-field`,
+//! `argmax-field` (windows of `D` elements, `--narrow` for the paper's
+//! comparisons without sign tracking). `--n` counts elements, or windows for
+//! the pooling ones; `--bits` is ignored (`eta` = `⌈log₂ N⌉` is reported).
+//! Each party draws its own random shares; `formula_bits_per_op` is the
+//! exact cost formula of the protocol module divided by `n`.
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand};
+use sci_runtime::crypto::Prg;
+use sci_runtime::ot::Session;
+use sci_runtime::proto::engine::Engine;
+use sci_runtime::proto::maxpool::{self, Compare, Windows};
+use sci_runtime::proto::{Modulus, rdiv, relu, sign};
+use serde_json::{Map, Value, json};
+
+use super::{Common, Work};
+
+/// Parameters of the field benchmarks.
+#[derive(Args, Debug, Clone)]
+pub struct FieldArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The odd modulus n (default: the 32-bit HE prime 2^32 − 2^20 + 1).
+    #[arg(long, default_value_t = 4_293_918_721)]
+    modulus: u64,
+    /// Millionaires' radix m (1..=8).
+    #[arg(long, default_value_t = 4)]
+    m: u32,
+    /// `trunc-field`: divide by 2^scale.
+    #[arg(long, default_value_t = 12)]
+    scale: u32,
+    /// `div-field`: the divisor; `maxpool-field` / `argmax-field`: the
+    /// window size.
+    #[arg(long, default_value_t = 49)]
+    d: u64,
+    /// `maxpool-field` / `argmax-field`: no sign tracking (inputs known to
+    /// differ by at most (n−1)/2).
+    #[arg(long)]
+    narrow: bool,
+}
+
+/// The field benchmarks.
+#[derive(Subcommand, Debug)]
+pub enum HeCmd {
+    /// DReLU over Z_n (Alg. 4).
+    DreluField(FieldArgs),
+    /// ReLU over Z_n (DReLU^{ring,n} + MUX^n).
+    ReluField(FieldArgs),
+    /// Truncation in Z_n: division by 2^scale (§4.2.3).
+    TruncField(FieldArgs),
+    /// Division by `--d` in Z_n (Alg. 9).
+    DivField(FieldArgs),
+    /// Max of `n` windows of `--d` elements over Z_n.
+    MaxpoolField(FieldArgs),
+    /// Position of the first max of `n` windows of `--d` elements over Z_n.
+    ArgmaxField(FieldArgs),
+}
+
+impl HeCmd {
+    fn args(&self) -> &FieldArgs {
+        match self {
+            HeCmd::DreluField(a)
+            | HeCmd::ReluField(a)
+            | HeCmd::TruncField(a)
+            | HeCmd::DivField(a)
+            | HeCmd::MaxpoolField(a)
+            | HeCmd::ArgmaxField(a) => a,
+        }
+    }
+
+    /// The common arguments.
+    pub fn common(&self) -> &Common {
+        &self.args().common
+    }
+
+    /// Extra JSON fields (parameters) of the benchmark.
+    pub fn extra(&self) -> Map<String, Value> {
+        let a = self.args();
+        let md = Modulus::Odd(a.modulus);
+        let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": a.m});
+        if let Value::Object(o) = &mut v {
+            match self {
+                HeCmd::TruncField(_) => {
+                    o.insert("scale".into(), a.scale.into());
+                }
+                HeCmd::DivField(_) => {
+                    o.insert("d".into(), a.d.into());
+                }
+                HeCmd::MaxpoolField(_) | HeCmd::ArgmaxField(_) => {
+                    o.insert("window".into(), a.d.into());
+                    o.insert("narrow".into(), a.narrow.into());
+                }
+                HeCmd::DreluField(_) | HeCmd::ReluField(_) => {}
+            }
+        }
+        match v {
+            Value::Object(o) => o,
+            _ => Map::new(),
+        }
+    }
+}
+
+/// The benchmark of `cmd`: name, common arguments, work, formula bits per op.
+pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
+    let a = cmd.args().clone();
+    let c = cmd.common();
+    let (n, m) = (c.n, a.m);
+    let md = Modulus::Odd(a.modulus).check()?;
+    if !(1..=8).contains(&m) {
+        bail!("--m must be in 1..=8");
+    }
+    let per = |bits: u64| Some(bits as f64 / n.max(1) as f64);
+    let window = a.d as usize;
+    let elems = match cmd {
+        HeCmd::MaxpoolField(_) | HeCmd::ArgmaxField(_) => n * window,
+        _ => n,
+    };
+    let x = md.random(&mut Prg::from_os()?, elems);
+    let (name, work, formula): (&str, Work, Option<f64>) = match cmd {
+        HeCmd::DreluField(_) => (
+            "drelu-field",
+            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).msb(md, &x).map(drop)?)),
+            per(sign::cost_bits(md, m, n)),
+        ),
+        HeCmd::ReluField(_) => (
+            "relu-field",
+            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).relu(md, &x).map(drop)?)),
+            per(relu::cost_bits(md, m, n)),
+        ),
+        HeCmd::TruncField(_) | HeCmd::DivField(_) => {
+            let trunc = matches!(cmd, HeCmd::TruncField(_));
+            if trunc && (a.scale == 0 || u128::from(a.scale) >= u128::from(md.bits())) {
+                bail!("--scale must be in 1..⌈log₂ n⌉");
+            }
+            let d = if trunc { 1u64 << a.scale } else { a.d };
+            if d == 0 || u128::from(d) >= md.value() {
+                bail!("--d must be in 1..n");
+            }
+            (
+                if trunc { "trunc-field" } else { "div-field" },
+                Box::new(move |s: &mut Session| {
+                    Ok(Engine::new(s, m).rdiv(md, &x, &[d]).map(drop)?)
+                }),
+                per(rdiv::cost_bits(md, &[d], m, n)),
+            )
+        }
+        HeCmd::MaxpoolField(_) | HeCmd::ArgmaxField(_) => {
+            let index = matches!(cmd, HeCmd::ArgmaxField(_));
+            if window == 0 {
+                bail!("--d (the window size) must be at least 1");
+            }
+            let cmp = if a.narrow {
+                Compare::Narrow
+            } else {
+                Compare::Exact
+            };
+            let w = Windows::axis(&[n, window], 1)?;
+            let f = maxpool::cost_bits(md, m, n * window, &w, cmp, index);
+            (
+                if index {
+                    "argmax-field"
+                } else {
+                    "maxpool-field"
+                },
+                Box::new(move |s: &mut Session| {
+                    let mut e = Engine::new(s, m);
+                    if index {
+                        e.argmax(md, &x, &[n, window], 1, cmp)?;
+                    } else {
+                        let pool = sci_ir::Pool2d {
+                            kernel: [1, window],
+                            strides: [1, window],
+                            pads: [0; 4],
+                            ceil_mode: false,
+                        };
+                        e.maxpool(md, &x, [1, 1, n, window], &pool, cmp)?;
+                    }
+                    Ok(())
+                }),
+                per(f),
+            )
+        }
+    };
+    Ok((name.into(), c, work, formula))
+}
