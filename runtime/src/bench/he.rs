@@ -49,28 +49,34 @@ pub struct FieldArgs {
 #[derive(Subcommand, Debug)]
 pub enum HeCmd {
     /// DReLU over Z_n (Alg. 4).
-    DreluField(FieldArgs),
+    #[command(name = "drelu-field")]
+    Drelu(FieldArgs),
     /// ReLU over Z_n (DReLU^{ring,n} + MUX^n).
-    ReluField(FieldArgs),
+    #[command(name = "relu-field")]
+    Relu(FieldArgs),
     /// Truncation in Z_n: division by 2^scale (§4.2.3).
-    TruncField(FieldArgs),
+    #[command(name = "trunc-field")]
+    Trunc(FieldArgs),
     /// Division by `--d` in Z_n (Alg. 9).
-    DivField(FieldArgs),
+    #[command(name = "div-field")]
+    Div(FieldArgs),
     /// Max of `n` windows of `--d` elements over Z_n.
-    MaxpoolField(FieldArgs),
+    #[command(name = "maxpool-field")]
+    Maxpool(FieldArgs),
     /// Position of the first max of `n` windows of `--d` elements over Z_n.
-    ArgmaxField(FieldArgs),
+    #[command(name = "argmax-field")]
+    Argmax(FieldArgs),
 }
 
 impl HeCmd {
     fn args(&self) -> &FieldArgs {
         match self {
-            HeCmd::DreluField(a)
-            | HeCmd::ReluField(a)
-            | HeCmd::TruncField(a)
-            | HeCmd::DivField(a)
-            | HeCmd::MaxpoolField(a)
-            | HeCmd::ArgmaxField(a) => a,
+            HeCmd::Drelu(a)
+            | HeCmd::Relu(a)
+            | HeCmd::Trunc(a)
+            | HeCmd::Div(a)
+            | HeCmd::Maxpool(a)
+            | HeCmd::Argmax(a) => a,
         }
     }
 
@@ -86,17 +92,17 @@ impl HeCmd {
         let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": a.m});
         if let Value::Object(o) = &mut v {
             match self {
-                HeCmd::TruncField(_) => {
+                HeCmd::Trunc(_) => {
                     o.insert("scale".into(), a.scale.into());
                 }
-                HeCmd::DivField(_) => {
+                HeCmd::Div(_) => {
                     o.insert("d".into(), a.d.into());
                 }
-                HeCmd::MaxpoolField(_) | HeCmd::ArgmaxField(_) => {
+                HeCmd::Maxpool(_) | HeCmd::Argmax(_) => {
                     o.insert("window".into(), a.d.into());
                     o.insert("narrow".into(), a.narrow.into());
                 }
-                HeCmd::DreluField(_) | HeCmd::ReluField(_) => {}
+                HeCmd::Drelu(_) | HeCmd::Relu(_) => {}
             }
         }
         match v {
@@ -118,23 +124,23 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let per = |bits: u64| Some(bits as f64 / n.max(1) as f64);
     let window = a.d as usize;
     let elems = match cmd {
-        HeCmd::MaxpoolField(_) | HeCmd::ArgmaxField(_) => n * window,
+        HeCmd::Maxpool(_) | HeCmd::Argmax(_) => n * window,
         _ => n,
     };
     let x = md.random(&mut Prg::from_os()?, elems);
     let (name, work, formula): (&str, Work, Option<f64>) = match cmd {
-        HeCmd::DreluField(_) => (
+        HeCmd::Drelu(_) => (
             "drelu-field",
             Box::new(move |s: &mut Session| Ok(Engine::new(s, m).msb(md, &x).map(drop)?)),
             per(sign::cost_bits(md, m, n)),
         ),
-        HeCmd::ReluField(_) => (
+        HeCmd::Relu(_) => (
             "relu-field",
             Box::new(move |s: &mut Session| Ok(Engine::new(s, m).relu(md, &x).map(drop)?)),
             per(relu::cost_bits(md, m, n)),
         ),
-        HeCmd::TruncField(_) | HeCmd::DivField(_) => {
-            let trunc = matches!(cmd, HeCmd::TruncField(_));
+        HeCmd::Trunc(_) | HeCmd::Div(_) => {
+            let trunc = matches!(cmd, HeCmd::Trunc(_));
             if trunc && (a.scale == 0 || u128::from(a.scale) >= u128::from(md.bits())) {
                 bail!("--scale must be in 1..⌈log₂ n⌉");
             }
@@ -150,8 +156,8 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
                 per(rdiv::cost_bits(md, &[d], m, n)),
             )
         }
-        HeCmd::MaxpoolField(_) | HeCmd::ArgmaxField(_) => {
-            let index = matches!(cmd, HeCmd::ArgmaxField(_));
+        HeCmd::Maxpool(_) | HeCmd::Argmax(_) => {
+            let index = matches!(cmd, HeCmd::Argmax(_));
             if window == 0 {
                 bail!("--d (the window size) must be at least 1");
             }
