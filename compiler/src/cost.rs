@@ -104,7 +104,7 @@ pub fn calls(p: &Program, i: &Instr) -> Calls {
         }
         Op::MaxPool { x, pool } => {
             let xs = shape(x);
-            let per_plane = window_counts(pool, xs[2], xs[3], false, i.ty.shape())
+            let per_plane = window_counts(pool, &xs, false)
                 .iter()
                 .map(|&k| k.saturating_sub(1))
                 .sum::<u64>();
@@ -135,7 +135,7 @@ pub fn calls(p: &Program, i: &Instr) -> Calls {
         } => {
             let xs = shape(x);
             let planes = (xs[0] * xs[1]) as u64;
-            for k in window_counts(pool, xs[2], xs[3], *count_include_pad, i.ty.shape()) {
+            for k in window_counts(pool, &xs, *count_include_pad) {
                 *c.divisions.entry(k).or_default() += planes;
             }
         }
@@ -173,39 +173,10 @@ pub fn calls(p: &Program, i: &Instr) -> Calls {
     c
 }
 
-/// For a 2-D pooling window over an `h × w` plane: the number of counted positions of
-/// each output's window, row-major over the output `out_shape[2..4]` (inside the input,
-/// or inside the padded input with `include_pad`).
-fn window_counts(
-    pool: &Pool2d,
-    h: usize,
-    w: usize,
-    include_pad: bool,
-    out_shape: &[usize],
-) -> Vec<u64> {
-    let (oh, ow) = (out_shape[2], out_shape[3]);
-    let span = |o: usize, a: usize, size: usize| -> u64 {
-        let (k, s, pb, pe) = (
-            pool.kernel[a],
-            pool.strides[a],
-            pool.pads[a],
-            pool.pads[a + 2],
-        );
-        let start = (o * s) as i64 - pb as i64;
-        let (lo, hi) = if include_pad {
-            (-(pb as i64), (size + pe) as i64)
-        } else {
-            (0, size as i64)
-        };
-        let from = start.max(lo);
-        let to = (start + k as i64).min(hi);
-        (to - from).max(0) as u64
-    };
-    let mut v = Vec::with_capacity(oh * ow);
-    for i in 0..oh {
-        for j in 0..ow {
-            v.push(span(i, 0, h) * span(j, 1, w));
-        }
-    }
-    v
+/// The window sizes ([`Pool2d::window_counts`]) of one plane of a pooling over an
+/// `[n, c, h, w]` operand (the program is type-checked, so the geometry is valid).
+fn window_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> {
+    let d = |i: usize| shape.get(i).copied().unwrap_or(1);
+    pool.window_counts([d(2), d(3)], include_pad)
+        .unwrap_or_default()
 }

@@ -35,7 +35,7 @@ pub mod text;
 pub mod types;
 
 pub use check::{CheckError, CheckErrorKind};
-pub use ops::{Op, Pool2d, Scalar};
+pub use ops::{Op, Pool2d, PoolWindow, Scalar};
 pub use plan::{Plan, PlanError};
 pub use program::{Builder, ConstId, Instr, Params, ParamsError, Program, ValueId};
 pub use secure::SecureError;

@@ -185,6 +185,11 @@ impl Program {
         self.consts.get(id.index()).and_then(Option::as_ref)
     }
 
+    /// The constant table (entries `None` where withheld).
+    pub(crate) fn consts(&self) -> &[Option<Tensor>] {
+        &self.consts
+    }
+
     /// For every value, the values that use it as an operand (in program order).
     pub fn users(&self) -> Vec<Vec<ValueId>> {
         let mut users = vec![Vec::new(); self.instrs.len()];

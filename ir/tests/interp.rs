@@ -898,3 +898,82 @@ proptest! {
         prop_assert!(last < h as i64);
     }
 }
+
+/// `eval_op` evaluates one op of a program on given tensors exactly as `run` does, and
+/// checks what it is given instead of trusting it.
+#[test]
+fn eval_op_on_given_tensors() {
+    let p = sci_ir::Program::parse(
+        "params mill_radix=4 threads=1\n\
+         %x: client i8.0[2,3] = input \"x\"\n\
+         %k: public i8.0[3] = const [1, -2, 3]\n\
+         %t: client i8.0[3,2] = transpose %x perm=[1,0]\n\
+         %s: client i8.0[2,3] = add %x, %k\n\
+         %q: client i8.0[2,3] = pad %x pads=[0,0,0,0] value=0\n\
+         %out: client i8.0[3,2] = output %t \"out\"\n\
+         %out2: client i8.0[2,3] = output %s \"out2\"\n\
+         %out3: client i8.0[2,3] = output %q \"out3\"\n",
+    )
+    .unwrap();
+    let id = |n: &str| p.lookup(n).unwrap();
+    let xt = Tensor::signed(ring(8), vec![2, 3], &[1, 2, 3, 4, 5, 127]).unwrap();
+    let want = interp::eval(
+        &p,
+        std::slice::from_ref(&xt),
+        Options {
+            keep_values: true,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .values
+    .unwrap();
+    let k = interp::eval_op(&p, &p.instr(id("k")).op, &|_| None).unwrap();
+    for name in ["t", "s", "out2"] {
+        let op = &p.instr(id(name)).op;
+        let y = interp::eval_op(&p, op, &|v| {
+            if v == id("x") {
+                Some(&xt)
+            } else if v == id("k") {
+                Some(&k)
+            } else {
+                want.get(v.index())
+            }
+        })
+        .unwrap();
+        assert_eq!(y, want[id(name).index()], "{name}");
+    }
+    // A variant of an instruction (another pad value) is type-checked against the program.
+    let pad = |value| Op::Pad {
+        x: id("x"),
+        pads: vec![0, 1, 0, 0],
+        value,
+    };
+    let y = interp::eval_op(&p, &pad(Scalar::Int(-1)), &|_| Some(&xt)).unwrap();
+    assert_eq!(y.shape(), &[2, 4]);
+    assert_eq!(y.to_signed().unwrap(), vec![-1, 1, 2, 3, -1, 4, 5, 127]);
+    assert!(matches!(
+        interp::eval_op(&p, &pad(Scalar::Int(300)), &|_| Some(&xt)),
+        Err(InterpError::Op(_))
+    ));
+    // Missing or mistyped operands, and inputs, are errors.
+    let add = &p.instr(id("s")).op;
+    assert!(matches!(
+        interp::eval_op(&p, add, &|_| None),
+        Err(InterpError::Operand { .. })
+    ));
+    let wrong = Tensor::signed(ring(16), vec![2, 3], &[0; 6]).unwrap();
+    assert!(matches!(
+        interp::eval_op(&p, add, &|_| Some(&wrong)),
+        Err(InterpError::Operand { .. })
+    ));
+    let short = Tensor::signed(ring(8), vec![3], &[0; 3]).unwrap();
+    assert!(matches!(
+        interp::eval_op(&p, &Op::Relu { x: id("x") }, &|_| Some(&short)),
+        Err(InterpError::Operand { .. })
+    ));
+    assert!(matches!(
+        interp::eval_op(&p, &p.instr(id("x")).op, &|_| None),
+        Err(InterpError::NotComputed)
+    ));
+}

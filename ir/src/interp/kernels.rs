@@ -237,36 +237,19 @@ pub(crate) fn matmul<D: Dom>(
     out
 }
 
-/// The input rows (or columns) covered by output position `o` of a pooling window:
-/// `(start, end)` clipped to the input `[0, size)`, and the count of positions inside the
-/// padded input `[−pad_begin, size + pad_end)`.
-fn window(
-    o: usize,
-    size: usize,
-    k: usize,
-    stride: usize,
-    pad_b: usize,
-    pad_e: usize,
-) -> (usize, usize, usize) {
-    let start = (o * stride) as i64 - pad_b as i64;
-    let end = start + k as i64;
-    let padded_end = end.min((size + pad_e) as i64);
-    let with_pad = (padded_end - start).max(0) as usize;
-    let s = start.clamp(0, size as i64) as usize;
-    let e = end.clamp(0, size as i64) as usize;
-    (s, e, with_pad)
-}
-
 /// Which pooling reduction to apply.
 #[derive(Clone, Copy)]
 pub(crate) enum PoolKind {
     /// Maximum (first maximum wins, padding ignored).
     Max,
+    /// Sum of the window (padding contributes nothing).
+    Sum,
     /// Sum then `rdiv` by the count (with or without padding).
     Avg { count_include_pad: bool },
 }
 
-/// Pooling over 2-D windows of an `[n, c, h, w]` tensor into `[n, c, oh, ow]`.
+/// Pooling over 2-D windows ([`Pool2d::window`]) of an `[n, c, h, w]` tensor into
+/// `[n, c, oh, ow]`.
 pub(crate) fn pool2d<D: Dom>(
     d: D,
     x: &[D::E],
@@ -283,24 +266,14 @@ pub(crate) fn pool2d<D: Dom>(
     let body = |(p, out_plane): (usize, &mut [D::E])| {
         let xp = &x[p * h * w..][..h * w];
         for oy in 0..oh {
-            let (y0, y1, ycount) = window(
-                oy,
-                h,
-                pool.kernel[0],
-                pool.strides[0],
-                pool.pads[0],
-                pool.pads[2],
-            );
             for ox in 0..ow {
-                let (x0, x1, xcount) = window(
-                    ox,
-                    w,
-                    pool.kernel[1],
-                    pool.strides[1],
-                    pool.pads[1],
-                    pool.pads[3],
-                );
-                let rows = || (y0..y1).flat_map(|iy| xp[iy * w + x0..iy * w + x1].iter().copied());
+                let win = pool.window([oy, ox], [h, w]);
+                let rows = || {
+                    win.rows
+                        .clone()
+                        .flat_map(|iy| xp[iy * w..][win.cols.clone()].iter().copied())
+                };
+                let sum = || d.fin(rows().fold(d.acc(d.zero()), |a, v| d.acc_add(a, v)));
                 out_plane[oy * ow + ox] = match kind {
                     PoolKind::Max => {
                         // Pads are smaller than the kernel, so the window is never empty.
@@ -308,14 +281,9 @@ pub(crate) fn pool2d<D: Dom>(
                         let first = it.next().unwrap_or(d.zero());
                         it.fold(first, |m, v| if d.gt(v, m) { v } else { m })
                     }
+                    PoolKind::Sum => sum(),
                     PoolKind::Avg { count_include_pad } => {
-                        let sum = d.fin(rows().fold(d.acc(d.zero()), |a, v| d.acc_add(a, v)));
-                        let count = if count_include_pad {
-                            ycount * xcount
-                        } else {
-                            (y1 - y0) * (x1 - x0)
-                        };
-                        d.div_public(sum, count.max(1) as u64)
+                        d.div_public(sum(), win.count(count_include_pad))
                     }
                 };
             }
@@ -327,18 +295,6 @@ pub(crate) fn pool2d<D: Dom>(
         out.chunks_mut(plane).enumerate().for_each(body);
     }
     out
-}
-
-/// Sum over each `h·w` plane, then `rdiv` by `h·w`.
-pub(crate) fn global_avgpool<D: Dom>(d: D, x: &[D::E], planes: usize, hw: usize) -> Vec<D::E> {
-    (0..planes)
-        .map(|p| {
-            let sum = x[p * hw..][..hw]
-                .iter()
-                .fold(d.acc(d.zero()), |a, &v| d.acc_add(a, v));
-            d.div_public(d.fin(sum), hw as u64)
-        })
-        .collect()
 }
 
 /// Index of the first maximum along `axis` (`outer × len × inner` layout).

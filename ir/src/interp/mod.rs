@@ -14,15 +14,39 @@
 
 mod domain;
 mod kernels;
+pub mod linear;
 
+use crate::check::CheckErrorKind;
 use crate::fixed;
-use crate::ops::{Op, Scalar};
-use crate::program::{Instr, Program, ValueId};
+use crate::ops::{Op, Pool2d, Scalar};
+use crate::program::{Program, ValueId};
 use crate::tensor::{Tensor, TensorError};
 use crate::types::{Encoding, ShapeDisplay, Type};
 use domain::{Dom, FieldD, RealD, RingD};
 use kernels::{ConvGeom, PoolKind};
 use thiserror::Error;
+
+/// Evaluates `$body` with `$d` bound to the element domain of encoding `$enc` (the body
+/// is instantiated once per domain).
+macro_rules! with_dom {
+    ($enc:expr, $d:ident => $body:expr) => {
+        match $enc {
+            Encoding::Real => {
+                let $d = RealD;
+                $body
+            }
+            enc @ Encoding::Ring { .. } => {
+                let $d = RingD::new(enc);
+                $body
+            }
+            enc @ Encoding::Field { modulus } => {
+                let $d = FieldD::new(enc, modulus);
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_dom;
 
 /// Why an evaluation failed.
 #[derive(Clone, Debug, PartialEq, Error)]
@@ -61,6 +85,21 @@ pub enum InterpError {
         /// Its signed value.
         value: i64,
     },
+    /// [`eval_op`]: the op does not type-check against the program's values.
+    #[error("{0}")]
+    Op(CheckErrorKind),
+    /// [`eval_op`]: an operand tensor is missing or does not have its value's encoding
+    /// and shape.
+    #[error("operand %{name}: expected a tensor of its type, found {found}")]
+    Operand {
+        /// The operand's value name.
+        name: String,
+        /// What was supplied (encoding and shape), or "nothing".
+        found: String,
+    },
+    /// [`eval_op`] on an `input`: its data is given, not computed.
+    #[error("an input's data is given, not computed")]
+    NotComputed,
     /// Internal: a result did not form a valid tensor (would indicate a bug).
     #[error("%{name}: {source}")]
     Tensor {
@@ -181,21 +220,7 @@ pub fn eval(
                         .as_ref()
                         .expect("operands are computed before use and freed after their last use")
                 };
-                let enc = op
-                    .operands()
-                    .first()
-                    .map_or(instr.ty.encoding(), |x| arg(**x).encoding());
-                let data = match enc {
-                    Encoding::Real => eval_op(RealD, instr, &arg)?,
-                    Encoding::Ring { .. } => eval_op(RingD::new(enc), instr, &arg)?,
-                    Encoding::Field { modulus } => eval_op(FieldD::new(enc, modulus), instr, &arg)?,
-                };
-                Tensor::new(instr.ty.encoding(), instr.ty.shape().to_vec(), data).map_err(
-                    |source| InterpError::Tensor {
-                        name: instr.name.clone(),
-                        source,
-                    },
-                )?
+                compute(&instr.name, &instr.ty, op, &arg)?
             }
         };
         if let Some(r) = ranges.as_mut() {
@@ -227,24 +252,96 @@ pub fn eval(
 
 /// The largest magnitude of a tensor ([`Magnitude`]).
 pub fn max_magnitude(t: &Tensor) -> Magnitude {
-    match t.encoding() {
-        Encoding::Real => RealD.max_magnitude(RealD::slice(t)),
-        Encoding::Ring { .. } => RingD::new(t.encoding()).max_magnitude(RingD::slice(t)),
-        Encoding::Field { modulus } => {
-            FieldD::new(t.encoding(), modulus).max_magnitude(FieldD::slice(t))
+    with_dom!(t.encoding(), d => d.max_magnitude(dom_slice(d, t)))
+}
+
+/// Evaluates one op on given tensors without building a program: `op`'s operands are
+/// values of `program`, and `operand(v)` supplies a tensor of `v`'s encoding and shape
+/// (not necessarily `v`'s value: the runtime passes secret shares and applies a linear
+/// op to each). The result has the type the type checker infers for `op` in `program`.
+///
+/// This is the interpreter's own evaluation of an instruction (the same kernels as
+/// [`run`]), checked so that it never panics: `op` is type-checked against the program
+/// (it may differ from the program's instructions, e.g. in a `pad` value), every
+/// operand must be supplied with its value's encoding and shape, and an `input` (whose
+/// data only the caller knows) is rejected. Cost: the kernel's, no copy of the operands.
+pub fn eval_op<'t>(
+    program: &Program,
+    op: &Op,
+    operand: &dyn Fn(ValueId) -> Option<&'t Tensor>,
+) -> Result<Tensor, InterpError> {
+    let ty =
+        crate::check::infer(op, program.instrs(), program.consts()).map_err(InterpError::Op)?;
+    match op {
+        Op::Input { .. } => Err(InterpError::NotComputed),
+        Op::Const { id, .. } => program
+            .const_data(*id)
+            .cloned()
+            .ok_or(InterpError::Withheld {
+                name: format!("const #{}", id.index()),
+            }),
+        _ => {
+            let mut args = Vec::with_capacity(op.operands().len());
+            for &v in op.operands() {
+                let expected = program.ty(v);
+                let t = operand(v).ok_or_else(|| InterpError::Operand {
+                    name: program.name(v).to_string(),
+                    found: "nothing".into(),
+                })?;
+                if t.encoding() != expected.encoding() || t.shape() != expected.shape() {
+                    return Err(InterpError::Operand {
+                        name: program.name(v).to_string(),
+                        found: format!("{}{}", t.encoding(), ShapeDisplay(t.shape())),
+                    });
+                }
+                args.push((v, t));
+            }
+            let arg = |v: ValueId| {
+                args.iter()
+                    .find(|(o, _)| *o == v)
+                    .map(|(_, t)| *t)
+                    .expect("every operand was supplied and checked above")
+            };
+            compute(op.mnemonic(), &ty, op, &arg)
         }
     }
 }
 
-/// Evaluates one (non-input, non-constant) instruction in domain `d`.
-fn eval_op<'a, D: Dom>(
+/// The elements of a tensor of domain `D`.
+fn dom_slice<D: Dom>(_: D, t: &Tensor) -> &[D::E] {
+    D::slice(t)
+}
+
+/// Computes a (non-input, non-constant) instruction named `name` of type `ty` in the
+/// domain of its operands.
+fn compute<'a>(
+    name: &str,
+    ty: &Type,
+    op: &Op,
+    arg: &impl Fn(ValueId) -> &'a Tensor,
+) -> Result<Tensor, InterpError> {
+    let enc = op
+        .operands()
+        .first()
+        .map_or(ty.encoding(), |x| arg(**x).encoding());
+    let data = with_dom!(enc, d => eval_kernel(d, name, ty, op, arg)?);
+    Tensor::new(ty.encoding(), ty.shape().to_vec(), data).map_err(|source| InterpError::Tensor {
+        name: name.to_string(),
+        source,
+    })
+}
+
+/// Evaluates one (non-input, non-constant) op in domain `d`.
+fn eval_kernel<'a, D: Dom>(
     d: D,
-    instr: &Instr,
+    name: &str,
+    ty: &Type,
+    op: &Op,
     arg: &impl Fn(ValueId) -> &'a Tensor,
 ) -> Result<crate::tensor::Data, InterpError> {
     let x_of = |v: ValueId| D::slice(arg(v));
     let shape_of = |v: ValueId| arg(v).shape();
-    let out_shape = instr.ty.shape();
+    let out_shape = ty.shape();
     let map = |x: ValueId, f: &dyn Fn(D::E) -> D::E| -> Vec<D::E> {
         x_of(x).iter().map(|&e| f(e)).collect()
     };
@@ -256,7 +353,7 @@ fn eval_op<'a, D: Dom>(
             .map(|&e| f(e))
             .collect()
     };
-    let v: Vec<D::E> = match &instr.op {
+    let v: Vec<D::E> = match op {
         Op::Input { .. } | Op::Const { .. } => unreachable!("handled by the driver"),
         Op::Conv2d {
             x,
@@ -290,7 +387,7 @@ fn eval_op<'a, D: Dom>(
             kernels::matmul(d, x_of(*a), x_of(*b), bias.map(x_of), (sa[0], sa[1], sb[1]))
         }
         Op::Add { a, b } | Op::Sub { a, b } | Op::Mul { a, b } => {
-            let f = |p: D::E, q: D::E| match &instr.op {
+            let f = |p: D::E, q: D::E| match op {
                 Op::Add { .. } => d.add(p, q),
                 Op::Sub { .. } => d.sub(p, q),
                 _ => d.mul(p, q),
@@ -317,7 +414,7 @@ fn eval_op<'a, D: Dom>(
                     .expect("fixed-point only op on an integer tensor");
                 if let Some(index) = xs.iter().position(|&e| enc.signed(e) < 0) {
                     return Err(InterpError::NonNegViolated {
-                        name: instr.name.clone(),
+                        name: name.to_string(),
                         index,
                         value: enc.signed(xs[index]),
                     });
@@ -331,7 +428,7 @@ fn eval_op<'a, D: Dom>(
         Op::Relu { x } => map(*x, &|e| if d.is_neg(e) { d.zero() } else { e }),
         Op::MaxPool { x, pool } | Op::AvgPool { x, pool, .. } => {
             let xs = shape_of(*x);
-            let kind = match &instr.op {
+            let kind = match op {
                 Op::AvgPool {
                     count_include_pad, ..
                 } => PoolKind::Avg {
@@ -350,7 +447,16 @@ fn eval_op<'a, D: Dom>(
         }
         Op::GlobalAvgPool { x } => {
             let xs = shape_of(*x);
-            kernels::global_avgpool(d, x_of(*x), xs[0] * xs[1], xs[2] * xs[3])
+            kernels::pool2d(
+                d,
+                x_of(*x),
+                [xs[0], xs[1], xs[2], xs[3]],
+                (1, 1),
+                &Pool2d::global([xs[2], xs[3]]),
+                PoolKind::Avg {
+                    count_include_pad: false,
+                },
+            )
         }
         Op::ArgMax { x, axis, .. } => kernels::argmax(d, x_of(*x), shape_of(*x), *axis),
         Op::Reshape { x, .. }
@@ -370,7 +476,7 @@ fn eval_op<'a, D: Dom>(
                 (Scalar::Int(i), enc) => Tensor::signed(enc, vec![], &[i]),
             }
             .map_err(|source| InterpError::Tensor {
-                name: instr.name.clone(),
+                name: name.to_string(),
                 source,
             })?;
             kernels::pad(x_of(*x), shape_of(*x), pads, out_shape, D::slice(&fill)[0])

@@ -36,13 +36,13 @@
 //! | `input` | shares as above |
 //! | `const` | public: both; server: the server |
 //! | `reshape`, `flatten`, `identity` | the share, reinterpreted |
-//! | `transpose`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`super::local`]); addends known in the clear (constants, biases, pad values) are added by the server only |
+//! | `transpose`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`interp::eval_op`]); addends known in the clear (constants, biases, pad values) are added by the server only |
 //! | `conv2d`, `matmul` (`X·W` or `W·X`), `mul` by a server factor | OT-based linear layer (§5.1.1; convolution by `im2col`, `mul` broadcast first); the bias is the server's addend |
 //! | `relu` | `Π_ReLU` (Algorithm 8) |
 //! | `trunc s` | `Π_Trunc^{int,ℓ,s}` (Algorithm 5); the non-negative variant where marked `nonneg` |
 //! | `div_public d` | division by a public integer (Theorem 4.1) |
 //! | `maxpool` | `MaxPool_d` (§5.2.2) over the windows, exact signed comparisons |
-//! | `avgpool`, `global_avgpool` | window sums locally, then division by each window's count (§5.1.2) |
+//! | `avgpool`, `global_avgpool` | [`Engine::avgpool`]: window sums locally ([`linear::window_sums`]), then division by each window's count (§5.1.2) |
 //! | `argmax` | `ArgMax_d` (§5.2.2) along the axis, exact signed comparisons |
 //! | `output` | revealed to the client |
 //!
@@ -55,16 +55,30 @@
 //! Values computed only from values a party knows in the clear (public ones at both,
 //! server ones at the server) are computed by that party locally with the reference
 //! interpreter; no protocol is run.
+//!
+//! # Local steps: the interpreter's kernels
+//! Every local step — a value known in the clear, a linear op applied to each share,
+//! the bias added after an OT-based product, the transposes of `W·X`, the window sums of
+//! average pooling — runs the reference interpreter's own kernels, through
+//! [`interp::eval_op`] (one instruction on given tensors) and [`interp::linear`] (the
+//! same kernels on tensors that are not values of the plan). There is no second
+//! implementation of these ops in the runtime: the arithmetic of a secure run's local
+//! steps *is* the oracle's, so they agree with the cleartext run by construction, and a
+//! fix or a new op lands in one place. It costs nothing on the hot path: `eval_op`
+//! evaluates the op directly on borrowed tensors (a type inference of one op and a shape
+//! check per operand, no program is built and nothing is copied), and the executor keeps
+//! every value as a [`Tensor`], so shares flow into the kernels and the protocols
+//! without conversion.
 
-use super::local::LocalError;
 use super::report::{Cost, InstrRecord, PartyReport};
 use super::{ExecError, StepError};
 use crate::net::{Party, Stats};
 use crate::proto::engine::Engine;
-use crate::proto::local;
 use crate::proto::matmul::ConvGeom;
 use crate::proto::maxpool::Compare;
-use sci_ir::{Encoding, Op, Owner, Program, Scalar, Tensor, ValueId};
+use sci_ir::interp::{self, InterpError, linear};
+use sci_ir::{CheckErrorKind, Encoding, Op, Owner, Program, Scalar, Tensor, TensorError, ValueId};
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// Progress of a run, passed to the observer after each instruction.
@@ -92,13 +106,13 @@ pub struct Execution {
     pub report: PartyReport,
 }
 
-/// This party's view of a value.
+/// This party's view of a value: tensors of the plan's ring in the value's shape.
 #[derive(Clone, Debug)]
-enum Val {
-    /// Known to this party in the clear.
-    Clear(Vec<u64>),
+enum Val<'p> {
+    /// Known to this party in the clear (a constant is borrowed from the plan).
+    Clear(Cow<'p, Tensor>),
     /// This party's additive share.
-    Share(Vec<u64>),
+    Share(Tensor),
     /// Known only to the other party (server values at the client).
     Absent,
 }
@@ -272,13 +286,19 @@ struct Exec<'p> {
     party: Party,
     enc: Encoding,
     bits: u32,
-    vals: Vec<Option<Val>>,
+    vals: Vec<Option<Val<'p>>>,
     outputs: Vec<Tensor>,
 }
 
-impl Exec<'_> {
+/// The words of a tensor of the plan's ring.
+fn words(t: &Tensor) -> &[u64] {
+    t.as_u64()
+        .expect("the executor holds tensors of the plan's ring, whose data are u64 words")
+}
+
+impl<'p> Exec<'p> {
     /// This party's view of operand `v`.
-    fn val(&self, v: ValueId) -> &Val {
+    fn val(&self, v: ValueId) -> &Val<'p> {
         self.vals[v.index()]
             .as_ref()
             .expect("operands are computed before use and freed after their last use")
@@ -288,21 +308,27 @@ impl Exec<'_> {
         self.program.ty(v).owner()
     }
 
-    fn tensor(&self, v: ValueId, data: Vec<u64>) -> Tensor {
-        Tensor::canonical(self.enc, self.program.ty(v).shape().to_vec(), data)
-            .expect("values are kept reduced and in their value's shape")
+    /// A tensor of the plan's ring in `shape` from words a protocol returned.
+    fn ring_tensor(&self, shape: &[usize], data: Vec<u64>) -> Result<Tensor, StepError> {
+        Tensor::canonical(self.enc, shape.to_vec(), data).map_err(|e| {
+            StepError::Local(InterpError::Tensor {
+                name: "protocol output".into(),
+                source: e,
+            })
+        })
     }
 
     /// `v` as an additive share: a share as is; a value known in the clear (necessarily
     /// to the server if it is not public) is the server's share and the client's share
     /// is zero.
-    fn share_of(&self, v: ValueId) -> Vec<u64> {
+    fn share_of(&self, v: ValueId) -> Cow<'_, Tensor> {
         match (self.val(v), self.party) {
-            (Val::Share(s), _) => s.clone(),
-            (Val::Clear(c), Party::P0) => c.clone(),
-            (Val::Clear(_) | Val::Absent, Party::P1) | (Val::Absent, Party::P0) => {
-                vec![0; self.program.ty(v).numel()]
-            }
+            (Val::Share(s), _) => Cow::Borrowed(s),
+            (Val::Clear(c), Party::P0) => Cow::Borrowed(c.as_ref()),
+            (Val::Clear(_) | Val::Absent, Party::P1) | (Val::Absent, Party::P0) => Cow::Owned(
+                Tensor::zeros(self.enc, self.program.ty(v).shape().to_vec())
+                    .expect("the plan's types are valid tensor types"),
+            ),
         }
     }
 
@@ -312,24 +338,24 @@ impl Exec<'_> {
         v: ValueId,
         input: Option<Tensor>,
         engine: &mut Engine,
-    ) -> Result<Val, StepError> {
-        let instr = self.program.instr(v);
+    ) -> Result<Val<'p>, StepError> {
+        let program = self.program;
+        let instr = program.instr(v);
         let owner = instr.ty.owner();
         match &instr.op {
             Op::Input { .. } => {
                 return Ok(Val::Share(match (self.party, input) {
-                    (Party::P1, Some(t)) => t.as_u64().map(<[u64]>::to_vec).ok_or_else(|| {
-                        StepError::Unsupported("the input is not encoded in the plan's ring".into())
-                    })?,
-                    _ => vec![0; instr.ty.numel()],
+                    (Party::P1, Some(t)) => t,
+                    _ => Tensor::zeros(self.enc, instr.ty.shape().to_vec())
+                        .expect("the plan's types are valid tensor types"),
                 }));
             }
             Op::Const { id, .. } => {
                 return Ok(if knows(owner, self.party) {
-                    let t = self.program.const_data(*id).ok_or_else(|| {
+                    let t = program.const_data(*id).ok_or_else(|| {
                         StepError::Unsupported("the constant's data is withheld".into())
                     })?;
-                    Val::Clear(t.as_u64().map(<[u64]>::to_vec).unwrap_or_default())
+                    Val::Clear(Cow::Borrowed(t))
                 } else {
                     Val::Absent
                 });
@@ -342,54 +368,44 @@ impl Exec<'_> {
             if !knows(owner, self.party) {
                 return Ok(Val::Absent);
             }
-            let ops = instr
-                .op
-                .operands()
-                .into_iter()
-                .map(|&o| match self.val(o) {
-                    Val::Clear(c) => Ok((o, self.tensor(o, c.clone()))),
-                    _ => Err(StepError::Unsupported(format!(
-                        "operand %{} is not known to the party computing this {} value",
-                        self.program.name(o),
-                        owner
-                    ))),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let t = super::local::eval(self.program, &instr.op, ops)?;
-            return Ok(Val::Clear(
-                t.as_u64().map(<[u64]>::to_vec).unwrap_or_default(),
-            ));
+            let t = interp::eval_op(program, &instr.op, &|o| match self.val(o) {
+                Val::Clear(c) => Some(c.as_ref()),
+                _ => None,
+            })?;
+            return Ok(Val::Clear(Cow::Owned(t)));
         }
-        self.secure(v, engine)
+        self.secure(v, engine).map(Val::Share)
     }
 
-    /// Applies a linear op to shares: each share operand as is, `factor` (a public
-    /// multiplicative operand) in the clear, every other operand as the server's addend.
-    /// `op` may differ from the instruction's (the client's pad value is zero).
-    fn linear(&self, op: &Op, factor: Option<ValueId>) -> Result<Vec<u64>, StepError> {
-        let ops = op
-            .operands()
-            .into_iter()
-            .map(|&o| {
-                let data = match (Some(o) == factor, self.val(o)) {
-                    (true, Val::Clear(c)) => c.clone(),
-                    (true, _) => {
-                        return Err(StepError::Unsupported(format!(
-                            "factor %{} is not public",
-                            self.program.name(o)
-                        )));
-                    }
-                    (false, _) => self.share_of(o),
-                };
-                Ok((o, self.tensor(o, data)))
-            })
-            .collect::<Result<Vec<_>, StepError>>()?;
-        let t = super::local::eval(self.program, op, ops)?;
-        Ok(t.as_u64().map(<[u64]>::to_vec).unwrap_or_default())
+    /// Applies a linear op to shares ([`interp::eval_op`]): each share operand as is,
+    /// `factor` (a public multiplicative operand) in the clear, every other operand as the
+    /// server's addend. `op` may differ from the instruction's (the client's pad value is
+    /// zero).
+    fn linear(&self, op: &Op, factor: Option<ValueId>) -> Result<Tensor, StepError> {
+        let mut ops: Vec<(ValueId, Cow<'_, Tensor>)> = Vec::new();
+        for &o in op.operands() {
+            if ops.iter().any(|(v, _)| *v == o) {
+                continue;
+            }
+            let t = match (Some(o) == factor, self.val(o)) {
+                (true, Val::Clear(c)) => Cow::Borrowed(c.as_ref()),
+                (true, _) => {
+                    return Err(StepError::Unsupported(format!(
+                        "factor %{} is not public",
+                        self.program.name(o)
+                    )));
+                }
+                (false, _) => self.share_of(o),
+            };
+            ops.push((o, t));
+        }
+        Ok(interp::eval_op(self.program, op, &|v| {
+            ops.iter().find(|(o, _)| *o == v).map(|(_, t)| t.as_ref())
+        })?)
     }
 
     /// The value of `v` if this party knows it in the clear.
-    fn clear(&self, v: ValueId) -> Option<&[u64]> {
+    fn clear(&self, v: ValueId) -> Option<&Tensor> {
         match self.val(v) {
             Val::Clear(c) => Some(c),
             _ => None,
@@ -401,21 +417,24 @@ impl Exec<'_> {
         self.owner(v) == Owner::Server
     }
 
-    /// A secret value (owner client or shared).
-    fn secure(&mut self, v: ValueId, engine: &mut Engine) -> Result<Val, StepError> {
+    /// This party's share of a secret value (owner client or shared).
+    fn secure(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
         let op = &instr.op;
+        let out = instr.ty.shape();
         let ell = self.bits;
         let public = |o: &ValueId| self.owner(*o) == Owner::Public;
         let shape = |o: &ValueId| self.program.ty(*o).shape();
         let share = match op {
-            Op::Reshape { x, .. } | Op::Flatten { x, .. } | Op::Identity { x } => self.share_of(*x),
+            Op::Reshape { x, .. } | Op::Flatten { x, .. } | Op::Identity { x } => {
+                return Ok(self.share_of(*x).into_owned().reshaped(out.to_vec())?);
+            }
             Op::Transpose { .. }
             | Op::Concat { .. }
             | Op::Add { .. }
             | Op::Sub { .. }
             | Op::MulPublic { .. }
-            | Op::ScaleUp { .. } => self.linear(op, None)?,
+            | Op::ScaleUp { .. } => return self.linear(op, None),
             Op::Pad { x, pads, value } => {
                 let value = match self.party {
                     Party::P0 => *value,
@@ -426,13 +445,13 @@ impl Exec<'_> {
                     pads: pads.clone(),
                     value,
                 };
-                self.linear(&op, None)?
+                return self.linear(&op, None);
             }
-            Op::Conv2d { w, .. } if public(w) => self.linear(op, Some(*w))?,
-            Op::MatMul { a, .. } if public(a) => self.linear(op, Some(*a))?,
-            Op::MatMul { b, .. } if public(b) => self.linear(op, Some(*b))?,
-            Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a))?,
-            Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b))?,
+            Op::Conv2d { w, .. } if public(w) => return self.linear(op, Some(*w)),
+            Op::MatMul { a, .. } if public(a) => return self.linear(op, Some(*a)),
+            Op::MatMul { b, .. } if public(b) => return self.linear(op, Some(*b)),
+            Op::Mul { a, .. } if public(a) => return self.linear(op, Some(*a)),
+            Op::Mul { b, .. } if public(b) => return self.linear(op, Some(*b)),
             Op::Conv2d {
                 x,
                 w,
@@ -455,38 +474,43 @@ impl Exec<'_> {
                     dilations: *dilations,
                     groups: *groups,
                 };
-                let y = engine.conv2d(ell, &geom, &self.share_of(*x), self.clear(*w))?;
+                let y =
+                    engine.conv2d(ell, &geom, words(&self.share_of(*x)), self.clear_words(*w))?;
                 let [_, c, _, _] = geom.output_shape();
-                self.add_bias(y, instr.ty.shape(), *bias, &[1, c, 1, 1])?
+                return self.add_bias(self.ring_tensor(out, y)?, *bias, &[1, c, 1, 1]);
             }
             Op::MatMul { a, b, bias } if self.server_only(*b) => {
                 let (sa, sb) = (shape(a), shape(b));
                 let dims = (sa[0], sa[1], sb[1]);
-                let y = engine.matmul(ell, dims, &self.share_of(*a), self.clear(*b))?;
-                self.add_bias(y, instr.ty.shape(), *bias, &[sb[1]])?
+                let y =
+                    engine.matmul(ell, dims, words(&self.share_of(*a)), self.clear_words(*b))?;
+                return self.add_bias(self.ring_tensor(out, y)?, *bias, &[sb[1]]);
             }
             Op::MatMul { a, b, bias } if self.server_only(*a) => {
                 // W·X = (Xᵀ·Wᵀ)ᵀ.
                 let (sa, sb) = (shape(a), shape(b));
-                let (xt, _) = local::transpose(&self.share_of(*b), sb, &[1, 0])?;
-                let wt = match self.clear(*a) {
-                    Some(w) => Some(local::transpose(w, sa, &[1, 0])?.0),
-                    None => None,
-                };
-                let yt = engine.matmul(ell, (sb[1], sb[0], sa[0]), &xt, wt.as_deref())?;
-                let (y, _) = local::transpose(&yt, &[sb[1], sa[0]], &[1, 0])?;
-                self.add_bias(y, instr.ty.shape(), *bias, &[sb[1]])?
+                let xt = linear::transpose(&self.share_of(*b), &[1, 0])?;
+                let wt = self
+                    .clear(*a)
+                    .map(|w| linear::transpose(w, &[1, 0]))
+                    .transpose()?;
+                let yt = engine.matmul(
+                    ell,
+                    (sb[1], sb[0], sa[0]),
+                    words(&xt),
+                    wt.as_ref().map(words),
+                )?;
+                let y = linear::transpose(&self.ring_tensor(&[sb[1], sa[0]], yt)?, &[1, 0])?;
+                return self.add_bias(y, *bias, &[sb[1]]);
             }
             Op::Mul { a, b } if self.server_only(*a) || self.server_only(*b) => {
                 let (w, x) = if self.server_only(*a) { (a, b) } else { (b, a) };
-                let out = instr.ty.shape();
-                let zeros = vec![0; instr.ty.numel()];
-                let to_out = |d: &[u64], sh: &[usize]| {
-                    local::add(ell, (d, sh), (&zeros, out)).map(|(d, _)| d)
-                };
-                let xb = to_out(&self.share_of(*x), shape(x))?;
-                let wb = self.clear(*w).map(|c| to_out(c, shape(w))).transpose()?;
-                engine.mul(ell, &xb, wb.as_deref())?
+                let xb = linear::broadcast_to(&self.share_of(*x), out)?;
+                let wb = self
+                    .clear(*w)
+                    .map(|c| linear::broadcast_to(c, out))
+                    .transpose()?;
+                engine.mul(ell, words(&xb), wb.as_ref().map(words))?
             }
             Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. } => {
                 return Err(StepError::Unsupported(format!(
@@ -494,12 +518,14 @@ impl Exec<'_> {
                     op.mnemonic()
                 )));
             }
-            Op::Relu { x } => engine.relu(ell, &self.share_of(*x))?,
-            Op::Trunc { x, s, nonneg } => engine.trunc(ell, *s, &self.share_of(*x), *nonneg)?,
-            Op::DivPublic { x, d } => engine.rdiv(ell, &self.share_of(*x), &[*d])?,
+            Op::Relu { x } => engine.relu(ell, words(&self.share_of(*x)))?,
+            Op::Trunc { x, s, nonneg } => {
+                engine.trunc(ell, *s, words(&self.share_of(*x)), *nonneg)?
+            }
+            Op::DivPublic { x, d } => engine.rdiv(ell, words(&self.share_of(*x)), &[*d])?,
             Op::MaxPool { x, pool } => engine.maxpool(
                 ell,
-                &self.share_of(*x),
+                words(&self.share_of(*x)),
                 shape4(shape(x)),
                 pool,
                 Compare::Exact,
@@ -510,17 +536,21 @@ impl Exec<'_> {
                 count_include_pad,
             } => engine.avgpool(
                 ell,
-                &self.share_of(*x),
+                words(&self.share_of(*x)),
                 shape4(shape(x)),
                 pool,
                 *count_include_pad,
             )?,
             Op::GlobalAvgPool { x } => {
-                engine.global_avgpool(ell, &self.share_of(*x), shape4(shape(x)))?
+                engine.global_avgpool(ell, words(&self.share_of(*x)), shape4(shape(x)))?
             }
-            Op::ArgMax { x, axis, .. } => {
-                engine.argmax(ell, &self.share_of(*x), shape(x), *axis, Compare::Exact)?
-            }
+            Op::ArgMax { x, axis, .. } => engine.argmax(
+                ell,
+                words(&self.share_of(*x)),
+                shape(x),
+                *axis,
+                Compare::Exact,
+            )?,
             Op::BatchNorm { .. } => {
                 return Err(StepError::Unsupported(
                     "batchnorm exists only in float programs; compile the model with sci-compile"
@@ -531,33 +561,47 @@ impl Exec<'_> {
                 unreachable!("handled in step")
             }
         };
-        Ok(Val::Share(share))
+        self.ring_tensor(out, share)
     }
 
-    /// Adds the share of an optional bias, reshaped to `bias_shape`, to `y` (shape
-    /// `out`) with broadcasting: the server adds a known bias, the client nothing.
+    /// The words of `v` if this party knows it in the clear (the server's weights).
+    fn clear_words(&self, v: ValueId) -> Option<&[u64]> {
+        self.clear(v).map(words)
+    }
+
+    /// Adds this party's share of an optional bias, reshaped to `bias_shape`, to `y` with
+    /// broadcasting: the server adds a known bias, the client nothing.
     fn add_bias(
         &self,
-        y: Vec<u64>,
-        out: &[usize],
+        y: Tensor,
         bias: Option<ValueId>,
         bias_shape: &[usize],
-    ) -> Result<Vec<u64>, StepError> {
-        let Some(b) = bias else { return Ok(y) };
-        let (sum, _) = local::add(self.bits, (&y, out), (&self.share_of(b), bias_shape))?;
-        Ok(sum)
+    ) -> Result<Tensor, StepError> {
+        match bias {
+            Some(b) if !(self.party == Party::P1 && self.clear(b).is_none()) => {
+                let b = self
+                    .share_of(b)
+                    .into_owned()
+                    .reshaped(bias_shape.to_vec())?;
+                Ok(linear::add(&y, &b)?)
+            }
+            _ => Ok(y),
+        }
     }
 
     /// Reveals `x` to the client: the server sends its share, the client adds it.
-    fn reveal(&mut self, x: ValueId, engine: &mut Engine) -> Result<Val, StepError> {
+    fn reveal(&mut self, x: ValueId, engine: &mut Engine) -> Result<Val<'p>, StepError> {
         let value = match (self.owner(x), self.clear(x)) {
-            (Owner::Public, Some(c)) => Some(c.to_vec()),
-            _ => engine.reveal(self.bits, &self.share_of(x), Party::P1)?,
+            (Owner::Public, Some(c)) => Some(c.clone()),
+            _ => engine
+                .reveal(self.bits, words(&self.share_of(x)), Party::P1)?
+                .map(|v| self.ring_tensor(self.program.ty(x).shape(), v))
+                .transpose()?,
         };
         match (self.party, value) {
             (Party::P1, Some(value)) => {
-                self.outputs.push(self.tensor(x, value.clone()));
-                Ok(Val::Clear(value))
+                self.outputs.push(value.clone());
+                Ok(Val::Clear(Cow::Owned(value)))
             }
             _ => Ok(Val::Absent),
         }
@@ -571,8 +615,17 @@ fn shape4(s: &[usize]) -> [usize; 4] {
     [d(0), d(1), d(2), d(3)]
 }
 
-impl From<LocalError> for StepError {
-    fn from(e: LocalError) -> Self {
-        StepError::Local(e)
+impl From<CheckErrorKind> for StepError {
+    fn from(e: CheckErrorKind) -> Self {
+        StepError::Local(InterpError::Op(e))
+    }
+}
+
+impl From<TensorError> for StepError {
+    fn from(e: TensorError) -> Self {
+        StepError::Local(InterpError::Tensor {
+            name: "share".into(),
+            source: e,
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! The plan executor and what surrounds it in a run of `sci-run`: connection set-up
 //! ([`link`]), the [`handshake`], the client's inputs and outputs ([`io`]), the walk
-//! over the plan ([`executor`]) with its local steps ([`local`]) and its protocol calls
+//! over the plan ([`executor`]) with its local steps (the reference interpreter's
+//! kernels, [`sci_ir::interp::eval_op`]) and its protocol calls
 //! (through [`crate::proto::engine::Engine`], which spreads each layer over the `T`
 //! lanes), the cost [`report`], and both parties in one process ([`pair`]).
 //!
@@ -23,7 +24,6 @@ pub mod executor;
 pub mod handshake;
 pub mod io;
 pub mod link;
-pub mod local;
 pub mod pair;
 pub mod report;
 
@@ -49,9 +49,10 @@ pub enum StepError {
     /// The channel failed (revealing an output).
     #[error(transparent)]
     Net(#[from] NetError),
-    /// A local computation failed.
+    /// A local computation (the reference interpreter's kernels) failed, e.g. a `trunc
+    /// nonneg` on a negative value.
     #[error(transparent)]
-    Local(local::LocalError),
+    Local(#[from] sci_ir::interp::InterpError),
     /// The instruction cannot be executed by this runtime.
     #[error("{0}")]
     Unsupported(String),

@@ -25,10 +25,20 @@ use super::bits::Bits;
 use super::matmul::ConvGeom;
 use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
-use super::{Ctx, ProtoError, Role, avgpool, local, matmul, maxpool, rdiv, relu, sign, trunc};
+use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, sign, trunc};
 use crate::net::Party;
 use crate::ot::Session;
-use sci_ir::Pool2d;
+use sci_ir::interp::linear;
+use sci_ir::{Encoding, Pool2d, Tensor};
+
+/// The IR encoding of shares mod `md` (a prime field for an odd modulus).
+fn encoding(md: Modulus) -> Result<Encoding, ProtoError> {
+    match md {
+        Modulus::Pow2(ell) => Encoding::ring(ell),
+        Modulus::Odd(n) => Encoding::field(n),
+    }
+    .map_err(|e| ProtoError::InvalidArgument(format!("shares mod {md}: {e}")))
+}
 
 /// Results of chunks that concatenate into the result of the whole batch.
 trait Join: Sized + Send {
@@ -215,7 +225,11 @@ impl<S: BorrowMut<Session>> Engine<S> {
     }
 
     /// Shares of the 2-D average pooling of `x` (`[n, c, h, w]`), as
-    /// [`sci_ir::Op::AvgPool`].
+    /// [`sci_ir::Op::AvgPool`] (CrypTFlow2 §5.1.2): the window sums, computed
+    /// locally by the reference interpreter's kernel
+    /// ([`sci_ir::interp::linear::window_sums`], sums mod `md`), then
+    /// [`Self::rdiv`] by each window's count ([`Pool2d::window_counts`]).
+    /// Cost and rounds: those of `rdiv` on the outputs.
     pub fn avgpool(
         &mut self,
         md: impl Into<Modulus>,
@@ -225,27 +239,34 @@ impl<S: BorrowMut<Session>> Engine<S> {
         count_include_pad: bool,
     ) -> Result<Vec<u64>, ProtoError> {
         let md = md.into();
-        let sums = local::window_sums(md, x, &Windows::pool2d(shape, pool)?)?;
-        self.rdiv(md, &sums, &avgpool::counts(shape, pool, count_include_pad)?)
+        let geometry = |e: sci_ir::CheckErrorKind| {
+            ProtoError::InvalidArgument(format!("average pooling: {e}"))
+        };
+        let [n, c, h, w] = shape;
+        let t = Tensor::canonical(encoding(md)?, shape.to_vec(), x.to_vec())
+            .map_err(|e| ProtoError::InvalidArgument(format!("average pooling: {e}")))?;
+        let sums = linear::window_sums(&t, pool).map_err(geometry)?;
+        let counts = pool
+            .window_counts([h, w], count_include_pad)
+            .map_err(geometry)?
+            .repeat(n * c);
+        let sums = sums
+            .as_u64()
+            .expect("sums of ring or field elements are u64 words");
+        self.rdiv(md, sums, &counts)
     }
 
     /// Shares of the global average pooling of `x` (`[n, c, h, w]` →
-    /// `[n, c]`), as [`sci_ir::Op::GlobalAvgPool`].
+    /// `[n, c]`), as [`sci_ir::Op::GlobalAvgPool`]: [`Self::avgpool`] with one
+    /// window per plane.
     pub fn global_avgpool(
         &mut self,
         md: impl Into<Modulus>,
         x: &[u64],
         shape: [usize; 4],
     ) -> Result<Vec<u64>, ProtoError> {
-        let md = md.into();
-        let [n, c, h, w] = shape;
-        let hw = h * w;
-        let windows = Windows::new(
-            (0..=n * c).map(|p| p * hw).collect(),
-            (0..n * c * hw).collect(),
-        )?;
-        let sums = local::window_sums(md, x, &windows)?;
-        self.rdiv(md, &sums, &[hw as u64])
+        let [_, _, h, w] = shape;
+        self.avgpool(md, x, shape, &Pool2d::global([h, w]), false)
     }
 
     /// Shares of `X·W` (`[R, C] × [C, O]`), `W` the server's (`None` on the
@@ -325,7 +346,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::mem;
+    use crate::net::{Channel, mem};
     use crate::proto::testutil::{open, prg, reference, share};
     use sci_ir::{Encoding, Op, Owner, fixed};
     use std::time::Duration;
@@ -346,8 +367,8 @@ mod tests {
 
     /// Runs `f` on an engine for each party over the given lanes.
     fn run_on<R: Send>(
-        a: Vec<crate::net::Channel>,
-        b: Vec<crate::net::Channel>,
+        a: Vec<Channel>,
+        b: Vec<Channel>,
         f: impl Fn(&mut Engine<&mut Session>, Party) -> Result<R, ProtoError> + Sync,
     ) -> (R, R) {
         let party = |chans, p: Party| {
@@ -362,97 +383,146 @@ mod tests {
         })
     }
 
-    #[test]
-    fn every_layer_on_several_lanes_equals_reference() {
-        let ell = 32;
-        let enc = Encoding::ring(ell).expect("ring");
-        let mut g = prg(77);
-        let shape = [1usize, 3, 10, 10];
-        let n = 300;
-        let x: Vec<u64> = g
-            .ring_elems(n, 28)
-            .iter()
-            .map(|v| v.wrapping_sub(1 << 27) & 0xffff_ffff)
-            .collect();
-        let (x0, x1) = share(&mut g, &x, ell);
-        let w = g.ring_elems(27 * 4, ell);
-        let pool = Pool2d {
-            kernel: [3, 3],
-            strides: [2, 2],
-            pads: [1, 1, 1, 1],
-            ceil_mode: false,
-        };
-        let geom = ConvGeom {
-            input: shape,
-            c_out: 4,
-            kernel: [3, 3],
-            strides: [1, 1],
-            pads: [1, 1, 1, 1],
-            dilations: [1, 1],
-            groups: 1,
-        };
-        for t in [1usize, 2, 3] {
-            let (r0, r1) = run(t, |e, p| {
-                let xs = if p == Party::P0 { &x0 } else { &x1 };
-                let ws = (p == Party::P0).then_some(&w[..]);
-                Ok(vec![
-                    e.relu(ell, xs)?,
-                    e.trunc(ell, 7, xs, false)?,
-                    e.rdiv(ell, xs, &[5])?,
-                    e.maxpool(ell, xs, shape, &pool, Compare::Exact)?,
-                    e.argmax(ell, xs, &[30, 10], 1, Compare::Exact)?,
-                    e.avgpool(ell, xs, shape, &pool, false)?,
-                    e.global_avgpool(ell, xs, shape)?,
-                    e.conv2d(ell, &geom, xs, ws)?,
-                    e.matmul(ell, (3, 100, 1), xs, ws.map(|w| &w[..100]))?,
-                    // The product with a server tensor (here x itself).
-                    e.mul(ell, xs, (p == Party::P0).then_some(&x[..]))?,
-                    e.reveal(ell, xs, Party::P1)?.unwrap_or_default(),
-                ])
-            });
-            let got: Vec<Vec<u64>> = r0
-                .iter()
-                .zip(&r1)
-                .take(10)
-                .map(|(a, b)| open(a, b, ell))
-                .collect();
-            let want: [Vec<u64>; 10] = [
+    /// One run of every layer: the operand's shape, the layers' parameters and the
+    /// server's weights (`w` serves as the convolution's weights and, cut to its rows,
+    /// as the matrix product's).
+    struct Layers {
+        shape: [usize; 4],
+        pool: Pool2d,
+        geom: ConvGeom,
+        w: Vec<u64>,
+        shift: u32,
+        divisor: u64,
+        /// Rows of the matrix product and of ArgMax's lines (dividing the element
+        /// count).
+        rows: usize,
+    }
+
+    impl Layers {
+        /// A 3×3/2 pooling with padding 1, a convolution of `c_out` kernels `k×k`
+        /// with padding `p`, truncation by 7 and division by 5.
+        fn new(
+            shape: [usize; 4],
+            (c_out, k, p): (usize, usize, usize),
+            w: Vec<u64>,
+            rows: usize,
+        ) -> Layers {
+            Layers {
+                shape,
+                pool: Pool2d {
+                    kernel: [3, 3],
+                    strides: [2, 2],
+                    pads: [1; 4],
+                    ceil_mode: false,
+                },
+                geom: ConvGeom {
+                    input: shape,
+                    c_out,
+                    kernel: [k, k],
+                    strides: [1, 1],
+                    pads: [p; 4],
+                    dilations: [1, 1],
+                    groups: 1,
+                },
+                w,
+                shift: 7,
+                divisor: 5,
+                rows,
+            }
+        }
+
+        fn n(&self) -> usize {
+            self.shape.iter().product()
+        }
+
+        fn mat(&self) -> (usize, usize) {
+            (self.rows, self.n() / self.rows)
+        }
+
+        fn conv_shape(&self) -> [usize; 4] {
+            let g = &self.geom;
+            [g.c_out, self.shape[1] / g.groups, g.kernel[0], g.kernel[1]]
+        }
+
+        fn conv_weights(&self) -> usize {
+            self.conv_shape().iter().product()
+        }
+
+        /// Every layer on this party's shares `xs` of `x` (the server's product is
+        /// with `x` itself) and `ns` of [`nonneg`]`(x)`.
+        fn secure(
+            &self,
+            e: &mut Engine<&mut Session>,
+            p: Party,
+            (xs, ns): (&[u64], &[u64]),
+            x: &[u64],
+        ) -> Result<Vec<Vec<u64>>, ProtoError> {
+            let ell = 32;
+            let server = p == Party::P0;
+            let ws = server.then_some(&self.w[..]);
+            let (r, c) = self.mat();
+            let conv_w = ws.map(|w| &w[..self.conv_weights()]);
+            Ok(vec![
+                e.relu(ell, xs)?,
+                e.trunc(ell, self.shift, xs, false)?,
+                e.rdiv(ell, xs, &[self.divisor])?,
+                e.maxpool(ell, xs, self.shape, &self.pool, Compare::Exact)?,
+                e.maxpool(ell, ns, self.shape, &self.pool, Compare::Narrow)?,
+                e.argmax(ell, xs, &[r, c], 1, Compare::Exact)?,
+                e.conv2d(ell, &self.geom, xs, conv_w)?,
+                e.matmul(ell, (r, c, 1), xs, ws.map(|w| &w[..c]))?,
+                e.mul(ell, xs, server.then_some(x))?,
+            ])
+        }
+
+        /// The same layers in the clear.
+        fn reference(&self, x: &[u64]) -> Vec<Vec<u64>> {
+            let ell = 32;
+            let enc = Encoding::ring(ell).expect("ring");
+            let (shape, pool, g) = (&self.shape, self.pool, &self.geom);
+            let (r, cols) = self.mat();
+            let wshape = self.conv_shape();
+            let cw = &self.w[..self.conv_weights()];
+            vec![
                 x.iter()
                     .map(|&v| if v >> 31 == 1 { 0 } else { v })
                     .collect(),
-                x.iter().map(|&v| fixed::trunc(v, 7, enc)).collect(),
-                x.iter().map(|&v| fixed::rdiv(v, 5, enc)).collect(),
-                reference(ell, &[c(&x, &shape)], |v| Op::MaxPool { x: v[0], pool }).0,
-                reference(ell, &[c(&x, &[30, 10])], |v| Op::ArgMax {
+                x.iter()
+                    .map(|&v| fixed::trunc(v, self.shift, enc))
+                    .collect(),
+                x.iter()
+                    .map(|&v| fixed::rdiv(v, self.divisor, enc))
+                    .collect(),
+                reference(ell, &[c(x, shape)], |v| Op::MaxPool { x: v[0], pool }).0,
+                reference(ell, &[c(&nonneg(x), shape)], |v| Op::MaxPool {
+                    x: v[0],
+                    pool,
+                })
+                .0,
+                reference(ell, &[c(x, &[r, cols])], |v| Op::ArgMax {
                     x: v[0],
                     axis: 1,
                     keepdims: false,
                 })
                 .0,
-                reference(ell, &[c(&x, &shape)], |v| Op::AvgPool {
-                    x: v[0],
-                    pool,
-                    count_include_pad: false,
-                })
-                .0,
-                reference(ell, &[c(&x, &shape)], |v| Op::GlobalAvgPool { x: v[0] }).0,
-                reference(
-                    ell,
-                    &[c(&x, &shape), (&w, &[4, 3, 3, 3], Owner::Server)],
-                    |v| Op::Conv2d {
+                reference(ell, &[c(x, shape), (cw, &wshape, Owner::Server)], |v| {
+                    Op::Conv2d {
                         x: v[0],
                         w: v[1],
                         bias: None,
-                        strides: [1, 1],
-                        pads: [1, 1, 1, 1],
-                        dilations: [1, 1],
-                        groups: 1,
-                    },
-                )
+                        strides: g.strides,
+                        pads: g.pads,
+                        dilations: g.dilations,
+                        groups: g.groups,
+                    }
+                })
                 .0,
                 reference(
                     ell,
-                    &[c(&x, &[3, 100]), (&w[..100], &[100, 1], Owner::Server)],
+                    &[
+                        c(x, &[r, cols]),
+                        (&self.w[..cols], &[cols, 1], Owner::Server),
+                    ],
                     |v| Op::MatMul {
                         a: v[0],
                         b: v[1],
@@ -461,12 +531,92 @@ mod tests {
                 )
                 .0,
                 x.iter().map(|&v| v.wrapping_mul(v) & 0xffff_ffff).collect(),
-            ];
-            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(g, w, "layer {k} with {t} lanes");
+            ]
+        }
+
+        /// Runs every layer on shares of `x` over the given lanes and checks each
+        /// against the reference, the reveal and (on request) the MSBs.
+        fn check(&self, x: &[u64], a: Vec<Channel>, b: Vec<Channel>, what: &str) {
+            let ell = 32;
+            let mut g = prg(self.n() as u128);
+            let (x0, x1) = share(&mut g, x, ell);
+            let (n0, n1) = share(&mut g, &nonneg(x), ell);
+            let (r0, r1) = run_on(a, b, |e, p| {
+                let (xs, ns) = if p == Party::P0 {
+                    (&x0, &n0)
+                } else {
+                    (&x1, &n1)
+                };
+                let layers = self.secure(e, p, (xs, ns), x)?;
+                let msb = e.msb(ell, xs)?;
+                let shown = e.reveal(ell, xs, Party::P1)?;
+                Ok((layers, msb, shown))
+            });
+            for (k, ((a, b), want)) in r0.0.iter().zip(&r1.0).zip(self.reference(x)).enumerate() {
+                assert_eq!(open(a, b, ell), want, "layer {k} {what}");
             }
-            assert_eq!(r1[10], x, "reveal");
-            assert!(r0[10].is_empty());
+            let signs = r0.1.xor(&r1.1);
+            assert!((0..x.len()).all(|i| signs.get(i) == (x[i] >> 31 == 1)));
+            assert_eq!(r1.2.as_deref(), Some(x), "reveal");
+            assert!(r0.2.is_none());
+        }
+    }
+
+    /// Non-negative 32-bit values (the narrow comparison's domain): `x` without its
+    /// sign bit.
+    fn nonneg(x: &[u64]) -> Vec<u64> {
+        x.iter().map(|&v| v & 0x7fff_ffff).collect()
+    }
+
+    #[test]
+    fn every_layer_on_several_lanes_equals_reference() {
+        let mut g = prg(77);
+        let x: Vec<u64> = g
+            .ring_elems(300, 28)
+            .iter()
+            .map(|v| v.wrapping_sub(1 << 27) & 0xffff_ffff)
+            .collect();
+        let layers = Layers::new([1, 3, 10, 10], (4, 3, 1), g.ring_elems(27 * 4, 32), 3);
+        for t in [1usize, 2, 3] {
+            let (a, b) = mem::pairs(t, Some(Duration::from_secs(120)));
+            layers.check(&x, a, b, &format!("with {t} lanes"));
+        }
+    }
+
+    /// Average pooling over prime fields (sums wrap mod n, as in the
+    /// interpreter), with and without the padding in the count.
+    #[test]
+    fn avgpool_over_fields_equals_reference() {
+        use crate::proto::testutil::{field_values_with_edges, open_mod, reference_in, share_mod};
+        let shape = [1usize, 3, 9, 10];
+        let numel: usize = shape.iter().product();
+        let pool = Pool2d {
+            kernel: [3, 3],
+            strides: [2, 2],
+            pads: [1, 1, 1, 1],
+            ceil_mode: false,
+        };
+        for n in [65537u64, 4_293_918_721, 2_199_023_190_017, (1 << 61) - 1] {
+            let md = Modulus::Odd(n);
+            let enc = Encoding::field(n).expect("prime");
+            let mut g = prg(n as u128);
+            let x = field_values_with_edges(&mut g, numel - 9, md);
+            let (x0, x1) = share_mod(&mut g, &x, md);
+            for incl in [false, true] {
+                let (r0, r1) = run(1, |e, p| {
+                    let xs = if p == Party::P0 { &x0 } else { &x1 };
+                    e.avgpool(md, xs, shape, &pool, incl)
+                });
+                let want = reference_in(enc, &[(&x[..], &shape[..], Owner::Client)], |v| {
+                    Op::AvgPool {
+                        x: v[0],
+                        pool,
+                        count_include_pad: incl,
+                    }
+                })
+                .0;
+                assert_eq!(open_mod(&r0, &r1, md), want, "n={n} incl={incl}");
+            }
         }
     }
 
@@ -539,97 +689,17 @@ mod tests {
     /// Every protocol over TCP loopback on two lanes with 2^16 elements.
     #[test]
     fn every_layer_over_tcp_loopback() {
-        let ell = 32;
-        let enc = Encoding::ring(ell).expect("ring");
         let shape = [1usize, 4, 128, 128];
-        let n: usize = shape.iter().product();
         let mut g = prg(78);
-        let x: Vec<u64> = g.ring_elems(n, ell);
-        let (x0, x1) = share(&mut g, &x, ell);
-        let w = g.ring_elems(4, ell);
-        let pool = Pool2d {
-            kernel: [3, 3],
-            strides: [2, 2],
-            pads: [1, 1, 1, 1],
-            ceil_mode: false,
-        };
-        let geom = ConvGeom {
-            input: shape,
-            c_out: 1,
-            kernel: [1, 1],
-            strides: [1, 1],
-            pads: [0; 4],
-            dilations: [1, 1],
-            groups: 1,
-        };
+        let x: Vec<u64> = g.ring_elems(shape.iter().product(), 32);
+        let mut layers = Layers::new(shape, (1, 1, 0), g.ring_elems(16, 32), 4096);
+        (layers.shift, layers.divisor) = (12, 49);
         let cfg = crate::net::tcp::TcpConfig {
             timeout: Some(Duration::from_secs(120)),
             ..Default::default()
         };
         let (a, b) = crate::net::tcp::loopback_pairs(2, &cfg).expect("loopback");
-        let (r0, r1) = run_on(a, b, |e, p| {
-            let xs = if p == Party::P0 { &x0 } else { &x1 };
-            let server = p == Party::P0;
-            let msb = e.msb(ell, xs)?;
-            Ok((
-                vec![
-                    e.relu(ell, xs)?,
-                    e.trunc(ell, 12, xs, false)?,
-                    e.rdiv(ell, xs, &[49])?,
-                    e.maxpool(ell, xs, shape, &pool, Compare::Exact)?,
-                    e.argmax(ell, xs, &[n / 16, 16], 1, Compare::Exact)?,
-                    e.avgpool(ell, xs, shape, &pool, true)?,
-                    e.conv2d(ell, &geom, xs, server.then_some(&w[..]))?,
-                    e.mul(ell, xs, server.then_some(&x[..]))?,
-                ],
-                msb,
-            ))
-        });
-        let got: Vec<Vec<u64>> =
-            r0.0.iter()
-                .zip(&r1.0)
-                .map(|(a, b)| open(a, b, ell))
-                .collect();
-        let want: [Vec<u64>; 8] = [
-            x.iter()
-                .map(|&v| if v >> 31 == 1 { 0 } else { v })
-                .collect(),
-            x.iter().map(|&v| fixed::trunc(v, 12, enc)).collect(),
-            x.iter().map(|&v| fixed::rdiv(v, 49, enc)).collect(),
-            reference(ell, &[c(&x, &shape)], |v| Op::MaxPool { x: v[0], pool }).0,
-            reference(ell, &[c(&x, &[n / 16, 16])], |v| Op::ArgMax {
-                x: v[0],
-                axis: 1,
-                keepdims: false,
-            })
-            .0,
-            reference(ell, &[c(&x, &shape)], |v| Op::AvgPool {
-                x: v[0],
-                pool,
-                count_include_pad: true,
-            })
-            .0,
-            reference(
-                ell,
-                &[c(&x, &shape), (&w, &[1, 4, 1, 1], Owner::Server)],
-                |v| Op::Conv2d {
-                    x: v[0],
-                    w: v[1],
-                    bias: None,
-                    strides: [1, 1],
-                    pads: [0; 4],
-                    dilations: [1, 1],
-                    groups: 1,
-                },
-            )
-            .0,
-            x.iter().map(|&v| v.wrapping_mul(v) & 0xffff_ffff).collect(),
-        ];
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "layer {k}");
-        }
-        let signs = r0.1.xor(&r1.1);
-        assert!((0..n).all(|i| signs.get(i) == (x[i] >> 31 == 1)));
+        layers.check(&x, a, b, "over TCP");
     }
 
     proptest::proptest! {

@@ -100,24 +100,14 @@ impl Windows {
         let [n, c, h, w] = shape;
         let (oh, ow) = sci_ir::check::pool_output(pool, h, w)
             .map_err(|e| ProtoError::InvalidArgument(format!("pooling geometry: {e}")))?;
-        // Clipped input range of output position o along one axis.
-        let span = |o: usize, size: usize, axis: usize| {
-            let start = (o * pool.strides[axis]) as i64 - pool.pads[axis] as i64;
-            let end = start + pool.kernel[axis] as i64;
-            (
-                start.clamp(0, size as i64) as usize,
-                end.clamp(0, size as i64) as usize,
-            )
-        };
         let mut offsets = vec![0];
         let mut indices = Vec::new();
         for plane in 0..n * c {
             for oy in 0..oh {
-                let (y0, y1) = span(oy, h, 0);
                 for ox in 0..ow {
-                    let (x0, x1) = span(ox, w, 1);
-                    for iy in y0..y1 {
-                        indices.extend((x0..x1).map(|ix| (plane * h + iy) * w + ix));
+                    let win = pool.window([oy, ox], [h, w]);
+                    for iy in win.rows {
+                        indices.extend(win.cols.clone().map(|ix| (plane * h + iy) * w + ix));
                     }
                     offsets.push(indices.len());
                 }

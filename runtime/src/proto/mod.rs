@@ -5,6 +5,14 @@
 //! 1..=64), boolean shares are packed [`Bits`]. Protocols are batched: their
 //! round count does not depend on the number of elements.
 //!
+//! What needs no communication is not here: linear ops and data movement
+//! on shares (§5.1: additions, public products, transposes, padding, the
+//! window sums of `Avgpool_d`, §5.1.2) are the reference interpreter's own
+//! kernels applied to each share ([`sci_ir::interp::eval_op`],
+//! [`sci_ir::interp::linear`]), called by the executor
+//! ([`crate::exec::executor`]); average pooling
+//! ([`engine::Engine::avgpool`]) is those window sums followed by [`rdiv`].
+//!
 //! | module | protocol | paper |
 //! |---|---|---|
 //! | [`and`] | AND from regular / correlated bit triples | App. A.1, A.2 |
@@ -16,10 +24,8 @@
 //! | [`relu`] | `ReLU` over `Z_{2^ℓ}` | Alg. 8 |
 //! | [`trunc`] | truncation (arithmetic shift), general and non-negative | Alg. 5, Cor. 4.2 |
 //! | [`rdiv`] | division by public integers over `Z_{2^ℓ}` | Thm. 4.1, Alg. 9 |
-//! | [`avgpool`] | `Avgpool_d` (window sums, then division) | §5.1.2 |
 //! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
 //! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
-//! | [`local`] | additions, public products, data movement on shares | §5.1 |
 //! | [`engine`] | every layer over all lanes of a [`crate::ot::Session`] | — |
 //! | [`bits`] | packed boolean shares | — |
 //!
@@ -44,7 +50,6 @@
 //! Each protocol run seeds its own AES PRG from the operating system.
 
 pub mod and;
-pub mod avgpool;
 pub mod b2a;
 pub mod bits;
 mod cot;
@@ -52,7 +57,6 @@ pub mod drelu;
 pub mod drelu_ring;
 pub mod engine;
 mod kk;
-pub mod local;
 pub mod matmul;
 pub mod maxpool;
 pub mod mill;

@@ -190,6 +190,14 @@ pub fn protocol_program(bits: u32) -> Program {
                 count_include_pad: true,
             },
         ),
+        (
+            "avgpool_wide",
+            Op::AvgPool {
+                x,
+                pool: pool([5, 5], [1, 1], [2, 2, 2, 2], false),
+                count_include_pad: false,
+            },
+        ),
         ("gap", Op::GlobalAvgPool { x }),
         (
             "argmax",
