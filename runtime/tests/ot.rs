@@ -8,7 +8,7 @@ use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::pack::mask;
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Channel, Party, Stats, mem};
-use sci_runtime::ot::{OtPack, Session};
+use sci_runtime::ot::{CotFields, KkClass, OtPack, Session, cot_bits, kk_bits};
 
 const TIMEOUT: Option<Duration> = Some(Duration::from_secs(30));
 
@@ -201,38 +201,74 @@ fn cot_over_tcp_large() {
     check_cot(tcp_pair(), 40_000, 32);
 }
 
+/// Correlated OT with per-instance payloads: one element, bit fields up to
+/// 128 bits, and long vectors stretched by MMO (several elements of mixed
+/// widths, and `k` elements of a per-instance width as in the OT-based
+/// matrix product); outputs satisfy `v = r + c·Δ` elementwise and the bytes
+/// are `λ/8·8⌈n/8⌉ + ⌈Σ W_j / 8⌉`.
 #[test]
-fn wide_cot_mixed_widths() {
-    for k in [1usize, 2, 3, 9] {
-        let n = 1001;
-        let mut g = rng(k as u128);
-        let widths: Vec<u8> = (0..n).map(|j| (64 - (j % 64)) as u8).collect();
-        let corr: Vec<u64> = (0..n * k)
-            .map(|i| g.u64s(1)[0] & mask(widths[i / k] as u32))
+fn cot_with_layouts() {
+    let tables: Vec<Vec<u32>> = vec![
+        vec![1],
+        vec![32, 1],
+        vec![5, 17, 64],
+        vec![64, 64],
+        vec![64, 64, 1],
+        vec![7; 9],
+        vec![64; 9],
+        vec![13; 64],
+    ];
+    let shapes: Vec<CotFields<'_>> = tables
+        .iter()
+        .map(|t| CotFields::new(t).expect("widths"))
+        .collect();
+    for n in [1usize, 8, 1001] {
+        let mut g = rng(n as u128);
+        let shape = |j: usize| shapes[(j * 7 + n) % shapes.len()];
+        let corr: Vec<Vec<u64>> = (0..n)
+            .map(|j| {
+                let w = shape(j);
+                w.fields().iter().map(|&b| g.u64s(1)[0] & mask(b)).collect()
+            })
             .collect();
         let b = g.bools(n);
-        let (r, y, s0, _) = run2(
+        let (r, v, s0, s1) = run2(
             mem_pair(),
             |ch| {
+                let mut r = vec![Vec::new(); n];
                 OtPack::new()
-                    .send_cot_vec(ch, &corr, k, &widths)
-                    .expect("send")
+                    .send_cot_with(ch, n, shape, |j| &corr[j], |j, rj| r[j] = rj.to_vec())
+                    .expect("send");
+                r
             },
             |ch| {
+                let mut v = vec![Vec::new(); n];
                 OtPack::new()
-                    .recv_cot_vec(ch, &b, k, &widths)
-                    .expect("recv")
+                    .recv_cot_with(ch, n, |j| b[j], shape, |j, vj| v[j] = vj.to_vec())
+                    .expect("recv");
+                v
             },
         );
+        let mut payload = 0u64;
+        let mut differs = 0;
         for j in 0..n {
-            let m = mask(widths[j] as u32);
-            for t in 0..k {
-                let i = j * k + t;
-                assert_eq!(y[i], r[i].wrapping_add(if b[j] { corr[i] } else { 0 }) & m);
+            let w = shape(j);
+            payload += w.wire_bits() as u64;
+            for (e, &wd) in w.fields().iter().enumerate() {
+                let m = mask(wd);
+                let want = r[j][e].wrapping_add(if b[j] { corr[j][e] } else { 0 }) & m;
+                assert_eq!(v[j][e], want, "n {n} j {j} e {e}");
+                assert_eq!(r[j][e] & !m, 0);
+                differs += usize::from(wd >= 8 && r[j][e] != corr[j][e]);
             }
         }
-        let bits: u64 = widths.iter().map(|&w| w as u64 * k as u64).sum();
-        assert_eq!(s0.bytes(), IKNP_SETUP + iknp_u(n as u64) + bits.div_ceil(8));
+        assert!(differs > 0 || n < 8);
+        assert_eq!(
+            s0.bytes(),
+            IKNP_SETUP + iknp_u(n as u64) + payload.div_ceil(8)
+        );
+        assert_eq!(s0.bytes(), IKNP_SETUP + cot_bits(n, payload) / 8);
+        assert_eq!((s0.rounds, s1.rounds), (1, 2));
     }
 }
 
@@ -318,6 +354,92 @@ fn kkot_receiver_does_not_get_other_messages() {
             .collect();
         assert_eq!(hits, vec![choices[j] as usize]);
     }
+}
+
+/// Several classes `(N, ℓ)` in one 1-of-N call: one round for the receiver,
+/// `kk_bits` bytes, and the chosen messages of every class.
+#[test]
+fn kkot_several_classes_in_one_call() {
+    let classes = [
+        KkClass {
+            n_msgs: 16,
+            bits: 2,
+            count: 1001,
+        },
+        KkClass {
+            n_msgs: 8,
+            bits: 1,
+            count: 0,
+        },
+        KkClass {
+            n_msgs: 4,
+            bits: 61,
+            count: 77,
+        },
+        KkClass {
+            n_msgs: 256,
+            bits: 8,
+            count: 5,
+        },
+        KkClass {
+            n_msgs: 3,
+            bits: 5,
+            count: 20_000,
+        },
+    ];
+    let mut g = rng(42);
+    let msgs: Vec<Vec<u64>> = classes
+        .iter()
+        .map(|c| {
+            (0..c.count * c.n_msgs)
+                .map(|_| g.u64s(1)[0] & mask(c.bits))
+                .collect()
+        })
+        .collect();
+    let choices: Vec<u8> = classes
+        .iter()
+        .flat_map(|c| (0..c.count).map(|j| (j * 7 % c.n_msgs) as u8))
+        .collect();
+    let mut calls = Vec::new();
+    let (_, got, s0, s1) = run2(
+        tcp_pair(),
+        |ch| {
+            OtPack::new()
+                .send_kkot_classes(ch, &classes, |c, range, out: &mut [u64]| {
+                    let nm = classes[c].n_msgs;
+                    calls.push((c, range.clone()));
+                    out.copy_from_slice(&msgs[c][range.start * nm..range.end * nm]);
+                })
+                .expect("send")
+        },
+        |ch| {
+            OtPack::new()
+                .recv_kkot_classes::<u64>(ch, &classes, &choices)
+                .expect("recv")
+        },
+    );
+    let mut j = 0;
+    for (c, cl) in classes.iter().enumerate() {
+        for i in 0..cl.count {
+            assert_eq!(
+                got[j],
+                msgs[c][i * cl.n_msgs + choices[j] as usize],
+                "class {c}"
+            );
+            j += 1;
+        }
+    }
+    // The writer saw every instance once, in order, class by class.
+    let mut next = vec![0usize; classes.len()];
+    let mut last = 0;
+    for (c, r) in &calls {
+        assert!(*c >= last && r.start == next[*c] && !r.is_empty());
+        next[*c] = r.end;
+        last = *c;
+    }
+    assert_eq!(next, classes.iter().map(|c| c.count).collect::<Vec<_>>());
+    assert_eq!(s0.bytes(), KK_SETUP + kk_bits(&classes) / 8);
+    assert_eq!((s0.rounds, s1.rounds), (1, 2));
 }
 
 /// Several batches in both directions and families on one pack: set-ups happen
@@ -438,8 +560,17 @@ fn invalid_arguments_are_errors() {
     assert!(p.recv_kkot::<u8>(&mut a, 1, &[0], 2).is_err());
     assert!(p.recv_kkot::<u8>(&mut a, 4, &[4], 2).is_err());
     assert!(p.send_kkot::<u8>(&mut a, 257, &[0; 257], 2).is_err());
-    assert!(p.send_cot_vec(&mut a, &[1, 2, 3], 2, &[8, 8]).is_err());
-    assert!(p.recv_cot_vec(&mut a, &[true], 1, &[8, 8]).is_err());
+    assert!(CotFields::<u32>::new(&[]).is_err());
+    assert!(CotFields::new(&[8, 65]).is_err());
+    assert!(CotFields::new(&[8, 0]).is_err());
+    let bad = [KkClass {
+        n_msgs: 4,
+        bits: 2,
+        count: 2,
+    }];
+    assert!(p.recv_kkot_classes::<u8>(&mut a, &bad, &[1]).is_err());
+    assert!(p.recv_kkot_classes::<u8>(&mut a, &bad, &[1, 4]).is_err());
+    assert_eq!(a.stats(), Stats::default());
 }
 
 #[test]

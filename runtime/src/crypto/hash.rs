@@ -6,15 +6,19 @@
 //!   `H(i, x) = π(π(x) ⊕ i) ⊕ π(x)` with `π` fixed-key AES-128 — two AES
 //!   calls per hash, secure for IKNP-style OT extension in the random
 //!   permutation model when every tweak `i` is used for one OT only.
+//! - [`Mmo`]: `h(x) = π'(x) ⊕ x` (Matyas–Meyer–Oseas with a fixed public
+//!   key) in counter mode, `G(y) = h(y ⊕ 0) ‖ h(y ⊕ 1) ‖ …`, to stretch a
+//!   128-bit OT pad `y` to a longer correlated-OT payload (see [`Mmo`] for
+//!   the security argument).
 //! - [`RkAes256`]: re-keyed AES-256, `H(i, x) = AES-256_x(i)` for the 256-bit
 //!   rows of Kolesnikov–Kumaresan 1-of-N OT extension, the instantiation used
 //!   by CrypTFlow2 (§6.1) after ABY (Demmler et al. 2015) and Dessouky et al.
 //!   2017 (ideal-cipher model: a key with ≥ 128 bits of entropy unknown to the
 //!   receiver gives an output that looks random).
 
+use aes::Aes128;
 use aes::cipher::array::Array;
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use aes::{Aes128, Aes256};
 
 use super::{Block, as_aes_blocks_mut};
 
@@ -70,6 +74,72 @@ impl Tccr {
     }
 }
 
+/// The fixed public AES-128 key of [`Mmo`]'s permutation π' (the first 128
+/// bits of the fractional part of `e`), distinct from [`Tccr`]'s.
+const MMO_KEY: u128 = 0xb7e1_5162_8aed_2a6a_bf71_5880_9cf4_f3c7;
+
+/// Stretches 128-bit OT pads: `G(y)` is the sequence of blocks `h(y ⊕ t)`,
+/// `t = 0, 1, …`, with `h(x) = π'(x) ⊕ x` and `π'` AES-128 under a fixed
+/// public key. Block `t` gives output words `2t` (low half) and `2t + 1`.
+///
+/// # Security
+/// `h` is correlation robust (CR) in the random-permutation model (Guo,
+/// Katz, Wang, Yu, S&P 2020, eprint 2019/074, which shows fixed-key MMO CR
+/// but not *circular* CR, hence [`Tccr`] for the IKNP pads): for a uniform
+/// secret `R`, the oracle `x ↦ h(x ⊕ R)` on distinct queries is
+/// indistinguishable from a random function except with probability
+/// `O((q·p + q²)/2^128)` for `q` oracle and `p` permutation queries. For the
+/// pad `y` of an OT that the receiver did not choose (a TCCR output it
+/// cannot compute, so uniform in its view by [`Tccr`]'s security; `π'` is
+/// independent of `Tccr`'s permutation), `G(y)` is exactly the oracle on the
+/// distinct public offsets `t`, so the stretched pad is pseudorandom. Over
+/// `n` pads of `T` blocks each the loss is `O((n·T·p + (n·T)²)/2^128)`,
+/// e.g. below `2^-60` for `n·T ≤ 2^32` and `p ≤ 2^64`. Unlike a PRG keyed by
+/// `y`, no key schedule runs per pad, and many pads are stretched in one
+/// batch of AES blocks.
+#[derive(Clone)]
+pub struct Mmo {
+    pi: Aes128,
+    buf: Vec<Block>,
+}
+
+impl Default for Mmo {
+    fn default() -> Self {
+        Mmo::new()
+    }
+}
+
+impl std::fmt::Debug for Mmo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mmo")
+    }
+}
+
+impl Mmo {
+    /// The expansion with the fixed public permutation.
+    pub fn new() -> Mmo {
+        Mmo {
+            pi: Aes128::new(&Array::from(MMO_KEY.to_le_bytes())),
+            buf: Vec::new(),
+        }
+    }
+
+    /// `out` ← the first `out.len()` words of `G(y)`.
+    pub fn expand(&mut self, y: u128, out: &mut [u64]) {
+        let nb = out.len().div_ceil(2);
+        self.buf.clear();
+        self.buf.extend((0..nb).map(|t| Block(y ^ t as u128)));
+        self.pi.encrypt_blocks(as_aes_blocks_mut(&mut self.buf));
+        for (t, (pair, b)) in out.chunks_mut(2).zip(&self.buf).enumerate() {
+            let v = b.0 ^ y ^ t as u128;
+            pair[0] = v as u64;
+            if let Some(h) = pair.get_mut(1) {
+                *h = (v >> 64) as u64;
+            }
+        }
+    }
+}
+
 /// Re-keyed AES-256 hash for 256-bit rows: `H(i, x) = AES-256_x(i)`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RkAes256;
@@ -80,34 +150,18 @@ impl RkAes256 {
     /// each, on the widest SIMD kernel available. All slices have the same
     /// length (extra entries of longer ones are ignored).
     pub fn hash(k1: &[Block], k2: &[Block], pts: &[Block], out: &mut [Block]) {
-        let done = super::rk_aes::hash_prefix(k1, k2, pts, out);
-        Self::hash_portable_from(done, k1, k2, pts, out);
+        let n = k1.len().min(k2.len()).min(pts.len()).min(out.len());
+        let z = [Block::ZERO];
+        super::rk_aes::hash_rows(&k1[..n], &k2[..n], &pts[..n], &z, &z, &mut out[..n]);
     }
 
     /// [`RkAes256::hash`] with the `aes` crate only (one `Aes256::new` and
     /// one `encrypt_block` per key): the fallback without AES-NI, and the
     /// baseline the benchmark compares the SIMD kernels with.
     pub fn hash_portable(k1: &[Block], k2: &[Block], pts: &[Block], out: &mut [Block]) {
-        Self::hash_portable_from(0, k1, k2, pts, out);
-    }
-
-    fn hash_portable_from(
-        done: usize,
-        k1: &[Block],
-        k2: &[Block],
-        pts: &[Block],
-        out: &mut [Block],
-    ) {
-        let keys = k1.iter().zip(k2).zip(pts);
-        for (((a, b), p), o) in keys.zip(out.iter_mut()).skip(done) {
-            let mut kb = [0u8; 32];
-            kb[..16].copy_from_slice(&a.to_bytes());
-            kb[16..].copy_from_slice(&b.to_bytes());
-            let c = Aes256::new(&Array::from(kb));
-            let mut blk = Array::from(p.to_bytes());
-            c.encrypt_block(&mut blk);
-            *o = Block::from_bytes(blk.into());
-        }
+        let n = k1.len().min(k2.len()).min(pts.len()).min(out.len());
+        let z = [Block::ZERO];
+        super::rk_aes::hash_rows_portable(&k1[..n], &k2[..n], &pts[..n], &z, &z, &mut out[..n]);
     }
 }
 
@@ -136,6 +190,26 @@ mod tests {
         let mut a = [xs[0], xs[0]];
         h.hash_in_place(5, &mut a);
         assert_ne!(a[0], a[1]);
+    }
+
+    #[test]
+    fn mmo_matches_definition() {
+        let mut ex = Mmo::new();
+        let pi = Aes128::new(&Array::from(MMO_KEY.to_le_bytes()));
+        let h = |x: u128| {
+            let mut b = [Block(x)];
+            pi.encrypt_blocks(as_aes_blocks_mut(&mut b));
+            b[0].0 ^ x
+        };
+        let y = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128;
+        for k in [1usize, 2, 3, 64, 65] {
+            let mut out = vec![0u64; k];
+            ex.expand(y, &mut out);
+            for (i, w) in out.iter().enumerate() {
+                let b = h(y ^ (i / 2) as u128);
+                assert_eq!(*w, (b >> (64 * (i % 2))) as u64, "k {k} word {i}");
+            }
+        }
     }
 
     #[test]

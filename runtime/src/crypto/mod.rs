@@ -18,8 +18,9 @@ mod rk_aes;
 
 pub use block::Block;
 pub(crate) use block::as_aes_blocks_mut;
-pub use hash::{RkAes256, Tccr};
+pub use hash::{Mmo, RkAes256, Tccr};
 pub use prg::Prg;
+pub(crate) use rk_aes::{hash_rows, row_index, rows_len};
 
 /// The operating system's randomness source failed.
 #[derive(Debug, thiserror::Error)]

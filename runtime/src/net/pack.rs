@@ -56,6 +56,19 @@ impl BitWriter {
         }
     }
 
+    /// An empty stream with room for `bits` bits that writes into `buf`
+    /// (cleared first): its allocation is reused, so a caller that hands
+    /// back the finished bytes of one message for the next avoids fresh
+    /// pages for every message.
+    pub fn reuse(mut buf: Vec<u8>, bits: u64) -> Self {
+        buf.clear();
+        buf.reserve(bits.div_ceil(8) as usize + 8);
+        BitWriter {
+            bytes: buf,
+            ..Self::default()
+        }
+    }
+
     /// Appends the low `w` bits of `v` (`w` in 0..=64).
     #[inline]
     pub fn push(&mut self, v: u64, w: u32) {

@@ -14,7 +14,8 @@
 //! steps of [`CHUNK`] instances (the receiver flushes each step so the sender
 //! starts while the receiver computes the next), and handed to a per-step
 //! closure with the OT index of the first row (its hash tweak); OT indices
-//! advance by the padded batch size `8⌈m/8⌉` and are never reused.
+//! advance by the padded batch size `8⌈m/8⌉` and are never reused. The
+//! buffers of a step live in the state and are reused by every batch.
 
 use std::ops::Range;
 
@@ -36,11 +37,15 @@ pub(crate) fn xor_into(dst: &mut [u8], src: &[u8]) {
 /// `offset + j`.
 pub(crate) type Rows<const W: usize> = [Vec<Block>; W];
 
-/// Extension sender state (base-OT receiver).
+/// Extension sender state (base-OT receiver), with the buffers of a step
+/// (kept across batches: no fresh pages per batch).
 pub(crate) struct ExtSender<const W: usize> {
     s: [Block; W],
     prgs: Vec<Prg>,
     next: u128,
+    u: Vec<u8>,
+    q: Vec<u8>,
+    rows: Rows<W>,
 }
 
 impl<const W: usize> ExtSender<W> {
@@ -54,6 +59,9 @@ impl<const W: usize> ExtSender<W> {
             s,
             prgs: keys.into_iter().map(Prg::new).collect(),
             next: 0,
+            u: Vec::new(),
+            q: Vec::new(),
+            rows: std::array::from_fn(|_| Vec::new()),
         })
     }
 
@@ -70,25 +78,29 @@ impl<const W: usize> ExtSender<W> {
         n: usize,
         mut f: impl FnMut(usize, &Rows<W>, u128) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
+        let ExtSender {
+            s,
+            prgs,
+            next,
+            u,
+            q,
+            rows,
+        } = self;
         let n_pad = n.next_multiple_of(8);
-        let mut u = Vec::new();
-        let mut q = Vec::new();
-        let mut rows: Rows<W> = std::array::from_fn(|_| Vec::new());
         let mut off = 0;
         while off < n_pad {
             let len = CHUNK.min(n_pad - off);
             let cb = len / 8;
             u.resize(128 * W * cb, 0u8);
             q.resize(128 * W * cb, 0u8);
-            ch.recv(&mut u)?;
-            for (i, (prg, (qi, ui))) in self
-                .prgs
+            ch.recv(&mut u[..])?;
+            for (i, (prg, (qi, ui))) in prgs
                 .iter_mut()
                 .zip(q.chunks_exact_mut(cb).zip(u.chunks_exact(cb)))
                 .enumerate()
             {
                 prg.fill_bytes(qi);
-                if self.s[i / 128].bit(i % 128) {
+                if s[i / 128].bit(i % 128) {
                     xor_into(qi, ui);
                 }
             }
@@ -98,18 +110,22 @@ impl<const W: usize> ExtSender<W> {
                 transpose128(&q[w * 128 * cb..(w + 1) * 128 * cb], r);
                 r.truncate(real);
             }
-            f(off, &rows, self.next + off as u128)?;
+            f(off, rows, *next + off as u128)?;
             off += len;
         }
-        self.next += n_pad as u128;
+        *next += n_pad as u128;
         Ok(())
     }
 }
 
-/// Extension receiver state (base-OT sender).
+/// Extension receiver state (base-OT sender), with the buffers of a step.
 pub(crate) struct ExtReceiver<const W: usize> {
     prgs: Vec<[Prg; 2]>,
     next: u128,
+    u: Vec<u8>,
+    t: Vec<u8>,
+    g: Vec<u8>,
+    rows: Rows<W>,
 }
 
 impl<const W: usize> ExtReceiver<W> {
@@ -122,6 +138,10 @@ impl<const W: usize> ExtReceiver<W> {
                 .map(|[k0, k1]| [Prg::new(k0), Prg::new(k1)])
                 .collect(),
             next: 0,
+            u: Vec::new(),
+            t: Vec::new(),
+            g: Vec::new(),
+            rows: std::array::from_fn(|_| Vec::new()),
         })
     }
 
@@ -138,11 +158,15 @@ impl<const W: usize> ExtReceiver<W> {
         mut xcols: impl FnMut(Range<usize>, &mut [u8]),
         mut f: impl FnMut(usize, &Rows<W>, u128) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
+        let ExtReceiver {
+            prgs,
+            next,
+            u,
+            t,
+            g,
+            rows,
+        } = self;
         let n_pad = n.next_multiple_of(8);
-        let mut u = Vec::new();
-        let mut t = Vec::new();
-        let mut g = Vec::new();
-        let mut rows: Rows<W> = std::array::from_fn(|_| Vec::new());
         let mut off = 0;
         while off < n_pad {
             let len = CHUNK.min(n_pad - off);
@@ -151,18 +175,17 @@ impl<const W: usize> ExtReceiver<W> {
             u.resize(128 * W * cb, 0u8);
             t.resize(128 * W * cb, 0u8);
             g.resize(cb, 0u8);
-            xcols(off..off + len, &mut u);
-            for ([p0, p1], (ti, ui)) in self
-                .prgs
+            xcols(off..off + len, &mut u[..]);
+            for ([p0, p1], (ti, ui)) in prgs
                 .iter_mut()
                 .zip(t.chunks_exact_mut(cb).zip(u.chunks_exact_mut(cb)))
             {
                 p0.fill_bytes(ti);
-                p1.fill_bytes(&mut g);
+                p1.fill_bytes(&mut g[..]);
                 xor_into(ui, ti);
-                xor_into(ui, &g);
+                xor_into(ui, &g[..]);
             }
-            ch.send(&u)?;
+            ch.send(&u[..])?;
             ch.flush()?;
             let real = len.min(n - off);
             for (w, r) in rows.iter_mut().enumerate() {
@@ -170,10 +193,10 @@ impl<const W: usize> ExtReceiver<W> {
                 transpose128(&t[w * 128 * cb..(w + 1) * 128 * cb], r);
                 r.truncate(real);
             }
-            f(off, &rows, self.next + off as u128)?;
+            f(off, rows, *next + off as u128)?;
             off += len;
         }
-        self.next += n_pad as u128;
+        *next += n_pad as u128;
         Ok(())
     }
 }

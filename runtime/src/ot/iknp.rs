@@ -13,74 +13,215 @@
 //!   2ℓ bits — total λ + 2ℓ;
 //! - [`IknpSender::send_rot`]: random OT, the sender gets `(y_0, y_1)`, nothing
 //!   more is sent — total λ;
-//! - [`IknpSender::send_cot`]: `(2 1)-COT_ℓ`, ℓ ≤ 64 (Asharov et al.): the
-//!   sender gets `r = y_0 mod 2^ℓ`, sends `d = r + x − y_1 mod 2^ℓ`, the
-//!   receiver outputs `y_b + b·d = r + b·x` — total λ + ℓ;
-//! - [`IknpSender::send_cot_vec`]: the wide COT of the OT-based matrix product
-//!   (paper §5.1.1): instance `j` correlates a vector of `k` elements of
-//!   `w_j` bits; `y_0`, `y_1` are stretched to `k` words by the AES PRG when
-//!   `k > 2` — total λ + k·w_j.
+//! - [`IknpSender::send_cot_with`] (and [`IknpSender::send_cot`], one
+//!   element): additive correlated OT (Asharov et al.) with a payload of
+//!   elements in rings `Z_{n_1}, …, Z_{n_k}` ([`CotFields`] of [`CotRing`]s:
+//!   widths for `Z_{2^w}`, or odd moduli; may differ per instance): the
+//!   sender inputs `Δ_j` and gets random `r_j = G_0`, sends `d_j = r_j + Δ_j
+//!   − G_1` elementwise, the receiver with choice `c_j` outputs `G_c + c·d =
+//!   r_j + c_j·Δ_j`. `G_b` are the elements derived from the pad `y_b`:
+//!   consecutive bit fields of `y_b` (`w` bits for `Z_{2^w}`, exactly
+//!   uniform; 128 bits reduced mod an odd `n`, within `2^−65` of uniform)
+//!   while they fit in 128 bits, else of its [`Mmo`] expansion — total `λ +
+//!   W`, `W = Σ ⌈log₂ n_e⌉`. This is the multiplexer's and B2A's OT, and the
+//!   `NKℓ` wide OTs of the OT-based matrix product (§5.1.1), whose
+//!   correlations are read and outputs consumed through closures, step by
+//!   step, so nothing of size `n·k` is built.
 //!
 //! All are two messages (receiver → sender → receiver; random OT only the
-//! first): one round for the receiver.
+//! first): one round for the receiver. The sender buffers its answer until
+//! it has read the receiver's whole message (so a TCP link never has both
+//! sides blocked writing); both sides keep their message buffers across
+//! batches.
 
 use super::ext::{ExtReceiver, ExtSender};
-use super::{OtError, Word, check, check_bits};
-use crate::crypto::{Block, Prg, Tccr};
+use super::{LAMBDA, OtError, Word, check, check_bits};
+use crate::crypto::{Block, Mmo, Tccr};
 use crate::net::Channel;
 use crate::net::pack::{BitReader, BitWriter, mask, mask128, packed_len};
 
-/// Stretches a 128-bit pad to `out.len()` words: the two halves of `y` when
-/// at most two are needed, else the AES PRG seeded with `y`.
-#[inline]
-fn expand(y: Block, out: &mut [u64]) {
-    match out {
-        [a] => *a = y.lo(),
-        [a, b] => {
-            *a = y.lo();
-            *b = y.hi();
-        }
-        _ => Prg::new(y).fill_u64s(out),
+/// The ring of one element of a correlated-OT payload: `Z_{2^w}` for a
+/// width `w: u32` (1..=64), or another modulus implementing this trait
+/// (e.g. [`crate::proto::modulus::Modulus`], odd `Z_n`). Elements are `u64`
+/// in `[0, n)`.
+pub trait CotRing: Copy + 'static {
+    /// Whether the parameters are supported (e.g. a width in 1..=64).
+    fn valid(self) -> bool;
+    /// Bits of one element on the wire, `⌈log₂ n⌉`.
+    fn wire_bits(self) -> u32;
+    /// Bits of a uniform pad consumed to derive one (close to) uniform
+    /// element, at most 128.
+    fn pad_bits(self) -> u32;
+    /// The element derived from `pad_bits` uniform bits `y`.
+    fn elem_of_pad(self, y: u128) -> u64;
+    /// `a + b mod n` for reduced `a`, `b`.
+    fn add(self, a: u64, b: u64) -> u64;
+    /// `a − b mod n` for reduced `a`, `b`.
+    fn sub(self, a: u64, b: u64) -> u64;
+    /// `x mod n` for any `x` (a value read from the wire).
+    fn reduce(self, x: u64) -> u64;
+}
+
+/// `Z_{2^w}`: `w` bits on the wire and of the pad, exactly uniform.
+impl CotRing for u32 {
+    fn valid(self) -> bool {
+        (1..=64).contains(&self)
+    }
+    #[inline]
+    fn wire_bits(self) -> u32 {
+        self
+    }
+    #[inline]
+    fn pad_bits(self) -> u32 {
+        self
+    }
+    #[inline]
+    fn elem_of_pad(self, y: u128) -> u64 {
+        y as u64 & mask(self)
+    }
+    #[inline]
+    fn add(self, a: u64, b: u64) -> u64 {
+        a.wrapping_add(b) & mask(self)
+    }
+    #[inline]
+    fn sub(self, a: u64, b: u64) -> u64 {
+        a.wrapping_sub(b) & mask(self)
+    }
+    #[inline]
+    fn reduce(self, x: u64) -> u64 {
+        x & mask(self)
     }
 }
 
-/// Validates wide-COT arguments; returns the total correction bits.
-pub(crate) fn check_vec(
-    n: usize,
-    k: usize,
-    widths: &[u8],
-    what: &str,
-    len: usize,
-) -> Result<u64, OtError> {
-    check(k >= 1, || "wide COT needs k >= 1".into())?;
-    check(len == n * k, || {
-        format!("{what} has {len} entries, expected {n}·{k}")
-    })?;
-    check(widths.iter().all(|&w| (1..=64).contains(&w)), || {
-        "COT element widths must be in 1..=64".into()
-    })?;
-    Ok(widths.iter().map(|&w| w as u64 * k as u64).sum())
+/// The elements of the payload of one correlated-OT instance (their rings,
+/// e.g. widths), with the pad and wire bits they take. Built once per layout
+/// and copied per instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CotFields<'a, R = u32> {
+    fields: &'a [R],
+    pad: u32,
+    wire: u32,
 }
 
-/// Validates the wide-COT receiver's arguments; returns the total
-/// correction bits.
-pub(crate) fn check_recv_vec(choices: &[bool], k: usize, widths: &[u8]) -> Result<u64, OtError> {
-    check(choices.len() == widths.len(), || {
-        format!("{} choices for {} widths", choices.len(), widths.len())
-    })?;
-    check_vec(widths.len(), k, widths, "output", widths.len() * k)
+impl<'a, R: CotRing> CotFields<'a, R> {
+    /// Checks that there is at least one element and every ring is valid.
+    pub fn new(fields: &'a [R]) -> Result<Self, OtError> {
+        check(
+            !fields.is_empty() && fields.iter().all(|f| f.valid()),
+            || "COT payload fields must be non-empty and valid (widths in 1..=64)".into(),
+        )?;
+        Ok(CotFields {
+            fields,
+            pad: fields.iter().map(|f| f.pad_bits()).sum(),
+            wire: fields.iter().map(|f| f.wire_bits()).sum(),
+        })
+    }
+
+    /// The elements' rings.
+    pub fn fields(&self) -> &'a [R] {
+        self.fields
+    }
+
+    /// Bits of one correction on the wire, `W = Σ ⌈log₂ n_e⌉`.
+    pub fn wire_bits(&self) -> u32 {
+        self.wire
+    }
+}
+
+/// Exact bits on the wire of one correlated-OT batch of `n` instances with
+/// `payload` bits in all (`Σ_j W_j`): the receiver's λ-bit rows for
+/// `8⌈n/8⌉` instances and the sender's `⌈payload/8⌉` bytes. Zero for `n = 0`.
+pub fn cot_bits(n: usize, payload: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    (LAMBDA * n.next_multiple_of(8)) as u64 + 8 * payload.div_ceil(8)
+}
+
+/// Bits `pos..pos + k` (`k` ≤ 64) of a little-endian word stream (zero past
+/// its end).
+#[inline]
+fn bits_at(words: &[u64], pos: usize, k: u32) -> u64 {
+    let (i, sh) = (pos / 64, (pos % 64) as u32);
+    let lo = words.get(i).map_or(0, |w| w >> sh);
+    let hi = match (sh, words.get(i + 1)) {
+        (0, _) | (_, None) => 0,
+        (_, Some(w)) => w << (64 - sh),
+    };
+    (lo | hi) & mask(k)
+}
+
+/// The elements of `f` derived from the 128-bit pad `y` (`out.len() = k`):
+/// consecutive bit fields of `y` when the fields take at most 128 pad bits,
+/// else of its [`Mmo`] expansion `G(y)`.
+#[inline]
+fn fields<R: CotRing>(
+    ex: &mut Mmo,
+    buf: &mut Vec<u64>,
+    y: u128,
+    f: CotFields<'_, R>,
+    out: &mut [u64],
+) {
+    if f.pad <= 128 {
+        let mut y = y;
+        for (o, &r) in out.iter_mut().zip(f.fields) {
+            let w = r.pad_bits();
+            *o = r.elem_of_pad(y & mask128(w));
+            y = y.checked_shr(w).unwrap_or(0);
+        }
+    } else {
+        buf.resize(f.pad.div_ceil(64) as usize, 0);
+        ex.expand(y, buf);
+        let mut pos = 0usize;
+        for (o, &r) in out.iter_mut().zip(f.fields) {
+            let w = r.pad_bits();
+            let v = if w <= 64 {
+                bits_at(buf, pos, w) as u128
+            } else {
+                bits_at(buf, pos, 64) as u128 | (bits_at(buf, pos + 64, w - 64) as u128) << 64
+            };
+            *o = r.elem_of_pad(v);
+            pos += w as usize;
+        }
+    }
 }
 
 /// The sender side of IKNP (the base-OT receiver).
 pub struct IknpSender {
     ext: ExtSender<1>,
     h: Tccr,
+    ex: Mmo,
+    pads: [Vec<Block>; 2],
+    words: Vec<u64>,
+    answer: Vec<u8>,
 }
 
 impl std::fmt::Debug for IknpSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("IknpSender")
     }
+}
+
+/// Extends `n` instances and calls `f(offset, y0, y1)` per step.
+fn sender_pads(
+    ext: &mut ExtSender<1>,
+    h: &Tccr,
+    [y0, y1]: &mut [Vec<Block>; 2],
+    ch: &mut Channel,
+    n: usize,
+    mut f: impl FnMut(usize, &[Block], &[Block]),
+) -> Result<(), OtError> {
+    let s = ext.s()[0];
+    ext.extend(ch, n, |off, rows, tweak| {
+        y0.clear();
+        y0.extend_from_slice(&rows[0]);
+        y1.clear();
+        y1.extend(rows[0].iter().map(|q| *q ^ s));
+        h.hash_in_place(tweak, y0);
+        h.hash_in_place(tweak, y1);
+        f(off, y0, y1);
+        Ok(())
+    })
 }
 
 impl IknpSender {
@@ -90,29 +231,19 @@ impl IknpSender {
         Ok(IknpSender {
             ext: ExtSender::setup(ch)?,
             h: Tccr::new(),
+            ex: Mmo::new(),
+            pads: [Vec::new(), Vec::new()],
+            words: Vec::new(),
+            answer: Vec::new(),
         })
     }
 
-    /// Extends `n` instances and calls `f(offset, y0, y1)` per step.
-    fn pads(
-        &mut self,
-        ch: &mut Channel,
-        n: usize,
-        mut f: impl FnMut(usize, &[Block], &[Block]),
-    ) -> Result<(), OtError> {
-        let s = self.ext.s()[0];
-        let h = &self.h;
-        let (mut y0, mut y1) = (Vec::new(), Vec::new());
-        self.ext.extend(ch, n, |off, rows, tweak| {
-            y0.clear();
-            y0.extend_from_slice(&rows[0]);
-            y1.clear();
-            y1.extend(rows[0].iter().map(|q| *q ^ s));
-            h.hash_in_place(tweak, &mut y0);
-            h.hash_in_place(tweak, &mut y1);
-            f(off, &y0, &y1);
-            Ok(())
-        })
+    /// Sends the buffered answer and keeps its allocation.
+    fn send_answer(&mut self, ch: &mut Channel, w: BitWriter) -> Result<(), OtError> {
+        let bytes = w.finish();
+        let sent = ch.send(&bytes).and_then(|()| ch.flush());
+        self.answer = bytes;
+        Ok(sent?)
     }
 
     /// Random 1-of-2 OT: returns `n` pairs of random `bits`-bit messages; the
@@ -126,13 +257,20 @@ impl IknpSender {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
         let mut out = Vec::with_capacity(n);
-        self.pads(ch, n, |_, y0, y1| {
-            out.extend(
-                y0.iter()
-                    .zip(y1)
-                    .map(|(a, b)| [T::from_u128(a.0 & m), T::from_u128(b.0 & m)]),
-            );
-        })?;
+        sender_pads(
+            &mut self.ext,
+            &self.h,
+            &mut self.pads,
+            ch,
+            n,
+            |_, y0, y1| {
+                out.extend(
+                    y0.iter()
+                        .zip(y1)
+                        .map(|(a, b)| [T::from_u128(a.0 & m), T::from_u128(b.0 & m)]),
+                );
+            },
+        )?;
         Ok(out)
     }
 
@@ -146,16 +284,24 @@ impl IknpSender {
     ) -> Result<(), OtError> {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
-        let mut w = BitWriter::with_capacity_bits(2 * bits as u64 * msgs.len() as u64);
-        self.pads(ch, msgs.len(), |off, y0, y1| {
-            for ((pair, a), b) in msgs[off..].iter().zip(y0).zip(y1) {
-                w.push_u128((pair[0].to_u128() ^ a.0) & m, bits);
-                w.push_u128((pair[1].to_u128() ^ b.0) & m, bits);
-            }
-        })?;
-        ch.send(&w.finish())?;
-        ch.flush()?;
-        Ok(())
+        let mut w = BitWriter::reuse(
+            std::mem::take(&mut self.answer),
+            2 * bits as u64 * msgs.len() as u64,
+        );
+        sender_pads(
+            &mut self.ext,
+            &self.h,
+            &mut self.pads,
+            ch,
+            msgs.len(),
+            |off, y0, y1| {
+                for ((pair, a), b) in msgs[off..].iter().zip(y0).zip(y1) {
+                    w.push_u128((pair[0].to_u128() ^ a.0) & m, bits);
+                    w.push_u128((pair[1].to_u128() ^ b.0) & m, bits);
+                }
+            },
+        )?;
+        self.send_answer(ch, w)
     }
 
     /// `(2 1)-COT_bits` (`bits` in 1..=64): the sender inputs `corr[j] = x_j`
@@ -168,42 +314,58 @@ impl IknpSender {
         bits: u32,
     ) -> Result<Vec<u64>, OtError> {
         check_bits::<u64>(bits)?;
-        self.send_cot_vec(ch, corr, 1, &vec![bits as u8; corr.len()])
+        let ws = [bits];
+        let w = CotFields::new(&ws)?;
+        let mut r = Vec::with_capacity(corr.len());
+        self.send_cot_with(
+            ch,
+            corr.len(),
+            |_| w,
+            |j| std::slice::from_ref(&corr[j]),
+            |_, rj| r.extend_from_slice(rj),
+        )?;
+        Ok(r)
     }
 
-    /// Wide COT: `n = widths.len()` instances; instance `j` correlates the
-    /// vector `x_j = corr[j·k..(j+1)·k]` of elements of `widths[j]` bits (1..=64).
-    /// Returns the sender's random `r` (same layout); the receiver gets
-    /// `r_j + b_j·x_j` elementwise mod `2^{widths[j]}`. Cost λ + `k·widths[j]`
-    /// bits per instance (the correction message is exactly
-    /// `⌈Σ_j k·widths[j] / 8⌉` bytes).
-    pub fn send_cot_vec(
+    /// Correlated OT with per-instance payloads (see the
+    /// [module documentation](self)): `n` instances; instance `j` has the
+    /// elements `fields(j)` and the correlation `corr(j)` (one reduced value
+    /// per element); `out(j, r_j)` receives the sender's random `r_j`, in
+    /// instance order. The receiver gets `r_j + c_j·Δ_j` elementwise. Cost
+    /// λ + `W_j` bits per instance ([`cot_bits`]).
+    pub fn send_cot_with<'w, 'c, R: CotRing>(
         &mut self,
         ch: &mut Channel,
-        corr: &[u64],
-        k: usize,
-        widths: &[u8],
-    ) -> Result<Vec<u64>, OtError> {
-        let total = check_vec(widths.len(), k, widths, "correlation", corr.len())?;
-        let mut r = vec![0u64; corr.len()];
-        let mut p = vec![0u64; k];
-        let mut w = BitWriter::with_capacity_bits(total);
-        self.pads(ch, widths.len(), |off, y0, y1| {
+        n: usize,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        mut out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        let IknpSender {
+            ext,
+            h,
+            ex,
+            pads,
+            words,
+            answer,
+        } = self;
+        let mut w = BitWriter::reuse(std::mem::take(answer), 0);
+        let (mut r, mut p) = (Vec::new(), Vec::new());
+        sender_pads(ext, h, pads, ch, n, |off, y0, y1| {
             for (j, (a, b)) in (off..).zip(y0.iter().zip(y1)) {
-                let wj = widths[j] as u32;
-                let m = mask(wj);
-                let rj = &mut r[j * k..(j + 1) * k];
-                expand(*a, rj);
-                expand(*b, &mut p);
-                for ((rv, pv), x) in rj.iter_mut().zip(&p).zip(&corr[j * k..(j + 1) * k]) {
-                    *rv &= m;
-                    w.push(rv.wrapping_add(*x).wrapping_sub(*pv), wj);
+                let f = fields_of(j);
+                let k = f.fields.len();
+                r.resize(k, 0);
+                p.resize(k, 0);
+                fields(ex, words, a.0, f, &mut r);
+                fields(ex, words, b.0, f, &mut p);
+                for (((rv, pv), x), &ring) in r.iter().zip(&p).zip(corr(j)).zip(f.fields) {
+                    w.push(ring.sub(ring.add(*rv, *x), *pv), ring.wire_bits());
                 }
+                out(j, &r);
             }
         })?;
-        ch.send(&w.finish())?;
-        ch.flush()?;
-        Ok(r)
+        self.send_answer(ch, w)
     }
 }
 
@@ -211,6 +373,12 @@ impl IknpSender {
 pub struct IknpReceiver {
     ext: ExtReceiver<1>,
     h: Tccr,
+    ex: Mmo,
+    /// The chosen pads of a step, then of a whole batch.
+    step: Vec<Block>,
+    pads: Vec<Block>,
+    words: Vec<u64>,
+    answer: Vec<u8>,
 }
 
 impl std::fmt::Debug for IknpReceiver {
@@ -219,47 +387,51 @@ impl std::fmt::Debug for IknpReceiver {
     }
 }
 
+/// Extends with choices `choice(j)` for `j < n` and calls `f(offset, y)` per
+/// step, `y[i] = y_{offset+i, b}`.
+fn receiver_pads(
+    ext: &mut ExtReceiver<1>,
+    h: &Tccr,
+    y: &mut Vec<Block>,
+    ch: &mut Channel,
+    n: usize,
+    choice: impl Fn(usize) -> bool,
+    mut f: impl FnMut(usize, &[Block]),
+) -> Result<(), OtError> {
+    ext.extend(
+        ch,
+        n,
+        |range, cols| {
+            let cb = range.len() / 8;
+            let (first, rest) = cols.split_at_mut(cb);
+            for (i, j) in (range.start..range.end.min(n)).enumerate() {
+                first[i / 8] |= (choice(j) as u8) << (i % 8);
+            }
+            rest.chunks_exact_mut(cb)
+                .for_each(|col| col.copy_from_slice(first));
+        },
+        |off, rows, tweak| {
+            y.clear();
+            y.extend_from_slice(&rows[0]);
+            h.hash_in_place(tweak, y);
+            f(off, y);
+            Ok(())
+        },
+    )
+}
+
 impl IknpReceiver {
     /// Runs the 128 base OTs (as their sender). Cost: 32 + 128·32 bytes.
     pub fn setup(ch: &mut Channel) -> Result<Self, OtError> {
         Ok(IknpReceiver {
             ext: ExtReceiver::setup(ch)?,
             h: Tccr::new(),
+            ex: Mmo::new(),
+            step: Vec::new(),
+            pads: Vec::new(),
+            words: Vec::new(),
+            answer: Vec::new(),
         })
-    }
-
-    /// Extends with the given choices and calls `f(offset, y)` per step,
-    /// `y[j] = y_{offset+j, b}`.
-    fn pads(
-        &mut self,
-        ch: &mut Channel,
-        choices: &[bool],
-        mut f: impl FnMut(usize, &[Block]),
-    ) -> Result<(), OtError> {
-        let n = choices.len();
-        let h = &self.h;
-        let mut y = Vec::new();
-        self.ext.extend(
-            ch,
-            n,
-            |range, cols| {
-                let cb = range.len() / 8;
-                let (first, rest) = cols.split_at_mut(cb);
-                let mine = choices.get(range.start..range.end.min(n)).unwrap_or(&[]);
-                for (j, &c) in mine.iter().enumerate() {
-                    first[j / 8] |= (c as u8) << (j % 8);
-                }
-                rest.chunks_exact_mut(cb)
-                    .for_each(|col| col.copy_from_slice(first));
-            },
-            |off, rows, tweak| {
-                y.clear();
-                y.extend_from_slice(&rows[0]);
-                h.hash_in_place(tweak, &mut y);
-                f(off, &y);
-                Ok(())
-            },
-        )
     }
 
     /// Receiver of [`IknpSender::send_rot`]: the chosen random messages.
@@ -272,9 +444,15 @@ impl IknpReceiver {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
         let mut out = Vec::with_capacity(choices.len());
-        self.pads(ch, choices, |_, y| {
-            out.extend(y.iter().map(|v| T::from_u128(v.0 & m)))
-        })?;
+        receiver_pads(
+            &mut self.ext,
+            &self.h,
+            &mut self.step,
+            ch,
+            choices.len(),
+            |j| choices[j],
+            |_, y| out.extend(y.iter().map(|v| T::from_u128(v.0 & m))),
+        )?;
         Ok(out)
     }
 
@@ -288,9 +466,18 @@ impl IknpReceiver {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
         let mut ys = Vec::with_capacity(choices.len());
-        self.pads(ch, choices, |_, y| ys.extend(y.iter().map(|v| v.0 & m)))?;
-        let bytes = ch.recv_vec(packed_len(2 * choices.len(), bits))?;
-        let mut r = BitReader::new(&bytes);
+        receiver_pads(
+            &mut self.ext,
+            &self.h,
+            &mut self.step,
+            ch,
+            choices.len(),
+            |j| choices[j],
+            |_, y| ys.extend(y.iter().map(|v| v.0 & m)),
+        )?;
+        self.answer.resize(packed_len(2 * choices.len(), bits), 0u8);
+        ch.recv(&mut self.answer)?;
+        let mut r = BitReader::new(&self.answer);
         Ok(ys
             .iter()
             .zip(choices)
@@ -310,34 +497,64 @@ impl IknpReceiver {
         bits: u32,
     ) -> Result<Vec<u64>, OtError> {
         check_bits::<u64>(bits)?;
-        self.recv_cot_vec(ch, choices, 1, &vec![bits as u8; choices.len()])
+        let ws = [bits];
+        let w = CotFields::new(&ws)?;
+        let mut v = Vec::with_capacity(choices.len());
+        self.recv_cot_with(
+            ch,
+            choices.len(),
+            |j| choices[j],
+            |_| w,
+            |_, vj| v.extend_from_slice(vj),
+        )?;
+        Ok(v)
     }
 
-    /// Receiver of [`IknpSender::send_cot_vec`]: `r_j + b_j·x_j` elementwise
-    /// mod `2^{widths[j]}`, `k` elements per instance.
-    pub fn recv_cot_vec(
+    /// Receiver of [`IknpSender::send_cot_with`]: `n` instances with choices
+    /// `choice(j)` and the sender's `fields_of(j)`; `out(j, v_j)` receives
+    /// `r_j + c_j·Δ_j` elementwise, in instance order.
+    pub fn recv_cot_with<'w, R: CotRing>(
         &mut self,
         ch: &mut Channel,
-        choices: &[bool],
-        k: usize,
-        widths: &[u8],
-    ) -> Result<Vec<u64>, OtError> {
-        let total = check_recv_vec(choices, k, widths)?;
-        let mut v = vec![0u64; widths.len() * k];
-        self.pads(ch, choices, |off, y| {
-            for (j, yj) in (off..).zip(y) {
-                expand(*yj, &mut v[j * k..(j + 1) * k]);
-            }
+        n: usize,
+        choice: impl Fn(usize) -> bool,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        mut out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        let IknpReceiver {
+            ext,
+            h,
+            ex,
+            step,
+            pads,
+            words,
+            answer,
+        } = self;
+        pads.clear();
+        let mut total = 0u64;
+        receiver_pads(ext, h, step, ch, n, &choice, |off, y| {
+            pads.extend_from_slice(y);
+            total += (off..off + y.len())
+                .map(|j| fields_of(j).wire as u64)
+                .sum::<u64>();
         })?;
-        let bytes = ch.recv_vec(total.div_ceil(8) as usize)?;
-        let mut r = BitReader::new(&bytes);
-        for ((vj, &wj), &b) in v.chunks_exact_mut(k).zip(widths).zip(choices) {
-            let m = mask(wj as u32);
-            for e in vj.iter_mut() {
-                let d = r.read(wj as u32);
-                *e = e.wrapping_add(d & (b as u64).wrapping_neg()) & m;
+        answer.resize(total.div_ceil(8) as usize, 0u8);
+        ch.recv(answer)?;
+        let mut rd = BitReader::new(answer);
+        let mut v = Vec::new();
+        for (j, y) in pads.iter().enumerate() {
+            let f = fields_of(j);
+            v.resize(f.fields.len(), 0);
+            fields(ex, words, y.0, f, &mut v);
+            let sel = u64::from(choice(j)).wrapping_neg();
+            for (e, &ring) in v.iter_mut().zip(f.fields) {
+                // Reduced: a peer's out-of-range correction gives a wrong
+                // but valid element, never an unreduced one.
+                let d = ring.reduce(rd.read(ring.wire_bits()));
+                *e = ring.add(*e, d & sel);
             }
+            out(j, &v);
         }
-        Ok(v)
+        Ok(())
     }
 }

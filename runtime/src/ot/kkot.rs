@@ -10,19 +10,36 @@
 //! paper's footnote 7). By rows, `q_j = t_j ⊕ (C(r_j) ∧ s)`; the sender's pad
 //! for message `v` is `H(j, q_j ⊕ (C(v) ∧ s))` and the receiver knows
 //! `H(j, t_j)`, the pad of `v = r_j`. `H` is re-keyed AES-256
-//! ([`crate::crypto::RkAes256`], as in the paper, §6.1) with the OT index `j`
-//! as plaintext.
+//! ([`crate::crypto::RkAes256`], as in the paper, §6.1, and in EzPC SCI's
+//! `CCRF`) with the OT index `j` as plaintext; the sender's keys are built
+//! in registers from the row and the masks `C(v) ∧ s` (computed once per
+//! set-up), `N` hashes per instance.
 //!
-//! Cost per instance: 2λ = 256 bits from the receiver (a 256-bit row; see
-//! [`super`] for the padding of a batch) and `N·ℓ` bits of masked messages
-//! from the sender: 2λ + N·ℓ. Two messages, one round for the receiver. Set-up:
+//! # Several classes in one call
+//! A call may carry instances of several classes `(N, ℓ)` ([`KkClass`]): one
+//! extension batch for all of them (their instances numbered class after
+//! class), one receiver message and one sender message, so one round for
+//! the receiver whatever the number of classes. The sender's messages are
+//! produced by a closure per group of instances, written straight into a
+//! small buffer, masked and packed: nothing of size `n·N` is built up front.
+//!
+//! Cost of a call with classes `(N_c, ℓ_c, n_c)`, `n = Σ n_c`: 2λ bits per
+//! instance from the receiver (256-bit rows for `8⌈n/8⌉` instances, see
+//! [`super`]) and `⌈Σ n_c·N_c·ℓ_c / 8⌉` bytes of masked messages from the
+//! sender ([`kk_bits`]). Two messages, one round for the receiver. Set-up:
 //! 256 base OTs, 32 + 256·32 bytes.
 
+use std::ops::Range;
+
 use super::ext::{ExtReceiver, ExtSender, xor_into};
-use super::{OtError, Word, check, check_bits};
-use crate::crypto::{Block, RkAes256};
+use super::{LAMBDA, OtError, Word, check, check_bits};
+use crate::crypto::{Block, hash_rows, row_index, rows_len};
 use crate::net::Channel;
-use crate::net::pack::{BitReader, BitWriter, mask128, packed_len};
+use crate::net::pack::{BitReader, BitWriter, mask128};
+
+/// Hashes per group of the sender (the group's keys, hashes and messages
+/// stay in L1).
+const GROUP_HASHES: usize = 1024;
 
 /// The Walsh–Hadamard code word of `v`: bit `i` (of 256) is the parity of
 /// `v & i`; bits 0..128 in block 0, 128..256 in block 1.
@@ -35,33 +52,70 @@ pub fn codeword(v: u8) -> [Block; 2] {
     [Block(c[0]), Block(c[1])]
 }
 
-fn check_n(n_msgs: usize) -> Result<(), OtError> {
-    check((2..=256).contains(&n_msgs), || {
-        format!("1-of-N OT needs N in 2..=256, got {n_msgs}")
-    })
+/// One class of instances of a 1-of-N OT call: `count` instances of
+/// `(n_msgs 1)-OT_bits`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KkClass {
+    /// `N`, the number of messages (2..=256).
+    pub n_msgs: usize,
+    /// Message width ℓ in bits (1..=128, at most the message type's width).
+    pub bits: u32,
+    /// Number of instances.
+    pub count: usize,
 }
 
-/// Validates the sender's arguments (before any set-up or traffic).
-pub(crate) fn check_send<T: Word>(n_msgs: usize, msgs: &[T], bits: u32) -> Result<(), OtError> {
-    check_n(n_msgs)?;
-    check_bits::<T>(bits)?;
-    check(msgs.len().is_multiple_of(n_msgs), || {
-        format!("{} messages is not a multiple of N = {n_msgs}", msgs.len())
-    })
+/// Exact bits on the wire of one call with `classes` (both directions,
+/// after set-up): the receiver's 2λ-bit rows for `8⌈n/8⌉` instances and the
+/// sender's `⌈Σ count·N·bits / 8⌉` bytes. Zero for an empty call.
+pub fn kk_bits(classes: &[KkClass]) -> u64 {
+    let n: usize = classes.iter().map(|c| c.count).sum();
+    if n == 0 {
+        return 0;
+    }
+    let msg: u64 = classes
+        .iter()
+        .map(|c| (c.count * c.n_msgs) as u64 * c.bits as u64)
+        .sum();
+    (2 * LAMBDA * n.next_multiple_of(8)) as u64 + 8 * msg.div_ceil(8)
 }
 
-/// Validates the receiver's arguments (before any set-up or traffic).
-pub(crate) fn check_recv<T: Word>(n_msgs: usize, choices: &[u8], bits: u32) -> Result<(), OtError> {
-    check_n(n_msgs)?;
-    check_bits::<T>(bits)?;
-    check(choices.iter().all(|&c| (c as usize) < n_msgs), || {
-        format!("a choice is not below N = {n_msgs}")
-    })
+/// Validates the classes of a call (before any set-up or traffic); returns
+/// the total number of instances.
+pub(crate) fn check_classes<T: Word>(classes: &[KkClass]) -> Result<usize, OtError> {
+    for c in classes {
+        check((2..=256).contains(&c.n_msgs), || {
+            format!("1-of-N OT needs N in 2..=256, got {}", c.n_msgs)
+        })?;
+        check_bits::<T>(c.bits)?;
+    }
+    Ok(classes.iter().map(|c| c.count).sum())
+}
+
+/// Validates the receiver's choices against the classes (one per instance,
+/// class after class, each below its class's `N`).
+pub(crate) fn check_choices(classes: &[KkClass], choices: &[u8]) -> Result<(), OtError> {
+    let n: usize = classes.iter().map(|c| c.count).sum();
+    check(choices.len() == n, || {
+        format!("{} choices for {n} instances", choices.len())
+    })?;
+    let mut rest = choices;
+    for c in classes {
+        let (mine, tail) = rest.split_at(c.count);
+        check(mine.iter().all(|&x| (x as usize) < c.n_msgs), || {
+            format!("a choice is not below N = {}", c.n_msgs)
+        })?;
+        rest = tail;
+    }
+    Ok(())
 }
 
 /// The sender side of KK13 (the base-OT receiver).
 pub struct KkSender {
     ext: ExtSender<2>,
+    /// `C(v) ∧ s`, halves, for v in 0..256.
+    masks: [Vec<Block>; 2],
+    /// The last answer's bytes (the allocation is reused).
+    answer: Vec<u8>,
 }
 
 impl std::fmt::Debug for KkSender {
@@ -70,11 +124,53 @@ impl std::fmt::Debug for KkSender {
     }
 }
 
+/// Masks, XORs with the hashes and packs the messages of `len` instances of
+/// one group (`msgs[i·N + v]`, hashes in the layout of `hash_rows`).
+fn pack_group<T: Word>(
+    w: &mut BitWriter,
+    msgs: &[T],
+    hashes: &[Block],
+    len: usize,
+    nm: usize,
+    bits: u32,
+) {
+    let m = mask128(bits);
+    if nm * bits as usize <= 64 {
+        // The N messages of an instance in one word.
+        for (i, row) in msgs.chunks_exact(nm).take(len).enumerate() {
+            let at = row_index(i, 0, nm);
+            let mut acc = 0u64;
+            for (v, x) in row.iter().enumerate() {
+                let y = (x.to_u128() ^ hashes[at + 4 * v].0) & m;
+                acc |= (y as u64) << (v as u32 * bits);
+            }
+            w.push(acc, nm as u32 * bits);
+        }
+    } else {
+        for (i, row) in msgs.chunks_exact(nm).take(len).enumerate() {
+            let at = row_index(i, 0, nm);
+            for (v, x) in row.iter().enumerate() {
+                w.push_u128((x.to_u128() ^ hashes[at + 4 * v].0) & m, bits);
+            }
+        }
+    }
+}
+
 impl KkSender {
     /// Runs the 256 base OTs (as their receiver). Cost 32 + 256·32 bytes.
     pub fn setup(ch: &mut Channel) -> Result<Self, OtError> {
+        let ext = ExtSender::setup(ch)?;
+        let s = *ext.s();
+        let (m0, m1) = (0..=255u8)
+            .map(|v| {
+                let c = codeword(v);
+                (c[0] & s[0], c[1] & s[1])
+            })
+            .unzip();
         Ok(KkSender {
-            ext: ExtSender::setup(ch)?,
+            ext,
+            masks: [m0, m1],
+            answer: Vec::new(),
         })
     }
 
@@ -88,50 +184,98 @@ impl KkSender {
         msgs: &[T],
         bits: u32,
     ) -> Result<(), OtError> {
-        check_send(n_msgs, msgs, bits)?;
-        let n = msgs.len() / n_msgs;
-        let s = *self.ext.s();
-        let cs: Vec<[Block; 2]> = (0..n_msgs)
-            .map(|v| {
-                let c = codeword(v as u8);
-                [c[0] & s[0], c[1] & s[1]]
-            })
-            .collect();
-        let m = mask128(bits);
-        let mut w = BitWriter::with_capacity_bits(n as u64 * n_msgs as u64 * bits as u64);
-        // Instances hashed together, so the AES kernels see long key batches.
-        const GROUP: usize = 64;
-        let (mut k1, mut k2, mut pts) = (Vec::new(), Vec::new(), Vec::new());
-        let mut ys = vec![Block::ZERO; GROUP * n_msgs];
-        self.ext.extend(ch, n, |off, rows, tweak| {
-            for (g, (q0s, q1s)) in rows[0].chunks(GROUP).zip(rows[1].chunks(GROUP)).enumerate() {
-                let j0 = g * GROUP;
-                k1.clear();
-                k2.clear();
-                pts.clear();
-                for (j, (q0, q1)) in (j0..).zip(q0s.iter().zip(q1s)) {
-                    k1.extend(cs.iter().map(|c| *q0 ^ c[0]));
-                    k2.extend(cs.iter().map(|c| *q1 ^ c[1]));
-                    pts.extend(std::iter::repeat_n(Block(tweak + j as u128), n_msgs));
+        check((2..=256).contains(&n_msgs), || {
+            format!("1-of-N OT needs N in 2..=256, got {n_msgs}")
+        })?;
+        check(msgs.len().is_multiple_of(n_msgs), || {
+            format!("{} messages is not a multiple of N = {n_msgs}", msgs.len())
+        })?;
+        let class = KkClass {
+            n_msgs,
+            bits,
+            count: msgs.len() / n_msgs,
+        };
+        self.send_classes(ch, &[class], |_, r, out: &mut [T]| {
+            out.copy_from_slice(&msgs[r.start * n_msgs..r.end * n_msgs]);
+        })
+    }
+
+    /// One call for all instances of `classes` (see the
+    /// [module documentation](self)). `msgs(c, range, out)` writes the
+    /// messages of instances `range` of class `c` (indices within the class):
+    /// message `v` of instance `range.start + i` at `out[i·N + v]`; it is
+    /// called once for each group of consecutive instances, in order.
+    /// Messages are reduced mod `2^bits` of their class. Cost: [`kk_bits`].
+    pub fn send_classes<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        classes: &[KkClass],
+        mut msgs: impl FnMut(usize, Range<usize>, &mut [T]),
+    ) -> Result<(), OtError> {
+        let n = check_classes::<T>(classes)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let KkSender { ext, masks, answer } = self;
+        let total: u64 = classes
+            .iter()
+            .map(|c| (c.count * c.n_msgs) as u64 * c.bits as u64)
+            .sum();
+        let mut w = BitWriter::reuse(std::mem::take(answer), total);
+        let (mut hashes, mut pts, mut buf) = (Vec::new(), Vec::new(), Vec::<T>::new());
+        // Cursor: class `c` covers instances `start..start + count`.
+        let (mut c, mut start) = (0usize, 0usize);
+        ext.extend(ch, n, |off, rows, tweak| {
+            let end = off + rows[0].len();
+            let mut j = off;
+            while j < end {
+                while start + classes[c].count <= j {
+                    start += classes[c].count;
+                    c += 1;
                 }
-                let ys = &mut ys[..k1.len()];
-                RkAes256::hash(&k1, &k2, &pts, ys);
-                let first = (off + j0) * n_msgs;
-                for (x, y) in msgs[first..first + ys.len()].iter().zip(ys.iter()) {
-                    w.push_u128((x.to_u128() ^ y.0) & m, bits);
+                let KkClass {
+                    n_msgs,
+                    bits,
+                    count,
+                } = classes[c];
+                let group = (GROUP_HASHES / n_msgs).max(1).next_multiple_of(4);
+                let stop = end.min(start + count);
+                while j < stop {
+                    let g_end = stop.min(j + group);
+                    let (a, b) = (j - off, g_end - off);
+                    let len = b - a;
+                    pts.clear();
+                    pts.extend((a..b).map(|i| Block(tweak.wrapping_add(i as u128))));
+                    hashes.resize(rows_len(len, n_msgs), Block::ZERO);
+                    hash_rows(
+                        &rows[0][a..b],
+                        &rows[1][a..b],
+                        &pts,
+                        &masks[0][..n_msgs],
+                        &masks[1][..n_msgs],
+                        &mut hashes,
+                    );
+                    buf.clear();
+                    buf.resize(len * n_msgs, T::default());
+                    msgs(c, j - start..g_end - start, &mut buf);
+                    pack_group(&mut w, &buf, &hashes, len, n_msgs, bits);
+                    j = g_end;
                 }
             }
             Ok(())
         })?;
-        ch.send(&w.finish())?;
-        ch.flush()?;
-        Ok(())
+        let bytes = w.finish();
+        let sent = ch.send(&bytes).and_then(|()| ch.flush());
+        *answer = bytes;
+        Ok(sent?)
     }
 }
 
 /// The receiver side of KK13 (the base-OT sender).
 pub struct KkReceiver {
     ext: ExtReceiver<2>,
+    /// The last answer's bytes (the allocation is reused).
+    answer: Vec<u8>,
 }
 
 impl std::fmt::Debug for KkReceiver {
@@ -145,6 +289,7 @@ impl KkReceiver {
     pub fn setup(ch: &mut Channel) -> Result<Self, OtError> {
         Ok(KkReceiver {
             ext: ExtReceiver::setup(ch)?,
+            answer: Vec::new(),
         })
     }
 
@@ -157,14 +302,34 @@ impl KkReceiver {
         choices: &[u8],
         bits: u32,
     ) -> Result<Vec<T>, OtError> {
-        check_recv::<T>(n_msgs, choices, bits)?;
-        let n = choices.len();
-        let m = mask128(bits);
-        let mut ys = Vec::with_capacity(n);
-        let mut bitcols = Vec::new();
-        let mut pts = Vec::new();
-        let mut out = Vec::new();
-        self.ext.extend(
+        let class = KkClass {
+            n_msgs,
+            bits,
+            count: choices.len(),
+        };
+        self.recv_classes(ch, &[class], choices)
+    }
+
+    /// Receiver of [`KkSender::send_classes`]: `choices` holds one choice per
+    /// instance, class after class; returns the chosen messages in the same
+    /// order.
+    pub fn recv_classes<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        classes: &[KkClass],
+        choices: &[u8],
+    ) -> Result<Vec<T>, OtError> {
+        let n = check_classes::<T>(classes)?;
+        check_choices(classes, choices)?;
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let KkReceiver { ext, answer } = self;
+        // The receiver's pads H(j, t_j), truncated to T, become the outputs.
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        let (mut bitcols, mut pts, mut hashes) = (Vec::new(), Vec::new(), Vec::new());
+        let zero = [Block::ZERO];
+        ext.extend(
             ch,
             n,
             |range, cols| {
@@ -190,25 +355,33 @@ impl KkReceiver {
                 }
             },
             |_, rows, tweak| {
+                let len = rows[0].len();
                 pts.clear();
-                pts.extend((0..rows[0].len()).map(|j| Block(tweak + j as u128)));
-                out.resize(pts.len(), Block::ZERO);
-                RkAes256::hash(&rows[0], &rows[1], &pts, &mut out);
-                ys.extend(out.iter().map(|y| y.0 & m));
+                pts.extend((0..len).map(|j| Block(tweak.wrapping_add(j as u128))));
+                hashes.resize(len, Block::ZERO);
+                hash_rows(&rows[0], &rows[1], &pts, &zero, &zero, &mut hashes);
+                out.extend(hashes.iter().map(|y| T::from_u128(y.0)));
                 Ok(())
             },
         )?;
-        let bytes = ch.recv_vec(packed_len(n * n_msgs, bits))?;
-        let mut r = BitReader::new(&bytes);
-        Ok(ys
+        let total: u64 = classes
             .iter()
-            .zip(choices)
-            .enumerate()
-            .map(|(j, (y, &c))| {
-                r.seek((j * n_msgs + c as usize) as u64 * bits as u64);
-                T::from_u128(r.read_u128(bits) ^ y)
-            })
-            .collect())
+            .map(|c| (c.count * c.n_msgs) as u64 * c.bits as u64)
+            .sum();
+        answer.resize(total.div_ceil(8) as usize, 0);
+        ch.recv(answer)?;
+        let mut r = BitReader::new(answer);
+        let (mut j, mut base) = (0usize, 0u64);
+        for c in classes {
+            let m = mask128(c.bits);
+            for (o, &x) in out[j..j + c.count].iter_mut().zip(&choices[j..]) {
+                r.seek(base + x as u64 * c.bits as u64);
+                *o = T::from_u128((r.read_u128(c.bits) ^ o.to_u128()) & m);
+                base += (c.n_msgs as u64) * c.bits as u64;
+            }
+            j += c.count;
+        }
+        Ok(out)
     }
 }
 
@@ -226,5 +399,19 @@ mod tests {
                 assert_eq!(d, 128, "{a} {b}");
             }
         }
+    }
+
+    #[test]
+    fn cost_of_classes() {
+        let c = |n_msgs, bits, count| KkClass {
+            n_msgs,
+            bits,
+            count,
+        };
+        assert_eq!(kk_bits(&[]), 0);
+        assert_eq!(kk_bits(&[c(16, 2, 0)]), 0);
+        // 11 instances pad to 16 rows; 11·16·2 + 5·8·2 = 432 bits = 54 bytes.
+        assert_eq!(kk_bits(&[c(16, 2, 11), c(8, 2, 5)]), 256 * 16 + 432);
+        assert_eq!(kk_bits(&[c(4, 3, 1)]), 256 * 8 + 16);
     }
 }

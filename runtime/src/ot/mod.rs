@@ -1,5 +1,6 @@
 //! Oblivious transfer: base OT, IKNP extension (1-of-2 OT, random OT,
-//! correlated OT, wide correlated OT) and Kolesnikov–Kumaresan 1-of-N OT.
+//! correlated OT with multi-element payloads) and Kolesnikov–Kumaresan
+//! 1-of-N OT (several classes per call).
 //!
 //! | module | protocol | paper |
 //! |---|---|---|
@@ -12,11 +13,12 @@
 //!
 //! Costs, with λ = 128 (bits on the wire, both directions, per instance; set-up
 //! once per [`OtPack`] family and direction):
-//! - `(2 1)-OT_ℓ`: λ + 2ℓ; `(2 1)-ROT`: λ; `(2 1)-COT_ℓ`: λ + ℓ; wide COT with
-//!   `k` elements of `w_j` bits: λ + k·w_j; all 2 messages (1 round for the
-//!   receiver); set-up = 128 base OTs = 32 + 128·32 bytes.
-//! - `(N 1)-OT_ℓ`: 2λ + N·ℓ; 2 messages; set-up = 256 base OTs = 32 + 256·32
-//!   bytes.
+//! - `(2 1)-OT_ℓ`: λ + 2ℓ; `(2 1)-ROT`: λ; `(2 1)-COT_ℓ`: λ + ℓ; COT with a
+//!   payload of `W` bits (elements of widths `w_e`, `W = Σ w_e`): λ + W
+//!   ([`cot_bits`]); all 2 messages (1 round for the receiver); set-up = 128
+//!   base OTs = 32 + 128·32 bytes.
+//! - `(N 1)-OT_ℓ`: 2λ + N·ℓ ([`kk_bits`], several classes `(N, ℓ)` in one
+//!   call); 2 messages; set-up = 256 base OTs = 32 + 256·32 bytes.
 //!
 //! The extension matrix of a batch of `n` instances has `⌈n/8⌉·8` rows (the
 //! receiver's first message is whole bytes per column), so the exact
@@ -43,6 +45,8 @@ use std::fmt::Debug;
 use crate::crypto::RandomnessError;
 use crate::net::NetError;
 
+pub use iknp::{CotFields, CotRing, cot_bits};
+pub use kkot::{KkClass, kk_bits};
 pub use pack::OtPack;
 pub use session::{Chunk, Lane, Session};
 

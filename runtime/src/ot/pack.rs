@@ -3,7 +3,7 @@
 //! An `OtPack` holds up to four extension states: IKNP as sender, IKNP as
 //! receiver, KK13 as sender, KK13 as receiver. Each is set up (its base OTs
 //! run) the first time it is used, then reused for the whole run; the IKNP
-//! state of one direction serves OT, random OT, COT and wide COT alike.
+//! state of one direction serves OT, random OT and correlated OT alike.
 //!
 //! # Contract
 //! The two parties' packs on a channel must make *matching calls in the same
@@ -15,10 +15,9 @@
 //! that depends only on the party, so both sides may call it at the same
 //! point instead.
 
-use super::iknp::{IknpReceiver, IknpSender};
-use super::iknp::{check_recv_vec, check_vec};
-use super::kkot::{KkReceiver, KkSender};
-use super::{OtError, Word, check_bits, kkot};
+use super::iknp::{CotFields, CotRing, IknpReceiver, IknpSender};
+use super::kkot::{KkClass, KkReceiver, KkSender, check_choices, check_classes};
+use super::{OtError, Word, check, check_bits};
 use crate::net::{Channel, Party};
 
 /// Lazily set-up OT extension states for one channel. See the
@@ -151,34 +150,36 @@ impl OtPack {
         lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_cot(ch, choices, bits)
     }
 
-    /// Wide COT, sender side; see [`IknpSender::send_cot_vec`].
-    pub fn send_cot_vec(
+    /// Correlated OT with per-instance payloads, sender side; see
+    /// [`IknpSender::send_cot_with`].
+    pub fn send_cot_with<'w, 'c, R: CotRing>(
         &mut self,
         ch: &mut Channel,
-        corr: &[u64],
-        k: usize,
-        widths: &[u8],
-    ) -> Result<Vec<u64>, OtError> {
-        if widths.is_empty() {
-            return Ok(Vec::new());
+        n: usize,
+        widths: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        if n == 0 {
+            return Ok(());
         }
-        check_vec(widths.len(), k, widths, "correlation", corr.len())?;
-        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_cot_vec(ch, corr, k, widths)
+        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_cot_with(ch, n, widths, corr, out)
     }
 
-    /// Wide COT, receiver side; see [`IknpReceiver::recv_cot_vec`].
-    pub fn recv_cot_vec(
+    /// Correlated OT with per-instance payloads, receiver side; see
+    /// [`IknpReceiver::recv_cot_with`].
+    pub fn recv_cot_with<'w, R: CotRing>(
         &mut self,
         ch: &mut Channel,
-        choices: &[bool],
-        k: usize,
-        widths: &[u8],
-    ) -> Result<Vec<u64>, OtError> {
-        if choices.is_empty() {
-            return Ok(Vec::new());
+        n: usize,
+        choice: impl Fn(usize) -> bool,
+        widths: impl Fn(usize) -> CotFields<'w, R>,
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        if n == 0 {
+            return Ok(());
         }
-        check_recv_vec(choices, k, widths)?;
-        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_cot_vec(ch, choices, k, widths)
+        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_cot_with(ch, n, choice, widths, out)
     }
 
     /// `(N 1)-OT_bits`, sender side; see [`KkSender::send`].
@@ -192,7 +193,14 @@ impl OtPack {
         if msgs.is_empty() {
             return Ok(());
         }
-        kkot::check_send(n_msgs, msgs, bits)?;
+        check_classes::<T>(&[KkClass {
+            n_msgs,
+            bits,
+            count: 0,
+        }])?;
+        check(msgs.len().is_multiple_of(n_msgs), || {
+            format!("{} messages is not a multiple of N = {n_msgs}", msgs.len())
+        })?;
         lazy(&mut self.kk_s, ch, KkSender::setup)?.send(ch, n_msgs, msgs, bits)
     }
 
@@ -204,10 +212,43 @@ impl OtPack {
         choices: &[u8],
         bits: u32,
     ) -> Result<Vec<T>, OtError> {
-        if choices.is_empty() {
+        self.recv_kkot_classes(
+            ch,
+            &[KkClass {
+                n_msgs,
+                bits,
+                count: choices.len(),
+            }],
+            choices,
+        )
+    }
+
+    /// Several classes of 1-of-N OT in one call (one round), sender side;
+    /// see [`KkSender::send_classes`].
+    pub fn send_kkot_classes<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        classes: &[KkClass],
+        msgs: impl FnMut(usize, std::ops::Range<usize>, &mut [T]),
+    ) -> Result<(), OtError> {
+        if check_classes::<T>(classes)? == 0 {
+            return Ok(());
+        }
+        lazy(&mut self.kk_s, ch, KkSender::setup)?.send_classes(ch, classes, msgs)
+    }
+
+    /// Several classes of 1-of-N OT in one call, receiver side; see
+    /// [`KkReceiver::recv_classes`].
+    pub fn recv_kkot_classes<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        classes: &[KkClass],
+        choices: &[u8],
+    ) -> Result<Vec<T>, OtError> {
+        if check_classes::<T>(classes)? == 0 {
             return Ok(Vec::new());
         }
-        kkot::check_recv::<T>(n_msgs, choices, bits)?;
-        lazy(&mut self.kk_r, ch, KkReceiver::setup)?.recv(ch, n_msgs, choices, bits)
+        check_choices(classes, choices)?;
+        lazy(&mut self.kk_r, ch, KkReceiver::setup)?.recv_classes(ch, classes, choices)
     }
 }

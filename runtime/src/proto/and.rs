@@ -66,83 +66,104 @@ pub(crate) struct Pending {
     ids: Option<(ReqId, ReqId)>,
 }
 
+/// Role `P0`'s messages of a regular-triple OT, by the 6 random bits
+/// `(a, b, c, a', b', c')` of its two triples (row `key`, 16 messages):
+/// message `i` is `(c ⊕ (i₀ ⊕ a)(i₁ ⊕ b)) | (c' ⊕ (i₂ ⊕ a')(i₃ ⊕ b')) << 1`.
+fn regular_table() -> Vec<u8> {
+    (0..64u64 * 16)
+        .map(|t| {
+            let (r, i) = (t / 16, t % 16);
+            let t0 = (r >> 2 & 1) ^ ((i & 1 ^ r & 1) & (i >> 1 & 1 ^ r >> 1 & 1));
+            let t1 = (r >> 5 & 1) ^ ((i >> 2 & 1 ^ r >> 3 & 1) & (i >> 3 & 1 ^ r >> 4 & 1));
+            (t0 | t1 << 1) as u8
+        })
+        .collect()
+}
+
+/// Role `P0`'s messages of a correlated-pair OT, by the 5 random bits
+/// `(a, a', b, c, c')` (row `key`, 8 messages): message `i` is
+/// `(c ⊕ (i₀ ⊕ a)(i₁ ⊕ b)) | (c' ⊕ (i₂ ⊕ a')(i₁ ⊕ b)) << 1`.
+fn correlated_table() -> Vec<u8> {
+    (0..32u64 * 8)
+        .map(|t| {
+            let (r, i) = (t / 8, t % 8);
+            let (a, a2, b, c, c2) = (r & 1, r >> 1 & 1, r >> 2 & 1, r >> 3 & 1, r >> 4 & 1);
+            let t0 = c ^ ((i & 1 ^ a) & (i >> 1 & 1 ^ b));
+            let t1 = c2 ^ ((i >> 2 & 1 ^ a2) & (i >> 1 & 1 ^ b));
+            (t0 | t1 << 1) as u8
+        })
+        .collect()
+}
+
+/// `n` random bytes with only the low `bits` bits kept.
+fn random_keys(prg: &mut Prg, n: usize, bits: u32) -> Vec<u8> {
+    let mut k = vec![0u8; n];
+    prg.fill_bytes(&mut k);
+    let m = ((1u16 << bits) - 1) as u8;
+    k.iter_mut().for_each(|x| *x &= m);
+    k
+}
+
 /// Registers the OTs generating `n_reg` regular triples and `n_cor`
 /// correlated pairs in `batch`; finish with [`Pending::finish`] after the
 /// batch has run. Regular triple `t < h = ⌈n_reg/2⌉` comes from bit 0 of OT
-/// instance `t`, triple `t ≥ h` from bit 1 of instance `t − h`.
-pub(crate) fn request(prg: &mut Prg, n_reg: usize, n_cor: usize, batch: &mut KkBatch) -> Pending {
+/// instance `t`, triple `t ≥ h` from bit 1 of instance `t − h`. The random
+/// bits of an OT instance are drawn as one byte (its table row), then split
+/// into bit planes.
+pub(crate) fn request(
+    prg: &mut Prg,
+    n_reg: usize,
+    n_cor: usize,
+    batch: &mut KkBatch<'_>,
+) -> Pending {
     let h = n_reg.div_ceil(2);
-    let mut p = Pending {
-        n_reg,
-        reg: std::array::from_fn(|_| Bits::random(prg, 2 * h)),
-        cor: std::array::from_fn(|_| Bits::random(prg, n_cor)),
-        ids: None,
+    // Regular: bits (a, b, c) of triple j, then of triple h + j.
+    let rk = random_keys(prg, h, 6);
+    let plane = |keys: &[u8], lo: u32, hi: u32| {
+        let mut v = Bits::from_bytes_bit(keys, lo);
+        v.append(&Bits::from_bytes_bit(keys, hi));
+        v
     };
-    if n_reg == 0 && n_cor == 0 {
-        return p;
-    }
-    let (r, c) = match batch.role() {
+    let reg = [plane(&rk, 0, 3), plane(&rk, 1, 4), plane(&rk, 2, 5)];
+    // Correlated: bits (a, a', b, c, c').
+    let ck = random_keys(prg, n_cor, 5);
+    let cor = std::array::from_fn(|k| Bits::from_bytes_bit(&ck, k as u32));
+    let ids = match batch.role() {
         Role::P0 => {
-            // The 16 messages of a regular OT depend on the 6 random bits
-            // (a, b, c) of both halves, the 8 of a correlated OT on
-            // (a, a', b, c, c'): one table row per combination.
-            let reg_tab: Vec<u8> = (0..64u64 * 16)
-                .map(|t| {
-                    let (r, i) = (t / 16, t % 16);
-                    let t0 = (r >> 2 & 1) ^ ((i & 1 ^ r & 1) & (i >> 1 & 1 ^ r >> 1 & 1));
-                    let t1 = (r >> 5 & 1) ^ ((i >> 2 & 1 ^ r >> 3 & 1) & (i >> 3 & 1 ^ r >> 4 & 1));
-                    (t0 | t1 << 1) as u8
-                })
-                .collect();
-            let cor_tab: Vec<u8> = (0..32u64 * 8)
-                .map(|t| {
-                    let (r, i) = (t / 8, t % 8);
-                    let (a, a2, b, c, c2) = (r & 1, r >> 1 & 1, r >> 2 & 1, r >> 3 & 1, r >> 4 & 1);
-                    let t0 = c ^ ((i & 1 ^ a) & (i >> 1 & 1 ^ b));
-                    let t1 = c2 ^ ((i >> 2 & 1 ^ a2) & (i >> 1 & 1 ^ b));
-                    (t0 | t1 << 1) as u8
-                })
-                .collect();
-            let [a, b, c] = &p.reg;
-            let r = batch.add_with(16, 2, h, |msgs| {
-                for (j, row) in msgs.chunks_exact_mut(16).enumerate() {
-                    let key = a.bit(j)
-                        | b.bit(j) << 1
-                        | c.bit(j) << 2
-                        | a.bit(h + j) << 3
-                        | b.bit(h + j) << 4
-                        | c.bit(h + j) << 5;
-                    row.copy_from_slice(&reg_tab[key as usize * 16..][..16]);
+            let (rt, ct) = (regular_table(), correlated_table());
+            let r = batch.add_send(16, 2, h, move |range, out| {
+                for (row, &key) in out.chunks_exact_mut(16).zip(&rk[range]) {
+                    row.copy_from_slice(&rt[key as usize * 16..][..16]);
                 }
             });
-            let [a, a2, b, c, c2] = &p.cor;
-            let cc = batch.add_with(8, 2, n_cor, |msgs| {
-                for (j, row) in msgs.chunks_exact_mut(8).enumerate() {
-                    let key =
-                        a.bit(j) | a2.bit(j) << 1 | b.bit(j) << 2 | c.bit(j) << 3 | c2.bit(j) << 4;
-                    row.copy_from_slice(&cor_tab[key as usize * 8..][..8]);
+            let c = batch.add_send(8, 2, n_cor, move |range, out| {
+                for (row, &key) in out.chunks_exact_mut(8).zip(&ck[range]) {
+                    row.copy_from_slice(&ct[key as usize * 8..][..8]);
                 }
             });
-            (r, cc)
+            (r, c)
         }
         Role::P1 => {
-            let [a, b, _] = &p.reg;
-            let r = batch.add_with(16, 2, h, |ch| {
-                for (j, x) in ch.iter_mut().enumerate() {
-                    *x = (a.bit(j) | b.bit(j) << 1 | a.bit(h + j) << 2 | b.bit(h + j) << 3) as u8;
+            // Choices: a ‖ b ‖ a' ‖ b' (regular), a ‖ b ‖ a' (correlated).
+            let r = batch.add_recv(16, 2, h, |ch| {
+                for (x, &key) in ch.iter_mut().zip(&rk) {
+                    *x = key & 0b11 | (key >> 3 & 0b11) << 2;
                 }
             });
-            let [a, a2, b, _, _] = &p.cor;
-            let cc = batch.add_with(8, 2, n_cor, |ch| {
-                for (j, x) in ch.iter_mut().enumerate() {
-                    *x = (a.bit(j) | b.bit(j) << 1 | a2.bit(j) << 2) as u8;
+            let c = batch.add_recv(8, 2, n_cor, |ch| {
+                for (x, &key) in ch.iter_mut().zip(&ck) {
+                    *x = key & 1 | (key >> 2 & 1) << 1 | (key >> 1 & 1) << 2;
                 }
             });
-            (r, cc)
+            (r, c)
         }
     };
-    p.ids = Some((r, c));
-    p
+    Pending {
+        n_reg,
+        reg,
+        cor,
+        ids: Some(ids),
+    }
 }
 
 impl Pending {

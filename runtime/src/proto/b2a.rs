@@ -9,11 +9,12 @@
 
 use super::bits::Bits;
 use super::modulus::Modulus;
-use super::{Ctx, ProtoError, Role, cot};
+use super::{Ctx, ProtoError, Role};
+use crate::ot::{CotFields, cot_bits};
 
 /// Exact bits on the wire of [`b2a`] into `md` on `n` elements.
 pub fn cost_bits(md: impl Into<Modulus>, n: usize) -> u64 {
-    cot::cost_bits(md.into().bits(), n)
+    cot_bits(n, n as u64 * md.into().bits() as u64)
 }
 
 /// Role `P0`'s correlations: `Δ = c_0` (as 0 or 1).
@@ -41,10 +42,29 @@ pub(crate) fn finish(role: Role, md: Modulus, c: &Bits, y: &[u64]) -> Vec<u64> {
 /// (given as boolean shares).
 pub fn b2a(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, c: &Bits) -> Result<Vec<u64>, ProtoError> {
     let md = md.into().check()?;
-    let y = match ctx.role {
-        Role::P0 => cot::send(ctx, &[md], &delta(c))?,
-        Role::P1 => cot::recv(ctx, &[md], c)?,
-    };
+    let mods = [md];
+    let f = CotFields::new(&mods)?;
+    let n = c.len();
+    let mut y = Vec::with_capacity(n);
+    match ctx.role {
+        Role::P0 => {
+            let d = delta(c);
+            ctx.ot.send_cot_with(
+                ctx.ch,
+                n,
+                |_| f,
+                |j| std::slice::from_ref(&d[j]),
+                |_, r| y.extend_from_slice(r),
+            )?
+        }
+        Role::P1 => ctx.ot.recv_cot_with(
+            ctx.ch,
+            n,
+            |j| c.get(j),
+            |_| f,
+            |_, v| y.extend_from_slice(v),
+        )?,
+    }
     Ok(finish(ctx.role, md, c, &y))
 }
 

@@ -62,9 +62,23 @@ impl Bits {
         Bits::from_fn(b.len(), |i| b[i])
     }
 
-    /// Bit `k` of each byte, i.e. one bit plane of a vector of small messages.
+    /// Bit `k` (0..8) of each byte, i.e. one bit plane of a vector of small
+    /// messages. Eight bytes at a time: the masked bits `b_i·2^{8i}` times
+    /// `0x0102_0408_1020_4080` land, without carries, at bits `56 + i`.
     pub fn from_bytes_bit(bytes: &[u8], k: u32) -> Bits {
-        Bits::from_fn(bytes.len(), |i| (bytes[i] >> k) & 1 == 1)
+        let mut words = vec![0u64; bytes.len().div_ceil(64)];
+        for (w, chunk) in words.iter_mut().zip(bytes.chunks(64)) {
+            for (i, c8) in chunk.chunks(8).enumerate() {
+                let mut b = [0u8; 8];
+                b[..c8.len()].copy_from_slice(c8);
+                let x = (u64::from_le_bytes(b) >> (k & 7)) & 0x0101_0101_0101_0101;
+                *w |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * i);
+            }
+        }
+        Bits {
+            words,
+            len: bytes.len(),
+        }
     }
 
     /// From packed words (bits beyond `len` are cleared). Missing words are zero.
@@ -274,5 +288,12 @@ mod tests {
             Bits::from_bytes_bit(&[1, 2, 3], 1).to_bools(),
             vec![false, true, true]
         );
+        let bytes: Vec<u8> = (0..203u32).map(|i| (i * 37 % 256) as u8).collect();
+        for k in 0..8 {
+            assert_eq!(
+                Bits::from_bytes_bit(&bytes, k),
+                Bits::from_fn(bytes.len(), |i| (bytes[i] >> k) & 1 == 1)
+            );
+        }
     }
 }

@@ -22,17 +22,31 @@ pub fn rounds(ell: u32, m: u32) -> u64 {
     mill::rounds(ell - 1, m, 1)
 }
 
+/// This party's millionaires' input for the carry out of the low `w` bits
+/// of the two shares, `1{a_0 mod 2^w + a_1 mod 2^w ≥ 2^w} = 1{2^w − 1 −
+/// a_0^0 < a_1^0}`: role `P0` passes `2^w − 1 − (a_0 mod 2^w)`, role `P1`
+/// `a_1 mod 2^w`.
+pub(crate) fn carry_input(role: Role, w: u32, a: &[u64]) -> Vec<u64> {
+    let low = mask(w);
+    match role {
+        Role::P0 => a.iter().map(|&x| low - (x & low)).collect(),
+        Role::P1 => a.iter().map(|&x| x & low).collect(),
+    }
+}
+
+/// `MSB(a) = msb_0 ⊕ msb_1 ⊕ carry`: adds this party's share's top bit to
+/// its share of the carry out of the low ℓ − 1 bits.
+pub(crate) fn msb_from_carry(mut carry: Bits, ell: u32, a: &[u64]) -> Bits {
+    carry.xor_assign(&Bits::from_fn(a.len(), |i| (a[i] >> (ell - 1)) & 1 == 1));
+    carry
+}
+
 /// Shares of `MSB(a)` for shares `a` of ℓ-bit values (`1` iff negative).
 pub fn msb(ctx: &mut Ctx<'_>, ell: u32, a: &[u64]) -> Result<Bits, ProtoError> {
     check_ell(ell)?;
-    let low = mask(ell - 1);
-    let input: Vec<u64> = match ctx.role {
-        Role::P0 => a.iter().map(|&x| low - (x & low)).collect(),
-        Role::P1 => a.iter().map(|&x| x & low).collect(),
-    };
-    let mut carry = mill::mill(ctx, ell - 1, 1, &input)?;
-    carry.xor_assign(&Bits::from_fn(a.len(), |i| (a[i] >> (ell - 1)) & 1 == 1));
-    Ok(carry)
+    let input = carry_input(ctx.role, ell - 1, a);
+    let carry = mill::mill(ctx, ell - 1, 1, &input)?;
+    Ok(msb_from_carry(carry, ell, a))
 }
 
 /// Shares of `DReLU(a) = 1{signed(a) ≥ 0}` for shares `a` of ℓ-bit values.

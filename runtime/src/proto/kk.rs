@@ -1,62 +1,74 @@
 //! Batching of `(N 1)-OT_b` requests (Kolesnikov–Kumaresan) with short
 //! messages (`b ≤ 8` bits, one byte each).
 //!
-//! A protocol step registers every 1-of-N OT it needs ([`KkBatch::add`]) and
-//! then runs them together ([`KkBatch::run`]): requests with the same `(N, b)`
-//! are merged into one call of the OT layer, and the calls are issued in the
-//! order in which their class first appeared. Both parties register the same
-//! requests (same `N`, `b`, count, in the same order; only the payload
-//! differs), so they issue matching calls. Each call costs the receiver one
-//! round; the number of calls is the number of distinct classes.
+//! A protocol step registers every 1-of-N OT it needs and then runs them
+//! together ([`KkBatch::run`]) as **one** call of the OT layer
+//! ([`crate::ot::OtPack::send_kkot_classes`]): one extension batch and one
+//! message each way whatever the classes `(N, b)`, so one round for the
+//! receiver. The sender (role `P0`) registers a closure that writes the
+//! messages of a range of instances ([`KkBatch::add_send`]); the OT layer
+//! calls it group by group while it hashes, so the `count·N` messages are
+//! never stored. The receiver (role `P1`) registers its choices
+//! ([`KkBatch::add_recv`]). Both parties register the same requests (same
+//! `N`, `b`, count, in the same order). Cost: [`crate::ot::kk_bits`] of the
+//! requests' classes.
+
+use std::ops::Range;
 
 use super::{Ctx, ProtoError, Role};
+use crate::ot::KkClass;
 
 /// Handle of one request, to fetch the receiver's outputs.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ReqId {
-    class: usize,
     offset: usize,
     count: usize,
 }
 
-#[derive(Debug)]
-struct Class {
-    n_msgs: usize,
-    bits: u32,
-    count: usize,
-    /// The sender's messages (`count·n_msgs`) or the receiver's choices (`count`).
-    data: Vec<u8>,
-}
+/// A sender's message writer: `(range, out)` writes the messages of
+/// instances `range` of the request (`out[i·N + v]`, zeroed beforehand).
+type Fill<'a> = Box<dyn FnMut(Range<usize>, &mut [u8]) + 'a>;
 
 /// Requests of one party; see the [module documentation](self).
-#[derive(Debug)]
-pub(crate) struct KkBatch {
+pub(crate) struct KkBatch<'a> {
     role: Role,
-    classes: Vec<Class>,
+    classes: Vec<KkClass>,
+    /// Role `P0`: one writer per request.
+    fills: Vec<Fill<'a>>,
+    /// Role `P1`: the choices of all requests, in order.
+    choices: Vec<u8>,
+}
+
+impl std::fmt::Debug for KkBatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KkBatch")
+            .field("role", &self.role)
+            .field("classes", &self.classes)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The receiver's outputs of a batch (empty on the sender's side).
 #[derive(Debug)]
 pub(crate) struct KkOut {
-    outs: Vec<Vec<u8>>,
+    out: Vec<u8>,
 }
 
 impl KkOut {
     /// The receiver's outputs for request `id` (one byte per instance).
     pub(crate) fn get(&self, id: ReqId) -> &[u8] {
-        self.outs
-            .get(id.class)
-            .and_then(|o| o.get(id.offset..id.offset + id.count))
-            .unwrap_or(&[])
+        self.out.get(id.offset..id.offset + id.count).unwrap_or(&[])
     }
 }
 
-impl KkBatch {
+impl<'a> KkBatch<'a> {
     /// An empty batch for a party playing `role` (`P0` sends, `P1` receives).
     pub(crate) fn new(role: Role) -> Self {
         KkBatch {
             role,
             classes: Vec::new(),
+            fills: Vec::new(),
+            choices: Vec::new(),
         }
     }
 
@@ -65,65 +77,68 @@ impl KkBatch {
         self.role
     }
 
-    /// Registers `count` instances of `(n_msgs 1)-OT_bits`. `fill` writes the
-    /// payload in place: for role `P0` the sender's messages (`count·n_msgs`
-    /// bytes, message `v` of instance `j` at `j·n_msgs + v`), for role `P1`
-    /// the receiver's choices (`count` bytes); the slice is zeroed.
-    pub(crate) fn add_with(
+    fn push(&mut self, n_msgs: usize, bits: u32, count: usize) -> ReqId {
+        debug_assert!((1..=8).contains(&bits));
+        let offset = self.classes.iter().map(|c| c.count).sum();
+        self.classes.push(KkClass {
+            n_msgs,
+            bits,
+            count,
+        });
+        ReqId { offset, count }
+    }
+
+    /// Role `P0`: registers `count` instances of `(n_msgs 1)-OT_bits` whose
+    /// messages `fill(range, out)` writes (see [`Fill`]).
+    pub(crate) fn add_send(
+        &mut self,
+        n_msgs: usize,
+        bits: u32,
+        count: usize,
+        fill: impl FnMut(Range<usize>, &mut [u8]) + 'a,
+    ) -> ReqId {
+        debug_assert_eq!(self.role, Role::P0);
+        self.fills.push(Box::new(fill));
+        self.push(n_msgs, bits, count)
+    }
+
+    /// Role `P1`: registers `count` instances of `(n_msgs 1)-OT_bits` with
+    /// the choices written by `fill` (into a zeroed slice of `count` bytes).
+    pub(crate) fn add_recv(
         &mut self,
         n_msgs: usize,
         bits: u32,
         count: usize,
         fill: impl FnOnce(&mut [u8]),
     ) -> ReqId {
-        debug_assert!((1..=8).contains(&bits));
-        if count == 0 {
-            return ReqId {
-                class: usize::MAX,
-                offset: 0,
-                count: 0,
-            };
-        }
-        let class = match self
-            .classes
-            .iter()
-            .position(|c| c.n_msgs == n_msgs && c.bits == bits)
-        {
-            Some(i) => i,
-            None => {
-                self.classes.push(Class {
-                    n_msgs,
-                    bits,
-                    count: 0,
-                    data: Vec::new(),
-                });
-                self.classes.len() - 1
-            }
-        };
-        let per = if self.role == Role::P0 { n_msgs } else { 1 };
-        let c = &mut self.classes[class];
-        let offset = c.count;
-        let start = c.data.len();
-        c.count += count;
-        c.data.resize(start + count * per, 0);
-        fill(&mut c.data[start..]);
-        ReqId {
-            class,
-            offset,
-            count,
-        }
+        debug_assert_eq!(self.role, Role::P1);
+        let start = self.choices.len();
+        self.choices.resize(start + count, 0);
+        fill(&mut self.choices[start..]);
+        self.push(n_msgs, bits, count)
     }
 
-    /// Runs all requests: one OT call per class. Cost per instance of class
-    /// `(N, b)`: 2λ + N·b bits; one round per class for the receiver.
+    /// Runs all requests in one OT call. Cost [`crate::ot::kk_bits`] of the
+    /// classes; one round for the receiver.
     pub(crate) fn run(self, ctx: &mut Ctx<'_>) -> Result<KkOut, ProtoError> {
-        let mut outs = Vec::new();
-        for c in self.classes {
-            match self.role {
-                Role::P0 => ctx.ot.send_kkot(ctx.ch, c.n_msgs, &c.data, c.bits)?,
-                Role::P1 => outs.push(ctx.ot.recv_kkot::<u8>(ctx.ch, c.n_msgs, &c.data, c.bits)?),
+        let KkBatch {
+            role,
+            classes,
+            mut fills,
+            choices,
+        } = self;
+        let out = match role {
+            Role::P0 => {
+                ctx.ot
+                    .send_kkot_classes(ctx.ch, &classes, |c, range, out: &mut [u8]| {
+                        if let Some(f) = fills.get_mut(c) {
+                            f(range, out);
+                        }
+                    })?;
+                Vec::new()
             }
-        }
-        Ok(KkOut { outs })
+            Role::P1 => ctx.ot.recv_kkot_classes::<u8>(ctx.ch, &classes, &choices)?,
+        };
+        Ok(KkOut { out })
     }
 }

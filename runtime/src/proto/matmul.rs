@@ -36,14 +36,14 @@
 //! batch count, `⌈R·C·ℓ·O / BATCH_WORDS⌉` up to rounding to whole rows, is a
 //! function of the public dimensions.
 
-use super::{Ctx, ProtoError, Role, check, check_ell, cot};
+use super::{Ctx, ProtoError, Role, check, check_ell};
 use crate::net::pack::mask;
-use crate::ot::LAMBDA;
+use crate::ot::{CotFields, LAMBDA};
 
 /// Largest number of correlation words (`u64`) of one OT batch. The
 /// correlated OTs stream through cache-sized steps
-/// (module `cot`), so a batch holds only its random-OT pads (32 bytes per
-/// instance) and its correction message (`BATCH_WORDS·ℓ/2` bits on average);
+/// ([`crate::ot::OtPack::send_cot_with`]), so a batch holds only the
+/// receiver's pads (16 bytes per instance) and its correction message (`BATCH_WORDS·ℓ/2` bits on average);
 /// more words per batch means fewer rounds.
 pub const BATCH_WORDS: usize = 1 << 22;
 
@@ -118,6 +118,14 @@ fn product(
     // OT part: instance (pair p, bit i) has width ℓ − i and carries the
     // weight row of p; its output, times 2^i, goes to the output row of p
     // (negated for the server).
+    if outs == 0 {
+        return Ok(y);
+    }
+    let tables: Vec<Vec<u32>> = (0..ell).map(|i| vec![ell - i; outs]).collect();
+    let shapes = tables
+        .iter()
+        .map(|t| CotFields::new(t))
+        .collect::<Result<Vec<_>, _>>()?;
     let total = rows * cols;
     let per = pairs_per_batch(ell, outs);
     let mut start = 0;
@@ -125,11 +133,11 @@ fn product(
         let end = (start + per).min(total);
         let n_inst = (end - start) * l;
         let pair = |j: usize| start + j / l;
-        let width = |j: usize| ell - (j % l) as u32;
+        let width = |j: usize| shapes[j % l];
         match weights {
             Some(w) => {
                 let corr = |j: usize| w.row(pair(j) / cols, pair(j) % cols);
-                cot::send_wide(ctx, n_inst, outs, width, corr, |j, r| {
+                ctx.ot.send_cot_with(ctx.ch, n_inst, width, corr, |j, r| {
                     let yr = &mut y[(pair(j) / cols) * outs..][..outs];
                     let sh = j % l;
                     for (a, &v) in yr.iter_mut().zip(r) {
@@ -138,16 +146,15 @@ fn product(
                 })?;
             }
             None => {
-                let choices: Vec<bool> = (0..n_inst)
-                    .map(|j| (x[pair(j)] >> (j % l)) & 1 == 1)
-                    .collect();
-                cot::recv_wide(ctx, &choices, outs, width, |j, v| {
-                    let yr = &mut y[(pair(j) / cols) * outs..][..outs];
-                    let sh = j % l;
-                    for (a, &e) in yr.iter_mut().zip(v) {
-                        *a = a.wrapping_add(e << sh);
-                    }
-                })?;
+                let choice = |j: usize| (x[pair(j)] >> (j % l)) & 1 == 1;
+                ctx.ot
+                    .recv_cot_with(ctx.ch, n_inst, choice, width, |j, v| {
+                        let yr = &mut y[(pair(j) / cols) * outs..][..outs];
+                        let sh = j % l;
+                        for (a, &e) in yr.iter_mut().zip(v) {
+                            *a = a.wrapping_add(e << sh);
+                        }
+                    })?;
             }
         }
         start = end;

@@ -35,20 +35,24 @@
 //! `λ(4q − ⌈log q⌉ − 2) + M(2q − 3) + 2R + 22(q − 1) − 2⌈log q⌉` bits
 //!
 //! — exactly the formula of §3.1.2 (3844 bits for ℓ = 32, m = 4; 2930 for
-//! m = 7), plus the OT layer's padding of each batch to a multiple of 8
+//! m = 7), plus the OT layer's padding of the batch to a multiple of 8
 //! instances and its one-time set-up. With `k` comparisons the OT payloads
 //! and the AND terms scale by `k`, the `2λ` of the leaf OTs does not.
 //! [`cost_bits`] gives the exact count.
 //!
+//! All leaf and triple OTs (classes `(M, 1)`, `(M, 2)`, `(R, 2)`, `(16, 2)`,
+//! `(8, 2)`) are **one** call of the OT layer ([`crate::ot::KkClass`]): one
+//! extension batch, one message each way; the sender's messages are written
+//! from a table row per element while the OT layer hashes. [`mill_multi`]
+//! runs several independent millionaires' (e.g. the two of a truncation)
+//! in that same call and with shared tree exchanges.
+//!
 //! # Rounds
-//! One round per distinct OT class `(N, bits)` among the leaf and triple OTs
-//! (merged into one OT call per class; e.g. 3 for ℓ = 31, m = 4, where the middle
-//! leaves share `(16, 2)` with the regular triples and the top leaf shares
-//! `(8, 2)` with the correlated triples), then one per tree level after the
-//! first (the first level's message of role `P0` follows its last OT answer
-//! without waiting): at most `4 + ⌈log₂⌈ℓ/m⌉⌉`. For ℓ = 31 or 32 and m = 4
-//! that is 5 rounds, the paper's count (Table 1). [`rounds`] gives the exact
-//! number, pinned in the tests.
+//! One round for the OT call, then one per tree level after the first (the
+//! first level's message of role `P0` follows its OT answer without
+//! waiting): `max(1, ⌈log₂⌈ℓ/m⌉⌉)`, i.e. 3 for ℓ = 31 or 32 and m = 4 (the
+//! paper counts `log ℓ` = 5, Table 1, with one OT round per leaf and triple
+//! kind). [`rounds`] gives the exact number, pinned in the tests.
 
 use super::and::{self, Job};
 use super::bits::Bits;
@@ -56,7 +60,7 @@ use super::kk::KkBatch;
 use super::{Ctx, ProtoError, Role, check};
 use crate::crypto::Prg;
 use crate::net::pack::mask;
-use crate::ot::LAMBDA;
+use crate::ot::KkClass;
 
 /// Largest number of comparisons per element ([`mill`]'s `k`).
 pub const MAX_K: usize = 4;
@@ -89,6 +93,31 @@ fn leaf_classes(bits: u32, m: u32, k: usize) -> Vec<(usize, u32)> {
         .collect()
 }
 
+/// One millionaires' instance of a [`mill_multi`] call: width `bits`, `k`
+/// comparisons per element, and this party's input (as for [`mill`]).
+#[derive(Clone, Copy, Debug)]
+pub struct MillSpec<'a> {
+    /// Input width ℓ (0..=64).
+    pub bits: u32,
+    /// Comparisons per element of role `P1` (1..=[`MAX_K`]).
+    pub k: usize,
+    /// Role `P0`: `n·k` values; role `P1`: `n` values.
+    pub input: &'a [u64],
+}
+
+/// The leaf table of role `P0`: for digit value `x` and random bits
+/// `(l0, e0)`, entry `v` is `(1{x < v} ⊕ l0) | (1{x = v} ⊕ e0) << 1`; row
+/// `(x << 2 | l0 << 1 | e0)` holds the `N` entries.
+fn leaf_table(n_msgs: usize) -> Vec<u8> {
+    (0..4 * n_msgs * n_msgs)
+        .map(|t| {
+            let (row, v) = (t / n_msgs, t % n_msgs);
+            let (x, l0, e0) = (row >> 2, (row >> 1) & 1, row & 1);
+            (u8::from(x < v) ^ l0 as u8) | (u8::from(x == v) ^ e0 as u8) << 1
+        })
+        .collect()
+}
+
 /// Millionaires' over a batch: role `P0` passes `n·k` values `x` (element
 /// `e`'s comparisons at `e·k .. e·k + k`), role `P1` passes `n` values `y`;
 /// both get shares of the `n·k` bits `1{x[e·k + c] < y[e]}` (same order).
@@ -96,217 +125,326 @@ fn leaf_classes(bits: u32, m: u32, k: usize) -> Vec<(usize, u32)> {
 /// shares of 0 without communication). Radix `m = ctx.radix` in 1..=8, `k`
 /// in 1..=[`MAX_K`]. Cost and rounds: see the [module documentation](self).
 pub fn mill(ctx: &mut Ctx<'_>, bits: u32, k: usize, input: &[u64]) -> Result<Bits, ProtoError> {
-    check(bits <= 64, || format!("millionaires' width {bits} > 64"))?;
-    check((1..=MAX_K).contains(&k), || {
-        format!("{k} comparisons per element not in 1..={MAX_K}")
-    })?;
+    let mut r = mill_multi(ctx, &[MillSpec { bits, k, input }])?;
+    Ok(r.pop().unwrap_or_default())
+}
+
+/// Several independent millionaires' at once ([`mill`] for each spec): the
+/// leaf and triple OTs of all of them in one OT call, then their trees
+/// level by level with one exchange per level for all. Cost: that of the
+/// separate runs except for the OT layer's padding and byte rounding, which
+/// apply once to the merged call ([`cost_bits_multi`]); rounds: those of the
+/// deepest one ([`rounds_multi`]).
+pub fn mill_multi(ctx: &mut Ctx<'_>, specs: &[MillSpec<'_>]) -> Result<Vec<Bits>, ProtoError> {
     check((1..=8).contains(&ctx.radix), || {
         format!("millionaires' radix {} not in 1..=8", ctx.radix)
     })?;
-    let n = match ctx.role {
-        Role::P0 => {
-            check(input.len().is_multiple_of(k), || {
-                format!("{} inputs is not a multiple of k = {k}", input.len())
-            })?;
-            input.len() / k
-        }
-        Role::P1 => input.len(),
-    };
-    let total = n * k;
-    if bits == 0 || n == 0 {
-        return Ok(Bits::zeros(total));
+    let mut counts = Vec::with_capacity(specs.len());
+    for s in specs {
+        check(s.bits <= 64, || {
+            format!("millionaires' width {} > 64", s.bits)
+        })?;
+        check((1..=MAX_K).contains(&s.k), || {
+            format!("{} comparisons per element not in 1..={MAX_K}", s.k)
+        })?;
+        let n = match ctx.role {
+            Role::P0 => {
+                check(s.input.len().is_multiple_of(s.k), || {
+                    format!("{} inputs is not a multiple of k = {}", s.input.len(), s.k)
+                })?;
+                s.input.len() / s.k
+            }
+            Role::P1 => s.input.len(),
+        };
+        counts.push(if s.bits == 0 { 0 } else { n });
     }
     let m = ctx.radix;
-    let widths = digit_widths(bits, m);
-    let classes = leaf_classes(bits, m, k);
-    let q = widths.len();
-    let lv = levels(q);
+    let role = ctx.role;
     let mut prg = Prg::from_os()?;
-    let mut batch = KkBatch::new(ctx.role);
-
-    // Leaf OTs: P0 sends, for each digit value v of P1, its shares of
-    // 1{x_j < v} and 1{x_j = v}; P1 chooses with its digit y_j.
-    let mut leaves: Vec<Node> = Vec::with_capacity(q);
-    let mut ids = Vec::with_capacity(q);
-    let mut shift = 0u32;
-    for (j, (&w, &(n_msgs, mbits))) in widths.iter().zip(&classes).enumerate() {
-        let dmask = mask(w);
-        match ctx.role {
-            Role::P0 => {
-                let lt = Bits::random(&mut prg, total);
-                let eq = (j > 0).then(|| Bits::random(&mut prg, total));
-                // Row x of the tables: 1{x < v} and 1{x = v} for v in 0..N.
-                let lt_tab: Vec<u8> = (0..n_msgs * n_msgs)
-                    .map(|t| u8::from(t / n_msgs < t % n_msgs))
-                    .collect();
-                let eq_tab: Vec<u8> = (0..n_msgs * n_msgs)
-                    .map(|t| u8::from(t / n_msgs == t % n_msgs))
-                    .collect();
-                ids.push(batch.add_with(n_msgs, mbits, n, |msgs| {
-                    for (e, row) in msgs.chunks_exact_mut(n_msgs).enumerate() {
-                        for c in 0..k {
-                            let i = e * k + c;
-                            let x = ((input[i] >> shift) & dmask) as usize;
-                            let x_row = x * n_msgs..(x + 1) * n_msgs;
-                            let l0 = lt.bit(i) as u8;
-                            for (b, &t) in row.iter_mut().zip(&lt_tab[x_row.clone()]) {
-                                *b |= (t ^ l0) << c;
-                            }
-                            if let Some(eq) = &eq {
-                                let e0 = eq.bit(i) as u8;
-                                for (b, &t) in row.iter_mut().zip(&eq_tab[x_row.clone()]) {
-                                    *b |= (t ^ e0) << (k + c);
+    let mut batch = KkBatch::new(role);
+    // Per spec: leaves (role P0's random shares; role P1's come from the
+    // OTs), request ids, pending triples.
+    let mut trees: Vec<Vec<Node>> = Vec::with_capacity(specs.len());
+    let mut ids = Vec::with_capacity(specs.len());
+    let mut pendings = Vec::with_capacity(specs.len());
+    for (s, &n) in specs.iter().zip(&counts) {
+        let (k, total) = (s.k, n * s.k);
+        if n == 0 {
+            trees.push(Vec::new());
+            ids.push(Vec::new());
+            pendings.push(None);
+            continue;
+        }
+        let widths = digit_widths(s.bits, m);
+        let q = widths.len();
+        let lv = levels(q);
+        let mut leaves = Vec::with_capacity(q);
+        let mut sid = Vec::with_capacity(q);
+        let mut shift = 0u32;
+        for (j, &w) in widths.iter().enumerate() {
+            let dmask = mask(w);
+            let n_msgs = 1usize << w;
+            let mbits = if j == 0 { k } else { 2 * k } as u32;
+            let input = s.input;
+            match role {
+                Role::P0 => {
+                    // Random shares of lt (and eq above digit 0); message v
+                    // of element e carries comparison c's lt bit at bit c
+                    // and its eq bit at bit k + c.
+                    let lt = Bits::random(&mut prg, total);
+                    let eq = (j > 0).then(|| Bits::random(&mut prg, total));
+                    let tab = leaf_table(n_msgs);
+                    let (l, e) = (lt.clone(), eq.clone());
+                    let eq_mask = if j > 0 { 3u8 } else { 1 };
+                    let sh = shift;
+                    sid.push(batch.add_send(n_msgs, mbits, n, move |range, out| {
+                        for (row, el) in out.chunks_exact_mut(n_msgs).zip(range) {
+                            for c in 0..k {
+                                let i = el * k + c;
+                                let x = ((input[i] >> sh) & dmask) as usize;
+                                let key = x << 2
+                                    | (l.bit(i) as usize) << 1
+                                    | e.as_ref().map_or(0, |e| e.bit(i) as usize);
+                                let t = &tab[key * n_msgs..(key + 1) * n_msgs];
+                                if k == 1 {
+                                    for (b, &v) in row.iter_mut().zip(t) {
+                                        *b = v & eq_mask;
+                                    }
+                                } else {
+                                    for (b, &v) in row.iter_mut().zip(t) {
+                                        *b |= (v & 1) << c | ((v & eq_mask) >> 1) << (k + c);
+                                    }
                                 }
                             }
                         }
-                    }
-                }));
-                leaves.push(Node { lt, eq });
-            }
-            Role::P1 => {
-                ids.push(batch.add_with(n_msgs, mbits, n, |choices| {
-                    for (ch, &y) in choices.iter_mut().zip(input) {
-                        *ch = ((y >> shift) & dmask) as u8;
-                    }
-                }));
-            }
-        }
-        shift += w;
-    }
-    let pending = and::request(&mut prg, lv * total, (q - 1 - lv) * total, &mut batch);
-    let out = batch.run(ctx)?;
-    if ctx.role == Role::P1 {
-        leaves = ids
-            .iter()
-            .enumerate()
-            .map(|(j, &id)| {
-                let o = out.get(id);
-                Node {
-                    lt: Bits::from_fn(total, |i| (o[i / k] >> (i % k)) & 1 == 1),
-                    eq: (j > 0)
-                        .then(|| Bits::from_fn(total, |i| (o[i / k] >> (k + i % k)) & 1 == 1)),
+                    }));
+                    leaves.push(Node { lt, eq });
                 }
-            })
-            .collect();
-    }
-    let mut triples = pending.finish(ctx.role, &out);
-
-    // The tree: one exchange per level.
-    let mut nodes = leaves;
-    while nodes.len() > 1 {
-        let mut jobs = Vec::with_capacity(nodes.len() / 2);
-        for pair in nodes.chunks_exact(2) {
-            let (lo, hi) = (&pair[0], &pair[1]);
-            let eq_hi = hi
-                .eq
-                .as_ref()
-                .expect("only the lowest node lacks eq, and it is never the upper one of a pair");
-            jobs.push(match &lo.eq {
-                None => Job::Reg {
-                    x: &lo.lt,
-                    y: eq_hi,
-                    t: triples.take_regular(total),
-                },
-                Some(eq_lo) => Job::Cor {
-                    x: &lo.lt,
-                    x2: eq_lo,
-                    y: eq_hi,
-                    t: triples.take_correlated(total),
-                },
-            });
+                Role::P1 => {
+                    sid.push(batch.add_recv(n_msgs, mbits, n, |choices| {
+                        for (ch, &y) in choices.iter_mut().zip(input) {
+                            *ch = ((y >> shift) & dmask) as u8;
+                        }
+                    }));
+                }
+            }
+            shift += w;
         }
-        let outs = and::eval(ctx, jobs)?;
-        let odd = (nodes.len() % 2 == 1).then(|| nodes.pop()).flatten();
-        let mut next: Vec<Node> = outs
-            .into_iter()
-            .zip(nodes.chunks_exact(2))
-            .map(|((z, z2), pair)| Node {
-                lt: pair[1].lt.xor(&z),
-                eq: z2,
-            })
-            .collect();
-        next.extend(odd);
-        nodes = next;
+        pendings.push(Some(and::request(
+            &mut prg,
+            lv * total,
+            (q - 1 - lv) * total,
+            &mut batch,
+        )));
+        trees.push(leaves);
+        ids.push(sid);
     }
-    Ok(nodes.pop().map_or_else(|| Bits::zeros(total), |r| r.lt))
+    let out = batch.run(ctx)?;
+    let mut triples = Vec::with_capacity(specs.len());
+    for ((((s, &n), tree), sid), pending) in specs
+        .iter()
+        .zip(&counts)
+        .zip(trees.iter_mut())
+        .zip(&ids)
+        .zip(pendings)
+    {
+        let (k, total) = (s.k, n * s.k);
+        if role == Role::P1 && n > 0 {
+            *tree = sid
+                .iter()
+                .enumerate()
+                .map(|(j, &id)| {
+                    let o = out.get(id);
+                    if k == 1 {
+                        Node {
+                            lt: Bits::from_bytes_bit(o, 0),
+                            eq: (j > 0).then(|| Bits::from_bytes_bit(o, 1)),
+                        }
+                    } else {
+                        Node {
+                            lt: Bits::from_fn(total, |i| (o[i / k] >> (i % k)) & 1 == 1),
+                            eq: (j > 0).then(|| {
+                                Bits::from_fn(total, |i| (o[i / k] >> (k + i % k)) & 1 == 1)
+                            }),
+                        }
+                    }
+                })
+                .collect();
+        }
+        triples.push(pending.map(|p| p.finish(role, &out)));
+    }
+
+    // The trees: one exchange per level for all specs.
+    while trees.iter().any(|t| t.len() > 1) {
+        let mut jobs = Vec::new();
+        for ((tree, t), (&n, s)) in trees
+            .iter()
+            .zip(triples.iter_mut())
+            .zip(counts.iter().zip(specs))
+        {
+            let (Some(t), true) = (t.as_mut(), tree.len() > 1) else {
+                continue;
+            };
+            let total = n * s.k;
+            for pair in tree.chunks_exact(2) {
+                let (lo, hi) = (&pair[0], &pair[1]);
+                let eq_hi = hi.eq.as_ref().expect(
+                    "only the lowest node lacks eq, and it is never the upper one of a pair",
+                );
+                jobs.push(match &lo.eq {
+                    None => Job::Reg {
+                        x: &lo.lt,
+                        y: eq_hi,
+                        t: t.take_regular(total),
+                    },
+                    Some(eq_lo) => Job::Cor {
+                        x: &lo.lt,
+                        x2: eq_lo,
+                        y: eq_hi,
+                        t: t.take_correlated(total),
+                    },
+                });
+            }
+        }
+        let mut outs = and::eval(ctx, jobs)?.into_iter();
+        for tree in trees.iter_mut().filter(|t| t.len() > 1) {
+            let odd = (tree.len() % 2 == 1).then(|| tree.pop()).flatten();
+            let mut next: Vec<Node> = Vec::with_capacity(tree.len() / 2 + 1);
+            for pair in tree.chunks_exact(2) {
+                let (z, z2) = outs.next().unwrap_or_default();
+                next.push(Node {
+                    lt: pair[1].lt.xor(&z),
+                    eq: z2,
+                });
+            }
+            next.extend(odd);
+            *tree = next;
+        }
+    }
+    Ok(trees
+        .into_iter()
+        .zip(specs.iter().zip(&counts))
+        .map(|(mut t, (s, &n))| {
+            let _ = n;
+            t.pop()
+                .map_or_else(|| Bits::zeros(out_len(s, role)), |r| r.lt)
+        })
+        .collect())
+}
+
+/// Output length of a spec: `n·k`.
+fn out_len(s: &MillSpec<'_>, role: Role) -> usize {
+    match role {
+        Role::P0 => s.input.len(),
+        Role::P1 => s.input.len() * s.k,
+    }
+}
+
+/// The KK classes (in call order) of the leaf and triple OTs of [`mill`] on
+/// `n` elements.
+fn classes(bits: u32, m: u32, k: usize, n: usize) -> Vec<KkClass> {
+    if bits == 0 || n == 0 {
+        return Vec::new();
+    }
+    let total = n * k;
+    let leaves = leaf_classes(bits, m, k);
+    let q = leaves.len();
+    let lv = levels(q);
+    let mut c: Vec<KkClass> = leaves
+        .iter()
+        .map(|&(n_msgs, bits)| KkClass {
+            n_msgs,
+            bits,
+            count: n,
+        })
+        .collect();
+    c.push(KkClass {
+        n_msgs: 16,
+        bits: 2,
+        count: (lv * total).div_ceil(2),
+    });
+    c.push(KkClass {
+        n_msgs: 8,
+        bits: 2,
+        count: (q - 1 - lv) * total,
+    });
+    c
+}
+
+/// Bits of the AND openings of one tree: 2 bits per party per regular AND
+/// and 3 per correlated pair, per level (before byte rounding).
+fn and_level_bits(bits: u32, m: u32, k: usize, n: usize) -> Vec<u64> {
+    if bits == 0 || n == 0 {
+        return Vec::new();
+    }
+    let total = (n * k) as u64;
+    let mut nodes = bits.div_ceil(m) as usize;
+    let mut v = Vec::new();
+    while nodes > 1 {
+        // The pair holding the lowest node is a regular AND, the others
+        // correlated pairs.
+        let pairs = (nodes / 2) as u64;
+        v.push((2 + 3 * (pairs - 1)) * total);
+        nodes -= nodes / 2;
+    }
+    v
+}
+
+/// Exact bits on the wire (both directions, excluding the OT set-up) of
+/// [`mill_multi`] on specs `(bits, k, n)` at radix `m`: one OT call for all
+/// leaf and triple classes, and per tree level one exchange of every spec's
+/// openings (each party's message rounded up to whole bytes).
+pub fn cost_bits_multi(m: u32, specs: &[(u32, usize, usize)]) -> u64 {
+    let cls: Vec<KkClass> = specs
+        .iter()
+        .flat_map(|&(bits, k, n)| classes(bits, m, k, n))
+        .collect();
+    let mut per_level: Vec<u64> = Vec::new();
+    for &(bits, k, n) in specs {
+        for (i, b) in and_level_bits(bits, m, k, n).into_iter().enumerate() {
+            if per_level.len() <= i {
+                per_level.push(0);
+            }
+            per_level[i] += b;
+        }
+    }
+    crate::ot::kk_bits(&cls) + per_level.iter().map(|b| 2 * 8 * b.div_ceil(8)).sum::<u64>()
 }
 
 /// Exact bits on the wire (both directions, excluding the OT set-up) of
 /// [`mill`] on `n` elements with `k` comparisons each, at radix `m`.
 pub fn cost_bits(bits: u32, m: u32, k: usize, n: usize) -> u64 {
-    if bits == 0 || n == 0 {
-        return 0;
-    }
-    let total = n * k;
-    let classes = leaf_classes(bits, m, k);
-    let q = classes.len();
-    let lv = levels(q);
-    // Instances per KK class, in first-appearance order.
-    let mut calls: Vec<((usize, u32), usize)> = Vec::new();
-    let mut add = |c: (usize, u32), count: usize| {
-        if count == 0 {
-            return;
-        }
-        match calls.iter_mut().find(|(k, _)| *k == c) {
-            Some((_, cnt)) => *cnt += count,
-            None => calls.push((c, count)),
-        }
-    };
-    for &c in &classes {
-        add(c, n);
-    }
-    add((16, 2), (lv * total).div_ceil(2));
-    add((8, 2), (q - 1 - lv) * total);
-    let ot: u64 = calls
-        .iter()
-        .map(|&((nm, b), cnt)| kk_bits(nm, b, cnt))
-        .sum();
-    // AND openings: 2 bits per party per regular AND, 3 per correlated pair,
-    // one exchange per level (each message rounded up to whole bytes).
-    let mut and_bits = 0u64;
-    let mut nodes = q;
-    while nodes > 1 {
-        // The pair holding the lowest node is a regular AND, the others
-        // correlated pairs.
-        let pairs = nodes / 2;
-        let per_party = (2 + 3 * (pairs - 1)) * total;
-        and_bits += 2 * 8 * per_party.div_ceil(8) as u64;
-        nodes -= pairs;
-    }
-    ot + and_bits
+    cost_bits_multi(m, &[(bits, k, n)])
 }
 
 /// Exact bits of one `(N 1)-OT_b` call on `count` instances: the receiver's
 /// 2λ-bit rows for `8⌈count/8⌉` instances and the sender's `⌈count·N·b/8⌉`
 /// bytes.
 pub(crate) fn kk_bits(n_msgs: usize, bits: u32, count: usize) -> u64 {
-    if count == 0 {
-        return 0;
-    }
-    (2 * LAMBDA * count.next_multiple_of(8)) as u64
-        + 8 * (count * n_msgs * bits as usize).div_ceil(8) as u64
+    crate::ot::kk_bits(&[KkClass {
+        n_msgs,
+        bits,
+        count,
+    }])
 }
 
 /// Rounds of [`mill`] as counted by the receiving side (role `P1`, having
-/// sent before, as inside any larger protocol): one per distinct OT class and
-/// one per tree level after the first (role `P0` sends its first-level AND
-/// message right after its last OT answer, so it travels with it).
+/// sent before, as inside any larger protocol): one for the OT call and one
+/// per tree level after the first (role `P0` sends its first-level AND
+/// message right after its OT answer, so it travels with it).
 pub fn rounds(bits: u32, m: u32, k: usize) -> u64 {
-    if bits == 0 {
-        return 0;
-    }
-    let mut classes = leaf_classes(bits, m, k);
-    let q = classes.len();
-    let lv = levels(q);
-    if lv > 0 {
-        classes.push((16, 2));
-    }
-    if q - 1 > lv {
-        classes.push((8, 2));
-    }
-    classes.sort_unstable();
-    classes.dedup();
-    (classes.len() + lv.saturating_sub(1)) as u64
+    rounds_multi(m, &[(bits, k)])
+}
+
+/// Rounds of [`mill_multi`] on specs `(bits, k)` (role `P1`): those of the
+/// deepest tree.
+pub fn rounds_multi(m: u32, specs: &[(u32, usize)]) -> u64 {
+    specs
+        .iter()
+        .filter(|&&(bits, _)| bits > 0)
+        .map(|&(bits, _)| levels(bits.div_ceil(m) as usize).max(1) as u64)
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -428,11 +566,13 @@ mod tests {
         // Exact totals for n = 4096 (pinned): 3844 and 3828 bits per element.
         assert_eq!(cost_bits(32, 4, 1, 4096), 3844 * 4096);
         assert_eq!(cost_bits(31, 4, 1, 4096), 3828 * 4096);
-        // Rounds: one per OT class, ⌈log q⌉ − 1 AND levels.
-        assert_eq!(rounds(32, 4, 1), 3 + 2);
-        assert_eq!(rounds(31, 4, 1), 3 + 2);
-        assert_eq!(rounds(32, 7, 1), 4 + 2);
+        // Rounds: one for the OT call carrying every leaf and triple class,
+        // then ⌈log q⌉ − 1 AND levels (the paper counts log ℓ = 5 for ℓ = 32).
+        assert_eq!(rounds(32, 4, 1), 1 + 2);
+        assert_eq!(rounds(31, 4, 1), 1 + 2);
+        assert_eq!(rounds(32, 7, 1), 1 + 2);
         assert_eq!(rounds(8, 8, 3), 1);
+        assert_eq!(rounds_multi(4, &[(31, 1), (12, 1)]), 1 + 2);
     }
 
     #[test]

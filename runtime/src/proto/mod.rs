@@ -52,7 +52,6 @@
 pub mod and;
 pub mod b2a;
 pub mod bits;
-mod cot;
 pub mod drelu;
 pub mod drelu_ring;
 pub mod engine;

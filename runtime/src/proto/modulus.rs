@@ -213,6 +213,39 @@ impl Modulus {
     }
 }
 
+/// A modulus is a ring of correlated-OT payloads (the OT layer's
+/// [`crate::ot::CotRing`]), with the pad derivation of
+/// [`Modulus::pad_bits`] and [`Modulus::elem_from_pad`].
+impl crate::ot::CotRing for Modulus {
+    fn valid(self) -> bool {
+        self.check().is_ok()
+    }
+    #[inline]
+    fn wire_bits(self) -> u32 {
+        self.bits()
+    }
+    #[inline]
+    fn pad_bits(self) -> u32 {
+        Modulus::pad_bits(self)
+    }
+    #[inline]
+    fn elem_of_pad(self, y: u128) -> u64 {
+        self.elem_from_pad(y)
+    }
+    #[inline]
+    fn add(self, a: u64, b: u64) -> u64 {
+        Modulus::add(self, a, b)
+    }
+    #[inline]
+    fn sub(self, a: u64, b: u64) -> u64 {
+        Modulus::sub(self, a, b)
+    }
+    #[inline]
+    fn reduce(self, x: u64) -> u64 {
+        Modulus::reduce(self, x)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

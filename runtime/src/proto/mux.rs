@@ -24,7 +24,8 @@
 
 use super::bits::Bits;
 use super::modulus::Modulus;
-use super::{Ctx, ProtoError, Role, check, cot};
+use super::{Ctx, ProtoError, Role, check};
+use crate::ot::{CotFields, cot_bits};
 
 /// Rounds of a multiplexer as counted by role `P1` (after having sent).
 pub const ROUNDS: u64 = 1;
@@ -32,8 +33,8 @@ pub const ROUNDS: u64 = 1;
 /// Exact bits on the wire of [`mux_fields`] with fields `fields` on `n`
 /// elements (both OTs).
 pub fn cost_bits<M: Copy + Into<Modulus>>(fields: &[M], n: usize) -> u64 {
-    let mods: Vec<Modulus> = fields.iter().map(|&m| m.into()).collect();
-    2 * cot::cost_bits(cot::wire_bits(&mods), n)
+    let wire: u64 = fields.iter().map(|&m| m.into().bits() as u64).sum();
+    2 * cot_bits(n, n as u64 * wire)
 }
 
 /// Shares of `c·x` for shares `x` of elements of `Z_n` (`n = 2^ℓ` for an
@@ -83,25 +84,55 @@ pub fn mux_fields<M: Copy + Into<Modulus>>(
             }
         })
         .collect();
-    let (r, y) = match ctx.role {
+    let n = c.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let f = CotFields::new(&mods)?;
+    // This party's share: c·x − r (from the OT it sends) + r' + c·Δ' (from
+    // the one it receives), accumulated as the OTs stream their outputs.
+    let mut z: Vec<u64> = x
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if c.get(i / nf) { v } else { 0 })
+        .collect();
+    let send = |ctx: &mut Ctx<'_>, z: &mut [u64]| {
+        ctx.ot.send_cot_with(
+            ctx.ch,
+            n,
+            |_| f,
+            |j| &delta[j * nf..(j + 1) * nf],
+            |j, r| {
+                for ((a, &b), md) in z[j * nf..(j + 1) * nf].iter_mut().zip(r).zip(&mods) {
+                    *a = md.sub(*a, b);
+                }
+            },
+        )
+    };
+    let recv = |ctx: &mut Ctx<'_>, z: &mut [u64]| {
+        ctx.ot.recv_cot_with(
+            ctx.ch,
+            n,
+            |j| c.get(j),
+            |_| f,
+            |j, v| {
+                for ((a, &b), md) in z[j * nf..(j + 1) * nf].iter_mut().zip(v).zip(&mods) {
+                    *a = md.add(*a, b);
+                }
+            },
+        )
+    };
+    match ctx.role {
         Role::P0 => {
-            let r = cot::send(ctx, &mods, &delta)?;
-            (r, cot::recv(ctx, &mods, c)?)
+            send(ctx, &mut z)?;
+            recv(ctx, &mut z)?;
         }
         Role::P1 => {
-            let y = cot::recv(ctx, &mods, c)?;
-            (cot::send(ctx, &mods, &delta)?, y)
+            recv(ctx, &mut z)?;
+            send(ctx, &mut z)?;
         }
-    };
-    Ok(x.iter()
-        .zip(r.iter().zip(&y))
-        .enumerate()
-        .map(|(i, (&v, (&r, &y)))| {
-            let md = mods[i % nf];
-            let own = if c.get(i / nf) { v } else { 0 };
-            md.add(md.sub(own, r), y)
-        })
-        .collect())
+    }
+    Ok(z)
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@
 //! `W` the bits of the `corr` message. For ℓ = 32, d = 49 (δ = 9), m = 8:
 //! 3134 + 384 + 1024 + 480 = 5022 bits (paper: 5570). Over `Z_n` with η =
 //! 32 (`n = 2^32 − 5`), d = 49, m = 7: 4904 + 420 + 1352 + 480 = 7156 bits
-//! and 13 rounds (paper, Table 3: 7796 bits, 14 rounds); with the HE prime
+//! and 7 rounds (paper, Table 3: 7796 bits, 14 rounds); with the HE prime
 //! `2^32 − 2^20 + 1` (two comparisons) 6152 bits, and its truncation by
 //! `2^12` 6984 bits. [`cost_bits`] is exact.
 //!
@@ -376,7 +376,7 @@ mod tests {
             cost_bits(32, &[49], 8, n),
             (3134 + 384 + 1024 + 480) * n as u64
         );
-        assert_eq!(rounds(32, &[49], 8), 6 + 1 + 1 + 1);
+        assert_eq!(rounds(32, &[49], 8), 2 + 1 + 1 + 1);
     }
 
     #[test]
@@ -484,7 +484,9 @@ mod tests {
         let (md, n) = (Modulus::Odd(4_294_967_291), 1 << 16);
         assert_eq!(batch_shape(md, &[49]), (3, 9));
         assert_eq!(cost_bits(md, &[49], 7, n), 7156 * n as u64);
-        assert_eq!(rounds(md, &[49], 7), 13);
+        // Rounds: DReLU^{ring,n} (its millionaires' in one OT call: 3, plus
+        // its (4 1)-OT), the corr OT, Π_MILL^8 (1), the B2A.
+        assert_eq!(rounds(md, &[49], 7), 4 + 1 + 1 + 1);
         // The 32-bit HE prime 2^32 − 2^20 + 1 (n⁰ = 15 ≤ 49/2): two
         // comparisons; its truncation by 2^12 likewise.
         let md = Modulus::Odd(4_293_918_721);

@@ -8,14 +8,14 @@
 //! costs 2λ + 4ℓ; ours uses correlated OT, see [`super::mux`]). For ℓ = 32
 //! that is 4148 bits at m = 4 (paper: 4212) and 3234 at m = 7 (paper: 3298),
 //! plus the OT layer's padding. Rounds (role `P1`): those of `Π_MILL^{ℓ−1}`
-//! plus 1 — 6 for ℓ = 32, m = 4 (the paper counts 7, Table 2).
+//! plus 1 — 4 for ℓ = 32, m = 4 (the paper counts 7, Table 2).
 //!
 //! Over `Z_n`: `Π_DReLU^{ring,n}` (two `Π_MILL^{η+1}` sharing role `P1`'s
 //! input, plus a `(4 1)-OT_1`) plus 2λ + 2η bits, `η = ⌈log₂ n⌉`. For η = 32
 //! at m = 7: 5224 bits (paper, Table 2: 5288, with its 2λ + 4η
 //! multiplexer); rounds (role `P1`): the millionaires', one for the
-//! `(4 1)-OT` and one for the multiplexer — 9 for η = 32, m = 7, the paper's
-//! count.
+//! `(4 1)-OT` and one for the multiplexer — 5 for η = 32, m = 7 (the paper
+//! counts 9; our millionaires' makes one OT call for all its classes).
 
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, mux, sign};
@@ -105,8 +105,8 @@ mod tests {
         assert_eq!(cost_bits(32, 7, n), (3298 - 64) * n as u64);
         let per_elem = |c: u64| (c + setup) as f64 / n as f64;
         assert!(per_elem(cost_bits(32, 4, n)) < 4151.0 && per_elem(cost_bits(32, 7, n)) < 3237.0);
-        assert_eq!(rounds(32, 4), 6);
-        assert_eq!(rounds(32, 7), 7);
+        assert_eq!(rounds(32, 4), 4);
+        assert_eq!(rounds(32, 7), 4);
     }
 
     #[test]
@@ -168,6 +168,6 @@ mod tests {
         // 2η for the correlated-OT multiplexer (required ≤ 5552 = 1.05·5288).
         let (md, n) = (Modulus::Odd(4_293_918_721), 1 << 16);
         assert_eq!(cost_bits(md, 7, n), (5288 - 64) * n as u64);
-        assert_eq!(rounds(md, 7), 9);
+        assert_eq!(rounds(md, 7), 5);
     }
 }

@@ -42,25 +42,31 @@
 //! (λ + ℓ) + (λ + s)`; for ℓ = 32, s = 12, m = 4: 1144 + 160 + 140 = 1444 bits
 //! (the general protocol: 3828 + 304 + 1144 + 160 = 5436).
 //!
+//! The two millionaires' of the general protocol (`Π_MILL^{ℓ−1}` inside the
+//! `DReLU` and `Π_MILL^s`) do not depend on each other: they run together
+//! ([`mill::mill_multi`]: one OT call for the leaves and triples of both,
+//! one exchange per tree level for both), so the truncation costs the rounds
+//! of the deeper one.
+//!
 //! # Rounds (role `P1`)
-//! General: `DReLU^ℓ`, one for the OT, `Π_MILL^s`, one for B2A. Non-negative:
-//! `Π_MILL^s` and one.
+//! General: the millionaires' (those of `Π_MILL^{ℓ−1}`), one for the `corr`
+//! OT, one for B2A. Non-negative: `Π_MILL^s` and one.
 
 use super::bits::Bits;
+use super::mill::MillSpec;
 use super::modulus::Modulus;
-use super::{Ctx, ProtoError, Role, b2a, check, check_ell, cot, drelu, mill};
+use super::{Ctx, ProtoError, Role, b2a, check, check_ell, drelu, mill};
 use crate::crypto::Prg;
 use crate::net::pack::{mask, mask128};
-use crate::ot::Word;
+use crate::ot::{CotFields, KkClass, Word, cot_bits};
 
 /// Exact bits on the wire of [`trunc`] on `n` elements at radix `m`.
 pub fn cost_bits(ell: u32, s: u32, m: u32, n: usize) -> u64 {
     if s == 0 {
         return 0;
     }
-    drelu::cost_bits(ell, m, n)
+    mill::cost_bits_multi(m, &[(ell - 1, 1, n), (s, 1, n)])
         + mill::kk_bits(4, s, n)
-        + mill::cost_bits(s, m, 1, n)
         + b2a::cost_bits(ell, n)
 }
 
@@ -69,10 +75,8 @@ pub fn cost_bits_nonneg(ell: u32, s: u32, m: u32, n: usize) -> u64 {
     if s == 0 || n == 0 {
         return 0;
     }
-    // One random-OT batch of 2n instances, then nℓ + ns correction bits.
-    mill::cost_bits(s, m, 1, n)
-        + cot::cost_bits(0, 2 * n)
-        + 8 * (n as u64 * (ell + s) as u64).div_ceil(8)
+    // One correlated-OT batch of 2n instances, nℓ + ns correction bits.
+    mill::cost_bits(s, m, 1, n) + cot_bits(2 * n, n as u64 * (ell + s) as u64)
 }
 
 /// Rounds of [`trunc`] (role `P1`).
@@ -80,7 +84,7 @@ pub fn rounds(ell: u32, s: u32, m: u32) -> u64 {
     if s == 0 {
         return 0;
     }
-    drelu::rounds(ell, m) + 1 + mill::rounds(s, m, 1) + 1
+    mill::rounds_multi(m, &[(ell - 1, 1), (s, 1)]) + 1 + 1
 }
 
 /// Rounds of [`trunc_nonneg`] (role `P1`).
@@ -105,11 +109,7 @@ fn check_args(ell: u32, s: u32) -> Result<(), ProtoError> {
 
 /// Shares of `c = 1{a_0^0 + a_1^0 ≥ 2^s}` from `Π_MILL^s`.
 fn low_carry(ctx: &mut Ctx<'_>, s: u32, a: &[u64]) -> Result<Bits, ProtoError> {
-    let low = mask(s);
-    let input: Vec<u64> = match ctx.role {
-        Role::P0 => a.iter().map(|&x| low - (x & low)).collect(),
-        Role::P1 => a.iter().map(|&x| x & low).collect(),
-    };
+    let input = drelu::carry_input(ctx.role, s, a);
     mill::mill(ctx, s, 1, &input)
 }
 
@@ -164,27 +164,35 @@ fn corr_ot<T: Word>(
             let corr0: Vec<u64> = (0..n * fields.len())
                 .map(|k| per_field[k % fields.len()][k / fields.len()])
                 .collect();
-            let mut msgs = Vec::with_capacity(4 * n);
-            for (i, r) in corr0.chunks_exact(fields.len()).enumerate() {
-                let (m0, x0) = (msb.bit(i), x.bit(i));
-                for j in 0..4u64 {
-                    let (j0, j1) = (j & 1, j >> 1);
-                    let t = (m0 ^ j0 ^ x0) & (m0 ^ j0 ^ j1);
-                    let (mut msg, mut at) = (0u128, 0);
-                    for (&r, f) in r.iter().zip(fields) {
-                        let v = f.neg(r);
-                        let v = match (t, x0) {
-                            (0, _) => v,
-                            (_, 0) => f.sub(v, f.reduce(1)),
-                            _ => f.add(v, f.reduce(1)),
-                        };
-                        msg |= u128::from(v) << at;
-                        at += f.bits();
+            let class = [KkClass {
+                n_msgs: 4,
+                bits,
+                count: n,
+            }];
+            let nf = fields.len();
+            ctx.ot
+                .send_kkot_classes(ctx.ch, &class, |_, range, out: &mut [T]| {
+                    for (row, i) in out.chunks_exact_mut(4).zip(range) {
+                        let (m0, x0) = (msb.bit(i), x.bit(i));
+                        let r = &corr0[i * nf..(i + 1) * nf];
+                        for (j, o) in (0..4u64).zip(row.iter_mut()) {
+                            let (j0, j1) = (j & 1, j >> 1);
+                            let t = (m0 ^ j0 ^ x0) & (m0 ^ j0 ^ j1);
+                            let (mut msg, mut at) = (0u128, 0);
+                            for (&r, f) in r.iter().zip(fields) {
+                                let v = f.neg(r);
+                                let v = match (t, x0) {
+                                    (0, _) => v,
+                                    (_, 0) => f.sub(v, f.reduce(1)),
+                                    _ => f.add(v, f.reduce(1)),
+                                };
+                                msg |= u128::from(v) << at;
+                                at += f.bits();
+                            }
+                            *o = T::from_u128(msg);
+                        }
                     }
-                    msgs.push(T::from_u128(msg));
-                }
-            }
-            ctx.ot.send_kkot(ctx.ch, 4, &msgs, bits)?;
+                })?;
             corr0
         }
         Role::P1 => {
@@ -217,9 +225,30 @@ pub fn trunc(ctx: &mut Ctx<'_>, ell: u32, s: u32, a: &[u64]) -> Result<Vec<u64>,
     if s == 0 {
         return Ok(a.to_vec());
     }
-    let msb = drelu::msb(ctx, ell, a)?;
+    let (hi, lo) = (
+        drelu::carry_input(ctx.role, ell - 1, a),
+        drelu::carry_input(ctx.role, s, a),
+    );
+    let specs = [
+        MillSpec {
+            bits: ell - 1,
+            k: 1,
+            input: &hi,
+        },
+        MillSpec {
+            bits: s,
+            k: 1,
+            input: &lo,
+        },
+    ];
+    let mut carries = mill::mill_multi(ctx, &specs)?.into_iter();
+    let (Some(carry), Some(c)) = (carries.next(), carries.next()) else {
+        return Err(ProtoError::InvalidArgument(
+            "millionaires' returned fewer results than specs".into(),
+        ));
+    };
+    let msb = drelu::msb_from_carry(carry, ell, a);
     let corr = corr(ctx, &top_bits(a, ell), &msb, &[Modulus::Pow2(s)])?;
-    let c = low_carry(ctx, s, a)?;
     let d = b2a::b2a(ctx, ell, &c)?;
     Ok(combine(a, &corr, &d, ell, s))
 }
@@ -240,27 +269,49 @@ pub fn trunc_nonneg(
     let n = a.len();
     let c = low_carry(ctx, s, a)?;
     let x = top_bits(a, ell);
-    let (w_ell, w_s) = ([Modulus::Pow2(ell)], [Modulus::Pow2(s)]);
-    // One OT batch: the B2A of c (Δ = c_0, choice c_1) and x_0·x_1 mod 2^s
-    // (Δ = x_0, choice x_1; role P0's share is −r).
-    let (y, corr) = match ctx.role {
+    let (w_ell, w_s) = ([ell], [s]);
+    let (w_ell, w_s) = (CotFields::new(&w_ell)?, CotFields::new(&w_s)?);
+    let fields = |j: usize| if j < n { w_ell } else { w_s };
+    // One OT batch of 2n instances: the B2A of c (Δ = c_0, choice c_1), then
+    // x_0·x_1 mod 2^s (Δ = x_0, choice x_1; role P0's share is −r).
+    let mut y = Vec::with_capacity(n);
+    let mut corr = Vec::with_capacity(n);
+    match ctx.role {
         Role::P0 => {
-            let dx: Vec<u64> = (0..n).map(|i| x.bit(i)).collect();
-            let mut r = cot::send_segments(ctx, &[(&w_ell, &b2a::delta(&c)), (&w_s, &dx)])?;
-            let corr = r
-                .pop()
-                .unwrap_or_default()
-                .iter()
-                .map(|r| r.wrapping_neg())
+            let d: Vec<u64> = b2a::delta(&c)
+                .into_iter()
+                .chain((0..n).map(|i| x.bit(i)))
                 .collect();
-            (r.pop().unwrap_or_default(), corr)
+            ctx.ot.send_cot_with(
+                ctx.ch,
+                2 * n,
+                fields,
+                |j| std::slice::from_ref(&d[j]),
+                |j, r| {
+                    if j < n {
+                        y.push(r[0]);
+                    } else {
+                        corr.push(r[0].wrapping_neg());
+                    }
+                },
+            )?;
         }
         Role::P1 => {
-            let mut y = cot::recv_segments(ctx, &[(&w_ell, &c), (&w_s, &x)])?;
-            let corr = y.pop().unwrap_or_default();
-            (y.pop().unwrap_or_default(), corr)
+            ctx.ot.recv_cot_with(
+                ctx.ch,
+                2 * n,
+                |j| if j < n { c.get(j) } else { x.get(j - n) },
+                fields,
+                |j, v| {
+                    if j < n {
+                        y.push(v[0]);
+                    } else {
+                        corr.push(v[0]);
+                    }
+                },
+            )?;
         }
-    };
+    }
     let d = b2a::finish(ctx.role, Modulus::Pow2(ell), &c, &y);
     Ok(combine(a, &corr, &d, ell, s))
 }
@@ -390,9 +441,11 @@ mod tests {
             cost_bits_nonneg(32, 12, 4, n),
             (1144 + 160 + 140) * n as u64
         );
-        assert_eq!(super::rounds(32, 12, 4), 5 + 1 + 3 + 1);
-        assert_eq!(rounds_nonneg(12, 4), 3 + 1);
-        assert_eq!(super::rounds(32, 12, 7), 6 + 1 + 3 + 1);
+        // Both millionaires' at once (the deeper, Π_MILL^31, has 3 rounds),
+        // then the corr OT and the B2A.
+        assert_eq!(super::rounds(32, 12, 4), 3 + 1 + 1);
+        assert_eq!(rounds_nonneg(12, 4), 2 + 1);
+        assert_eq!(super::rounds(32, 12, 7), 3 + 1 + 1);
     }
 
     #[test]
