@@ -7,6 +7,9 @@
 //! * `maxpool`: per output element, one comparison per window element beyond the first
 //!   (padded positions are not compared); each comparison is a DReLU of a difference and
 //!   a MUX (§5.2.2). `argmax`: `n − 1` comparisons per reduced slice of `n` elements.
+//!   Unless the operand is provably non-negative ([`sci_ir::analysis::nonneg`]), the
+//!   runtime compares exactly: one more DReLU per *input* element (its sign) and an AND
+//!   per comparison.
 //! * `trunc`: one truncation per element (Algorithm 5), counted apart when its input is
 //!   known non-negative (`trunc_nonneg`: the DReLU of step 2 is skipped, §6.2).
 //! * `div_public`, `avgpool`, `global_avgpool`: one division (Theorem 4.1 / Appendix D)
@@ -77,8 +80,9 @@ impl Calls {
     }
 }
 
-/// The calls of instruction `i` of `p` (ring bit width taken from its type).
-pub fn calls(p: &Program, i: &Instr) -> Calls {
+/// The calls of instruction `i` of `p` (ring bit width taken from its type); `nonneg`
+/// is [`sci_ir::analysis::nonneg`] of `p`.
+pub fn calls(p: &Program, nonneg: &[bool], i: &Instr) -> Calls {
     let mut c = Calls::default();
     if i.ty.owner() != Owner::Shared {
         return c;
@@ -109,13 +113,13 @@ pub fn calls(p: &Program, i: &Instr) -> Calls {
                 .map(|&k| k.saturating_sub(1))
                 .sum::<u64>();
             c.comparisons = per_plane * (xs[0] * xs[1]) as u64;
-            c.drelu = c.comparisons;
+            c.drelu = c.comparisons + signs(p, nonneg, x);
         }
         Op::ArgMax { x, axis, .. } => {
             let n = shape(x).get(*axis).copied().unwrap_or(1).max(1) as u64;
             let slices = p.ty(*x).numel() as u64 / n;
             c.comparisons = slices * (n - 1);
-            c.drelu = c.comparisons;
+            c.drelu = c.comparisons + signs(p, nonneg, x);
         }
         Op::Trunc { nonneg, .. } => {
             if *nonneg {
@@ -179,4 +183,14 @@ fn window_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> 
     let d = |i: usize| shape.get(i).copied().unwrap_or(1);
     pool.window_counts([d(2), d(3)], include_pad)
         .unwrap_or_default()
+}
+
+/// The sign DReLUs of an exact MaxPool/ArgMax over `x`: one per element unless `x` is
+/// provably non-negative (then the runtime uses the paper's narrow comparison).
+fn signs(p: &Program, nonneg: &[bool], x: &sci_ir::ValueId) -> u64 {
+    if nonneg.get(x.index()).copied().unwrap_or(false) {
+        0
+    } else {
+        p.ty(*x).numel() as u64
+    }
 }

@@ -197,6 +197,7 @@ fn layers(p: &Program) -> Vec<Layer> {
     // continue on indented lines).
     let text = p.to_text();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('%')).collect();
+    let nonneg = sci_ir::analysis::nonneg::nonneg(p);
     p.instrs()
         .iter()
         .zip(lines)
@@ -225,7 +226,7 @@ fn layers(p: &Program) -> Vec<Layer> {
                 bits,
                 scale: i.ty.scale(),
                 ir: line.to_string(),
-                calls: calls(p, i),
+                calls: calls(p, &nonneg, i),
             }
         })
         .collect()

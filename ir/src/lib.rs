@@ -7,6 +7,7 @@
 //! * [`program`]: the SSA arena ([`Program`]) and its [`Builder`], which type-checks
 //!   every instruction ([`check`]), so every `Program` is well-typed.
 //! * [`secure`]: whether a program can be executed securely by the runtime.
+//! * [`analysis`]: static analyses shared by the passes and the runtime (non-negativity).
 //! * [`fixed`]: fixed-point encode/decode and the exact `trunc` / `rdiv` (CrypTFlow2
 //!   equation 2, Corollary 4.2, Appendix E).
 //! * [`tensor`]: concrete tensors (constant data, interpreter inputs and outputs).
@@ -22,6 +23,7 @@
 //! division by a public integer is the paper's `rdiv`; MaxPool/ArgMax break ties by first
 //! index.
 
+pub mod analysis;
 pub mod check;
 pub mod fixed;
 pub mod interp;

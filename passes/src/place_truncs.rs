@@ -13,7 +13,7 @@
 //! the input of a residual block, say — must keep its scale for its other users, so the
 //! chain stops there and the truncation is placed before it). Among the points the chain
 //! reaches, the truncation goes where it is cheapest: the fewest elements, counting a
-//! truncation whose input is provably non-negative ([`crate::nonneg`]) as half the cost
+//! truncation whose input is provably non-negative ([`sci_ir::analysis::nonneg`]) as half the cost
 //! of a general one (it skips the DReLU of Algorithm 5, step 2); ties go to the earliest
 //! point. So `conv → trunc → relu` becomes `conv → relu → trunc nonneg` and
 //! `conv → trunc → maxpool → relu` becomes `conv → maxpool → relu → trunc nonneg` (a
@@ -34,8 +34,8 @@
 //! of the interpreter before and after the pass on random programs and inputs.
 
 use crate::error::PassError;
-use crate::nonneg;
 use crate::rewrite::Rewriter;
+use sci_ir::analysis::nonneg::nonneg;
 use sci_ir::{Op, Program, ValueId};
 
 /// A truncation to move: the chain of ops it moves past.
@@ -133,7 +133,7 @@ pub fn run(p: &Program) -> Result<Program, PassError> {
 /// Chooses, in program order, where each truncation goes (only truncations that move).
 fn plan(p: &Program) -> Vec<Plan> {
     let users = p.users();
-    let nn = nonneg::analyze(p);
+    let nn = nonneg(p);
     let mut claimed = vec![false; p.instrs().len()];
     let mut plans = Vec::new();
     for t in p.ids() {

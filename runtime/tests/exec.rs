@@ -188,3 +188,87 @@ fn a_vanished_peer_is_an_error_naming_the_instruction() {
         "{msg}"
     );
 }
+
+/// MaxPool and ArgMax over a provably non-negative operand (after a ReLU) use the
+/// paper's narrow comparison, every other one the exact comparison: both equal the
+/// interpreter on the edges of the signed range (ties, 0, ±1, the extremes), and the
+/// narrow ones communicate what `proto::maxpool::cost_bits` says for their mode — less
+/// than the exact ones on the same geometry.
+#[test]
+fn maxpool_and_argmax_compare_narrowly_on_nonneg_operands() {
+    use sci_ir::{Op, Pool2d};
+    use sci_runtime::proto::maxpool::{Compare, Windows, cost_bits};
+    let shape = [2usize, 3, 6, 5];
+    let pool = Pool2d {
+        kernel: [3, 3],
+        strides: [2, 2],
+        pads: [1, 1, 1, 1],
+        ceil_mode: true,
+    };
+    for bits in [4u32, 8, 32, 64] {
+        let enc = sci_ir::Encoding::ring(bits).unwrap();
+        let mut b = Builder::new();
+        let x = b
+            .input(
+                "x",
+                Type::new(enc, 0, shape.to_vec(), Owner::Client).unwrap(),
+            )
+            .unwrap();
+        let r = b.push("r", Op::Relu { x }).unwrap();
+        let ops = [
+            ("mp_narrow", Op::MaxPool { x: r, pool }),
+            ("mp_exact", Op::MaxPool { x, pool }),
+            (
+                "am_narrow",
+                Op::ArgMax {
+                    x: r,
+                    axis: 1,
+                    keepdims: false,
+                },
+            ),
+            (
+                "am_exact",
+                Op::ArgMax {
+                    x,
+                    axis: 1,
+                    keepdims: false,
+                },
+            ),
+        ];
+        for (name, op) in ops {
+            let v = b.push(name, op).unwrap();
+            b.output(&format!("out_{name}"), v).unwrap();
+        }
+        let p = b.finish().unwrap();
+        let plan = Plan::new(p.clone());
+        let x = wide_inputs(&p, u64::from(bits));
+        let want = sci_ir::interp::run(&p, &x).unwrap();
+        let (s0, s1) = mem_sessions(1);
+        let (got, r0, r1) = run_sessions(&plan, s0, s1, x);
+        assert_eq!(got.unwrap(), want, "ℓ = {bits}");
+        let (r0, r1) = (r0.unwrap(), r1.unwrap());
+        let bytes = |name: &str| {
+            [&r0, &r1]
+                .iter()
+                .map(|r| {
+                    let i = r.instructions.iter().find(|i| i.name == name).unwrap();
+                    i.cost.as_ref().unwrap().bytes_sent
+                })
+                .sum::<u64>()
+        };
+        let n: usize = shape.iter().product();
+        let pw = Windows::pool2d(shape, &pool).unwrap();
+        let aw = Windows::axis(&shape, 1).unwrap();
+        for (name, w, cmp, index) in [
+            ("mp_narrow", &pw, Compare::Narrow, false),
+            ("mp_exact", &pw, Compare::Exact, false),
+            ("am_narrow", &aw, Compare::Narrow, true),
+            ("am_exact", &aw, Compare::Exact, true),
+        ] {
+            let want = cost_bits(bits, 4, n, w, cmp, index).div_ceil(8);
+            assert_eq!(bytes(name), want, "{name}, ℓ = {bits}");
+        }
+        assert!(bytes("mp_narrow") < bytes("mp_exact"), "ℓ = {bits}");
+        assert!(bytes("am_narrow") < bytes("am_exact"), "ℓ = {bits}");
+    }
+}

@@ -41,16 +41,25 @@
 //! | `relu` | `Π_ReLU` (Algorithm 8) |
 //! | `trunc s` | `Π_Trunc^{int,ℓ,s}` (Algorithm 5); the non-negative variant where marked `nonneg` |
 //! | `div_public d` | division by a public integer (Theorem 4.1) |
-//! | `maxpool` | `MaxPool_d` (§5.2.2) over the windows, exact signed comparisons |
+//! | `maxpool` | `MaxPool_d` (§5.2.2) over the windows; comparisons as below |
 //! | `avgpool`, `global_avgpool` | [`Engine::avgpool`]: window sums locally ([`linear::window_sums`]), then division by each window's count (§5.1.2) |
-//! | `argmax` | `ArgMax_d` (§5.2.2) along the axis, exact signed comparisons |
+//! | `argmax` | `ArgMax_d` (§5.2.2) along the axis; comparisons as below |
 //! | `output` | revealed to the client |
 //!
 //! The protocols run through [`Engine`], which cuts every layer into one chunk per lane.
-//! MaxPool and ArgMax use [`Compare::Exact`]: the paper's comparison of differences
-//! ([`Compare::Narrow`]) is wrong when a difference overflows ℓ bits, and the executor
-//! must agree with the reference interpreter on every input, not only on inputs whose
-//! values stay small.
+//!
+//! # MaxPool and ArgMax: which comparison
+//! The executor must agree with the reference interpreter on every input, not only on
+//! inputs whose values stay small. The paper's comparison — the `DReLU` of the
+//! difference of two values, [`Compare::Narrow`] — is wrong when that difference
+//! overflows ℓ bits; [`Compare::Exact`] compares any two signed ℓ-bit values exactly, at
+//! the price of one more `DReLU` per input element and one AND per comparison (about
+//! 1.5–2× the communication). So a MaxPool or ArgMax whose operand is provably
+//! non-negative on every input ([`sci_ir::analysis::nonneg`], sound under wrapping:
+//! e.g. the output of a ReLU, or a MaxPool or truncation of one) uses `Narrow` — exact
+//! there, since values in `[0, 2^(ℓ−1))` have differences in `(−2^(ℓ−1), 2^(ℓ−1))` —
+//! and every other one uses `Exact`. The analysis reads only the public program, so
+//! both parties choose the same protocol.
 //!
 //! Values computed only from values a party knows in the clear (public ones at both,
 //! server ones at the server) are computed by that party locally with the reference
@@ -199,6 +208,7 @@ pub fn execute(
         bits,
         vals: vec![None; n],
         outputs: Vec::new(),
+        nonneg: sci_ir::analysis::nonneg::nonneg(program),
     };
     let mut records = Vec::with_capacity(n);
     for v in program.ids() {
@@ -288,6 +298,8 @@ struct Exec<'p> {
     bits: u32,
     vals: Vec<Option<Val<'p>>>,
     outputs: Vec<Tensor>,
+    /// Which values are provably non-negative ([`sci_ir::analysis::nonneg`]).
+    nonneg: Vec<bool>,
 }
 
 /// The words of a tensor of the plan's ring.
@@ -528,7 +540,7 @@ impl<'p> Exec<'p> {
                 words(&self.share_of(*x)),
                 shape4(shape(x)),
                 pool,
-                Compare::Exact,
+                self.compare(*x),
             )?,
             Op::AvgPool {
                 x,
@@ -549,7 +561,7 @@ impl<'p> Exec<'p> {
                 words(&self.share_of(*x)),
                 shape(x),
                 *axis,
-                Compare::Exact,
+                self.compare(*x),
             )?,
             Op::BatchNorm { .. } => {
                 return Err(StepError::Unsupported(
@@ -562,6 +574,16 @@ impl<'p> Exec<'p> {
             }
         };
         self.ring_tensor(out, share)
+    }
+
+    /// The comparison for a MaxPool or ArgMax over `x` (module docs): the paper's
+    /// [`Compare::Narrow`] where `x` is provably non-negative, else [`Compare::Exact`].
+    fn compare(&self, x: ValueId) -> Compare {
+        if self.nonneg[x.index()] {
+            Compare::Narrow
+        } else {
+            Compare::Exact
+        }
     }
 
     /// The words of `v` if this party knows it in the clear (the server's weights).
