@@ -2,6 +2,7 @@
 
 pub mod crypto;
 pub mod exec;
+pub mod he;
 pub mod net;
 pub mod ot;
 pub mod proto;

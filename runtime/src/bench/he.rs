@@ -9,12 +9,21 @@
 //! the pooling ones; `--bits` is ignored (`eta` = `⌈log₂ N⌉` is reported).
 //! Each party draws its own random shares; `formula_bits_per_op` is the
 //! exact cost formula of the protocol module divided by `n`.
+//!
+//! The HE linear layers: `conv-he --channels C --size HxW --kernel K --outs O
+//! [--stride S] [--pad P]` and `matmul-he --cols C --outs O` run `--n`
+//! layers (random weights, elements of `(−2^12, 2^12)`) on one session;
+//! `bytes` and `seconds` include the one-time key set-up (≈ 11.8 MB, sent by
+//! the client in the first layer), `in_cts` / `out_cts` give the
+//! ciphertexts per layer.
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_runtime::crypto::Prg;
+use sci_runtime::he::{self, Packing};
 use sci_runtime::ot::Session;
 use sci_runtime::proto::engine::Engine;
+use sci_runtime::proto::matmul::ConvGeom;
 use sci_runtime::proto::maxpool::{self, Compare, Windows};
 use sci_runtime::proto::{Modulus, rdiv, relu, sign};
 use serde_json::{Map, Value, json};
@@ -43,6 +52,24 @@ pub struct FieldArgs {
     /// differ by at most (n−1)/2).
     #[arg(long)]
     narrow: bool,
+    /// HE layers: input channels (`conv-he`) / columns (`matmul-he`).
+    #[arg(long, default_value_t = 64)]
+    channels: usize,
+    /// `conv-he`: image size `HxW`.
+    #[arg(long, default_value = "32x32")]
+    size: String,
+    /// `conv-he`: square kernel size.
+    #[arg(long, default_value_t = 3)]
+    kernel: usize,
+    /// HE layers: output channels / columns.
+    #[arg(long, default_value_t = 64)]
+    outs: usize,
+    /// `conv-he`: stride.
+    #[arg(long, default_value_t = 1)]
+    stride: usize,
+    /// `conv-he`: padding on every side.
+    #[arg(long, default_value_t = 1)]
+    pad: usize,
 }
 
 /// The field benchmarks.
@@ -66,6 +93,12 @@ pub enum HeCmd {
     /// Position of the first max of `n` windows of `--d` elements over Z_n.
     #[command(name = "argmax-field")]
     Argmax(FieldArgs),
+    /// A convolution by HE (`--n` layers).
+    #[command(name = "conv-he")]
+    ConvHe(FieldArgs),
+    /// A `1 × channels` by `channels × outs` product by HE (`--n` layers).
+    #[command(name = "matmul-he")]
+    MatmulHe(FieldArgs),
 }
 
 impl HeCmd {
@@ -76,7 +109,9 @@ impl HeCmd {
             | HeCmd::Trunc(a)
             | HeCmd::Div(a)
             | HeCmd::Maxpool(a)
-            | HeCmd::Argmax(a) => a,
+            | HeCmd::Argmax(a)
+            | HeCmd::ConvHe(a)
+            | HeCmd::MatmulHe(a) => a,
         }
     }
 
@@ -103,6 +138,20 @@ impl HeCmd {
                     o.insert("narrow".into(), a.narrow.into());
                 }
                 HeCmd::Drelu(_) | HeCmd::Relu(_) => {}
+                HeCmd::ConvHe(_) | HeCmd::MatmulHe(_) => {
+                    if let Ok(p) = he_layer(self, None) {
+                        o.insert("in_cts".into(), p.in_cts().into());
+                        o.insert("out_cts".into(), p.out_cts().into());
+                    }
+                    o.insert("channels".into(), a.channels.into());
+                    o.insert("outs".into(), a.outs.into());
+                    if matches!(self, HeCmd::ConvHe(_)) {
+                        o.insert("size".into(), a.size.clone().into());
+                        o.insert("kernel".into(), a.kernel.into());
+                        o.insert("stride".into(), a.stride.into());
+                        o.insert("pad".into(), a.pad.into());
+                    }
+                }
             }
         }
         match v {
@@ -110,6 +159,31 @@ impl HeCmd {
             _ => Map::new(),
         }
     }
+}
+
+/// The geometry of `conv-he`.
+fn conv_geom(a: &FieldArgs) -> Result<ConvGeom> {
+    let Some((h, w)) = a.size.split_once('x') else {
+        bail!("--size must be HxW");
+    };
+    Ok(ConvGeom {
+        input: [1, a.channels, h.parse()?, w.parse()?],
+        c_out: a.outs,
+        kernel: [a.kernel; 2],
+        strides: [a.stride; 2],
+        pads: [a.pad; 4],
+        dilations: [1, 1],
+        groups: 1,
+    })
+}
+
+/// The packing of an HE layer benchmark (weights `w` at the server).
+fn he_layer<'w>(cmd: &HeCmd, w: Option<&'w [u64]>) -> Result<Box<dyn Packing + 'w>> {
+    let a = cmd.args();
+    Ok(match cmd {
+        HeCmd::ConvHe(_) => Box::new(he::conv::Conv::new(&conv_geom(a)?, w)?),
+        _ => Box::new(he::fc::MatMul::new((1, a.channels, a.outs), w)?),
+    })
 }
 
 /// The benchmark of `cmd`: name, common arguments, work, formula bits per op.
@@ -125,10 +199,51 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let window = a.d as usize;
     let elems = match cmd {
         HeCmd::Maxpool(_) | HeCmd::Argmax(_) => n * window,
+        HeCmd::ConvHe(_) | HeCmd::MatmulHe(_) => he_layer(cmd, None)?.in_len(),
         _ => n,
     };
     let x = md.random(&mut Prg::from_os()?, elems);
     let (name, work, formula): (&str, Work, Option<f64>) = match cmd {
+        HeCmd::ConvHe(_) | HeCmd::MatmulHe(_) => {
+            let t = a.modulus;
+            he::Params::new(t)?;
+            let packing = he_layer(cmd, None)?;
+            let nw = match cmd {
+                HeCmd::ConvHe(_) => a.outs * a.channels * a.kernel * a.kernel,
+                _ => a.channels * a.outs,
+            };
+            let w: Vec<u64> = md
+                .random(&mut Prg::from_os()?, nw)
+                .iter()
+                .map(|&v| md.reduce_i128(i128::from(v % (1 << 13)) - (1 << 12)))
+                .collect();
+            let cmd_name = if matches!(cmd, HeCmd::ConvHe(_)) {
+                "conv-he"
+            } else {
+                "matmul-he"
+            };
+            let (ca, conv) = (a.clone(), matches!(cmd, HeCmd::ConvHe(_)));
+            drop(packing);
+            (
+                cmd_name,
+                Box::new(move |s: &mut Session| {
+                    let server = s.party() == sci_runtime::net::Party::P0;
+                    let geom = conv_geom(&ca)?;
+                    let wr = server.then_some(&w[..]);
+                    let p: Box<dyn Packing + '_> = if conv {
+                        Box::new(he::conv::Conv::new(&geom, wr)?)
+                    } else {
+                        Box::new(he::fc::MatMul::new((1, ca.channels, ca.outs), wr)?)
+                    };
+                    let mut e = Engine::new(s, m);
+                    for _ in 0..n {
+                        e.he_linear(t, p.as_ref(), &x)?;
+                    }
+                    Ok(())
+                }),
+                None,
+            )
+        }
         HeCmd::Drelu(_) => (
             "drelu-field",
             Box::new(move |s: &mut Session| Ok(Engine::new(s, m).msb(md, &x).map(drop)?)),

@@ -671,7 +671,7 @@ mod tests {
                 .collect();
             assert!(
                 y.iter()
-                    .all(|&v| 4 * i128::from(md.signed(v)).abs() < n.into())
+                    .all(|&v| 4 * i128::from(md.signed(v)).abs() < i128::from(n))
             );
             let (got, want) = field_case(md, &shape, &y, &w, Compare::Narrow, |i| Op::MaxPool {
                 x: i,

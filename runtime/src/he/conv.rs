@@ -1,0 +1,313 @@
+//! Convolutions by HE (Gazelle's channel packing with output rotations,
+//! CrypTFlow2 App. F's merge of equally misaligned ciphertexts).
+//!
+//! # Layout
+//! A ciphertext is two rows of `ROW = 4096` slots; each row holds `c_n`
+//! blocks of `ROW/c_n` slots (`c_n` a power of two, so a rotation by a whole
+//! number of blocks permutes blocks cyclically), one input channel per block:
+//! `2c_n` channels per ciphertext. A block holds a tile of the zero-padded
+//! input image, row-major with the padded width `W_p`: `t_h + (k_h − 1)d_h`
+//! padded rows, where `t_h` is the number of (stride-1) output rows of the
+//! tile — all of them when the padded image fits a block, else the image is
+//! cut into tiles (with halos) that are packed into separate ciphertexts.
+//! The output ciphertext has the same layout, one output channel per block,
+//! output `(y, x)` of the tile at local slot `y·W_p + x` (`x < W_p − (k_w −
+//! 1)d_w`); other slots hold garbage (masked like everything else).
+//!
+//! **Strides** are computed at stride 1 and subsampled when the shares are
+//! read out (`s_h·s_w` times the products of a strided layer, no extra
+//! ciphertexts beyond the stride-1 rows needed). **Groups** are weight
+//! matrices with zeros across groups (zero plaintexts are skipped).
+//!
+//! # Evaluation (server)
+//! For output ciphertext `g`, a row swap `s ∈ {0, 1}`, a block shift `u ∈
+//! [0, c_n)` and a kernel offset `(dy, dx)`, input block `(r', j')` holds
+//! channel `i` and must contribute to output block `(r' ⊕ s, j' − u)` holding
+//! channel `o`, at offset `δ = dy·d_h·W_p + dx·d_w`. So
+//!
+//! `out_g = Σ_{s,u,dy,dx} swap^s R(u·B + δ)(Σ_k in_k ⊙ P_{g,s,u,dy,dx,k})`,
+//!
+//! with `P` constant on each block (the weight `w[o][i][dy][dx]`) and `R` the
+//! left rotation of both rows. The products with the same misalignment
+//! `(s, u, dy, dx)` are summed **before** rotating (App. F: one rotation per
+//! subgroup instead of one per input ciphertext), and the rotations are
+//! nested by Horner's rule over `dx` (step `d_w`), `dy` (step `d_h·W_p`) and
+//! `u` (step `B`, a power of two), so each of the `2c_n·k_h·k_w` sums costs
+//! about one key switch. Rotations act on products only, so their noise adds
+//! ([`super::noise`]).
+//!
+//! # Cost
+//! Client → server: `N·⌈C_in/2c_n⌉·tiles` ciphertexts; back: `N·⌈C_out/2c_n⌉·
+//! tiles`. Server: `⌈C_out/2c_n⌉·2c_n·k_h·k_w·⌈C_in/2c_n⌉` plaintext products
+//! per tile and ≈ `2c_n·k_h·k_w` key switches per output ciphertext.
+
+use fhe::bfv::{Ciphertext, Plaintext};
+
+use super::layer::{Evaluator, Noisy, Packing};
+use super::noise;
+use super::params::{DEGREE, ROW};
+use super::{HeError, check};
+use crate::proto::matmul::ConvGeom;
+
+/// A convolution in the layout of the [module documentation](self); `w`
+/// (`[C_out, C_in/groups, k_h, k_w]`, elements mod `t`) on the server only.
+#[derive(Debug)]
+pub struct Conv<'w> {
+    geom: ConvGeom,
+    w: Option<&'w [u64]>,
+    /// Padded input height and width.
+    hp: usize,
+    wp: usize,
+    /// Kernel spans `(k − 1)·d`.
+    span: [usize; 2],
+    /// Output height and width (with strides).
+    out_hw: [usize; 2],
+    /// Stride-1 output rows per tile, tiles, blocks per row, block size.
+    th: usize,
+    tiles: usize,
+    cn: usize,
+    bsz: usize,
+    /// Ciphertexts per tile: input, output.
+    in_per: usize,
+    out_per: usize,
+}
+
+impl<'w> Conv<'w> {
+    /// The packing of `geom` (weights `w` on the server).
+    pub fn new(geom: &ConvGeom, w: Option<&'w [u64]>) -> Result<Conv<'w>, HeError> {
+        let [n, c, h, wd] = geom.input;
+        let g = geom.groups;
+        check(
+            g >= 1
+                && c.is_multiple_of(g)
+                && geom.c_out.is_multiple_of(g)
+                && geom.strides.iter().chain(&geom.dilations).all(|&s| s >= 1)
+                && geom.kernel.iter().all(|&k| k >= 1),
+            || format!("invalid convolution geometry {geom:?}"),
+        )?;
+        if let Some(w) = w {
+            let want = geom.c_out * (c / g) * geom.kernel[0] * geom.kernel[1];
+            check(w.len() == want, || {
+                format!("{} weights for {want} expected", w.len())
+            })?;
+        }
+        let hp = h + geom.pads[0] + geom.pads[2];
+        let wp = wd + geom.pads[1] + geom.pads[3];
+        let span = [
+            geom.dilations[0] * (geom.kernel[0] - 1),
+            geom.dilations[1] * (geom.kernel[1] - 1),
+        ];
+        let out_hw = geom.output_hw();
+        check(
+            n >= 1 && out_hw[0] >= 1 && out_hw[1] >= 1 && hp > span[0],
+            || format!("empty convolution {geom:?}"),
+        )?;
+        let rows_needed = (out_hw[0] - 1) * geom.strides[0] + 1;
+        let th_max = (ROW / wp.max(1)).saturating_sub(span[0]);
+        check(wp <= ROW && th_max >= 1, || {
+            format!(
+                "a padded image row of {wp} slots with a kernel span of {} rows does not fit {ROW} slots",
+                span[0] + 1
+            )
+        })?;
+        let th = rows_needed.min(th_max);
+        let tiles = rows_needed.div_ceil(th);
+        let tile_len = (th + span[0]) * wp;
+        let cn = 1usize << (ROW / tile_len).ilog2();
+        let bsz = ROW / cn;
+        Ok(Conv {
+            geom: *geom,
+            w,
+            hp,
+            wp,
+            span,
+            out_hw,
+            th,
+            tiles,
+            cn,
+            bsz,
+            in_per: c.div_ceil(2 * cn),
+            out_per: geom.c_out.div_ceil(2 * cn),
+        })
+    }
+
+    /// Channels per ciphertext.
+    fn per_ct(&self) -> usize {
+        2 * self.cn
+    }
+
+    /// Slot of local position `p` of block `(row, block)`.
+    fn slot(&self, row: usize, block: usize, p: usize) -> usize {
+        row * ROW + block * self.bsz + p
+    }
+
+    /// The weight linking input channel `i` to output channel `o` at `(dy,
+    /// dx)`, or `None` if they are in different groups (a structural zero).
+    fn weight(&self, w: &[u64], o: usize, i: usize, dy: usize, dx: usize) -> Option<u64> {
+        let [_, c, _, _] = self.geom.input;
+        let (cig, cog) = (c / self.geom.groups, self.geom.c_out / self.geom.groups);
+        let grp = o / cog;
+        if i / cig != grp {
+            return None;
+        }
+        let [kh, kw] = self.geom.kernel;
+        Some(w[((o * cig + (i - grp * cig)) * kh + dy) * kw + dx])
+    }
+
+    /// The plaintext of output ciphertext `g`, alignment `(s, u)`, offset
+    /// `(dy, dx)` and input ciphertext `k` (within a tile), or `None` if it is
+    /// zero by the geometry alone (channels out of range or in different
+    /// groups) — never because of the weights' values, so that the work and
+    /// the noise bound (hence the flooding) depend on public data only.
+    fn plaintext(
+        &self,
+        ev: &Evaluator<'_>,
+        w: &[u64],
+        (g, s, u, dy, dx, k): (usize, usize, usize, usize, usize, usize),
+    ) -> Result<Option<Plaintext>, HeError> {
+        let [_, c, _, _] = self.geom.input;
+        let mut slots = vec![0u64; DEGREE];
+        let mut any = false;
+        for r in 0..2 {
+            for j in 0..self.cn {
+                let i = k * self.per_ct() + r * self.cn + j;
+                let o = g * self.per_ct() + (r ^ s) * self.cn + (j + self.cn - u) % self.cn;
+                if i >= c || o >= self.geom.c_out {
+                    continue;
+                }
+                if let Some(v) = self.weight(w, o, i, dy, dx) {
+                    any = true;
+                    let start = self.slot(r, j, 0);
+                    slots[start..start + self.bsz].fill(v);
+                }
+            }
+        }
+        Ok(if any { Some(ev.encode(&slots)?) } else { None })
+    }
+}
+
+impl Packing for Conv<'_> {
+    fn in_cts(&self) -> usize {
+        self.geom.input[0] * self.tiles * self.in_per
+    }
+
+    fn out_cts(&self) -> usize {
+        self.geom.input[0] * self.tiles * self.out_per
+    }
+
+    fn in_len(&self) -> usize {
+        self.geom.input.iter().product()
+    }
+
+    fn out_len(&self) -> usize {
+        self.geom.input[0] * self.geom.c_out * self.out_hw[0] * self.out_hw[1]
+    }
+
+    fn pack(&self, x: &[u64], kg: usize) -> Vec<u64> {
+        let [_, c, h, wd] = self.geom.input;
+        let (b, rest) = (
+            kg / (self.tiles * self.in_per),
+            kg % (self.tiles * self.in_per),
+        );
+        let (tile, k) = (rest / self.in_per, rest % self.in_per);
+        let [top, left, _, _] = self.geom.pads;
+        let mut slots = vec![0u64; DEGREE];
+        for r in 0..2 {
+            for j in 0..self.cn {
+                let i = k * self.per_ct() + r * self.cn + j;
+                if i >= c {
+                    continue;
+                }
+                for yy in 0..self.th + self.span[0] {
+                    let py = tile * self.th + yy;
+                    let Some(y) = py.checked_sub(top).filter(|&y| y < h && py < self.hp) else {
+                        continue;
+                    };
+                    let base = ((b * c + i) * h + y) * wd;
+                    for xx in 0..self.wp {
+                        if let Some(xo) = xx.checked_sub(left).filter(|&xo| xo < wd) {
+                            slots[self.slot(r, j, yy * self.wp + xx)] = x[base + xo];
+                        }
+                    }
+                }
+            }
+        }
+        slots
+    }
+
+    fn unpack(&self, slots: &[u64], gg: usize, y: &mut [u64]) {
+        let co = self.geom.c_out;
+        let [oh, ow] = self.out_hw;
+        let [sh, sw] = self.geom.strides;
+        let (b, rest) = (
+            gg / (self.tiles * self.out_per),
+            gg % (self.tiles * self.out_per),
+        );
+        let (tile, g) = (rest / self.out_per, rest % self.out_per);
+        for r in 0..2 {
+            for j in 0..self.cn {
+                let o = g * self.per_ct() + r * self.cn + j;
+                if o >= co {
+                    continue;
+                }
+                for yy in 0..self.th {
+                    let y1 = tile * self.th + yy;
+                    if !y1.is_multiple_of(sh) || y1 / sh >= oh {
+                        continue;
+                    }
+                    for ox in 0..ow {
+                        let p = yy * self.wp + ox * sw;
+                        y[((b * co + o) * oh + y1 / sh) * ow + ox] = slots[self.slot(r, j, p)];
+                    }
+                }
+            }
+        }
+    }
+
+    fn eval(&self, ev: &Evaluator<'_>, inputs: &[Ciphertext], gg: usize) -> Result<Noisy, HeError> {
+        let w = self
+            .w
+            .ok_or_else(|| HeError::InvalidArgument("the server's weights are missing".into()))?;
+        let tile_idx = gg / self.out_per;
+        let g = gg % self.out_per;
+        let tile_in = &inputs[tile_idx * self.in_per..(tile_idx + 1) * self.in_per];
+        let [kh, kw] = self.geom.kernel;
+        let [dh, dw] = self.geom.dilations;
+        let mut halves = Vec::with_capacity(2);
+        for s in 0..2 {
+            let mut per_u = Vec::with_capacity(self.cn);
+            for u in 0..self.cn {
+                let mut per_dy = Vec::with_capacity(kh);
+                for dy in 0..kh {
+                    let mut per_dx = Vec::with_capacity(kw);
+                    for dx in 0..kw {
+                        let pts = (0..self.in_per)
+                            .map(|k| self.plaintext(ev, w, (g, s, u, dy, dx, k)))
+                            .collect::<Result<Vec<_>, HeError>>()?;
+                        per_dx.push(ev.dot(tile_in, &pts, noise::fresh()));
+                    }
+                    per_dy.push(ev.horner(per_dx, dw)?);
+                }
+                per_u.push(ev.horner(per_dy, dh * self.wp)?);
+            }
+            halves.push(ev.horner(per_u, self.bsz)?);
+        }
+        let swapped = halves
+            .pop()
+            .flatten()
+            .map(|h| ev.swap_rows(h))
+            .transpose()?;
+        let total = match (halves.pop().flatten(), swapped) {
+            (Some(a), Some(b)) => Some(ev.add(a, &b)),
+            (a, b) => a.or(b),
+        };
+        match total {
+            Some(t) => Ok(t),
+            // No weight at all: an encryption of zero derived from an input.
+            None => Ok(Noisy {
+                ct: &tile_in[0] * &ev.encode(&vec![0; DEGREE])?,
+                bound: 0.0,
+            }),
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The protocol of one HE linear layer over any [`Packing`] (see the
+//! [module documentation](super)): the client's encrypted share up, the
+//! server's masked, re-randomized and flooded result down. One round trip;
+//! the server's work is spread over the output ciphertexts with rayon.
+
+use fhe::bfv::{Ciphertext, Encoding, EvaluationKey, Plaintext, PublicKey};
+use fhe_math::rq::traits::TryConvertFrom;
+use fhe_math::rq::{Poly, Representation};
+use fhe_traits::{FheDecoder, FheDecrypter, FheEncoder, FheEncrypter};
+use rayon::prelude::*;
+
+use super::noise::{self, Flood};
+use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW};
+use super::rng::OsRng;
+use super::session::Keys;
+use super::{HeError, check, wire};
+use crate::crypto::Prg;
+use crate::net::Channel;
+
+/// A ciphertext with a worst-case bound on its noise ([`noise`]).
+pub struct Noisy {
+    /// The ciphertext (level 1).
+    pub ct: Ciphertext,
+    /// Bound on `‖v‖∞`.
+    pub bound: f64,
+}
+
+/// How a linear layer sits in SIMD slots, and how the server evaluates it.
+pub trait Packing: Sync {
+    /// Number of ciphertexts the client sends.
+    fn in_cts(&self) -> usize;
+    /// Number of ciphertexts the server returns.
+    fn out_cts(&self) -> usize;
+    /// Length of the input share.
+    fn in_len(&self) -> usize;
+    /// Length of the output share.
+    fn out_len(&self) -> usize;
+    /// Slot vector (length `N`, values mod `t`) of input ciphertext `k` for
+    /// the share `x`.
+    fn pack(&self, x: &[u64], k: usize) -> Vec<u64>;
+    /// Copies the output elements held by output ciphertext `g` (its slots)
+    /// into `y`.
+    fn unpack(&self, slots: &[u64], g: usize, y: &mut [u64]);
+    /// Server: output ciphertext `g` from the input ciphertexts (noise bound
+    /// [`noise::fresh`] each). Only called where the weights are known.
+    fn eval(&self, ev: &Evaluator<'_>, inputs: &[Ciphertext], g: usize) -> Result<Noisy, HeError>;
+}
+
+/// The server's homomorphic operations with their noise bounds.
+pub struct Evaluator<'a> {
+    params: &'a Params,
+    ek: &'a EvaluationKey,
+}
+
+impl<'a> Evaluator<'a> {
+    /// The evaluator of the server's keys.
+    pub fn new(params: &'a Params, ek: &'a EvaluationKey) -> Evaluator<'a> {
+        Evaluator { params, ek }
+    }
+
+    /// The plaintext modulus.
+    pub fn t(&self) -> u64 {
+        self.params.t
+    }
+
+    /// Encodes a slot vector (values mod `t`) at the ciphertexts' level.
+    pub fn encode(&self, slots: &[u64]) -> Result<Plaintext, HeError> {
+        Ok(Plaintext::try_encode(
+            slots,
+            Encoding::simd_at_level(CT_LEVEL),
+            &self.params.bfv,
+        )?)
+    }
+
+    /// `Σ_k cts[k] ⊙ pts[k]` over the pairs whose plaintext is `Some`, with
+    /// inputs of noise bound `b_in`; `None` if there is none.
+    pub fn dot(&self, cts: &[Ciphertext], pts: &[Option<Plaintext>], b_in: f64) -> Option<Noisy> {
+        let mut acc: Option<Noisy> = None;
+        for (ct, pt) in cts.iter().zip(pts) {
+            let Some(pt) = pt else { continue };
+            let prod = ct * pt;
+            let bound = noise::product(b_in, self.t());
+            acc = Some(match acc {
+                None => Noisy { ct: prod, bound },
+                Some(mut a) => {
+                    a.ct += &prod;
+                    a.bound += bound;
+                    a
+                }
+            });
+        }
+        acc
+    }
+
+    /// Rotates both rows left by `k` (slot `i` gets slot `i + k` of its row)
+    /// by composing the power-of-two rotations: one key switch per set bit.
+    pub fn rotate(&self, x: Noisy, k: usize) -> Result<Noisy, HeError> {
+        let k = k % ROW;
+        let mut out = x;
+        for j in 0..ROW.trailing_zeros() {
+            if (k >> j) & 1 == 1 {
+                out = Noisy {
+                    ct: self.ek.rotates_columns_by(&out.ct, 1 << j)?,
+                    bound: out.bound + noise::key_switch(),
+                };
+            }
+        }
+        Ok(out)
+    }
+
+    /// Swaps the two rows.
+    pub fn swap_rows(&self, x: Noisy) -> Result<Noisy, HeError> {
+        Ok(Noisy {
+            ct: self.ek.rotates_rows(&x.ct)?,
+            bound: x.bound + noise::key_switch(),
+        })
+    }
+
+    /// `a + b`.
+    pub fn add(&self, mut a: Noisy, b: &Noisy) -> Noisy {
+        a.ct += &b.ct;
+        a.bound += b.bound;
+        a
+    }
+
+    /// `Σ_j R(j·step)(terms[j])` by Horner's rule (`terms[0] + R(step)(terms[1]
+    /// + R(step)(…))`): one rotation by a multiple of `step` per present term
+    /// (absent terms are zero), i.e. `popcount` key switches each.
+    pub fn horner(&self, terms: Vec<Option<Noisy>>, step: usize) -> Result<Option<Noisy>, HeError> {
+        // acc = Σ_{j ≥ low} R((j − low)·step)(terms[j]).
+        let mut acc: Option<(Noisy, usize)> = None;
+        for (j, term) in terms.into_iter().enumerate().rev() {
+            let Some(t) = term else { continue };
+            acc = Some(match acc {
+                None => (t, j),
+                Some((a, low)) => (self.add(self.rotate(a, (low - j) * step)?, &t), j),
+            });
+        }
+        acc.map(|(a, low)| self.rotate(a, low * step)).transpose()
+    }
+}
+
+/// Runs one HE linear layer: the client passes its share (`Keys::Client`),
+/// the server its share (`Keys::Server`; `packing` knows the weights). Both
+/// get their output share (length [`Packing::out_len`]). Communication: see
+/// the [module documentation](super).
+pub fn run(
+    keys: &Keys,
+    ch: &mut Channel,
+    packing: &dyn Packing,
+    x: &[u64],
+) -> Result<Vec<u64>, HeError> {
+    let t = keys.params().t;
+    check(x.len() == packing.in_len(), || {
+        format!(
+            "{} shares for a layer of {} inputs",
+            x.len(),
+            packing.in_len()
+        )
+    })?;
+    check(x.iter().all(|&v| v < t), || {
+        format!("shares must be reduced mod {t}")
+    })?;
+    let mut y = vec![0u64; packing.out_len()];
+    match keys {
+        Keys::Client { params, sk } => {
+            let cts = (0..packing.in_cts())
+                .into_par_iter()
+                .map(|k| {
+                    let pt = Plaintext::try_encode(
+                        &packing.pack(x, k),
+                        Encoding::simd_at_level(CT_LEVEL),
+                        &params.bfv,
+                    )?;
+                    Ok(sk.try_encrypt(&pt, &mut OsRng::new()?)?)
+                })
+                .collect::<Result<Vec<Ciphertext>, HeError>>()?;
+            wire::send_cts(ch, &cts)?;
+            let outs = wire::recv_cts(ch, packing.out_cts(), &params.bfv, None)?;
+            for (g, ct) in outs.iter().enumerate() {
+                let pt = sk.try_decrypt(ct)?;
+                let slots = Vec::<u64>::try_decode(&pt, Encoding::simd())?;
+                packing.unpack(&slots, g, &mut y);
+            }
+        }
+        Keys::Server { params, ek, pk } => {
+            let mut inputs = wire::recv_cts(ch, packing.in_cts(), &params.bfv, Some(CT_LEVEL))?;
+            let ev = Evaluator { params, ek };
+            inputs
+                .par_iter_mut()
+                .enumerate()
+                .try_for_each(|(k, ct)| -> Result<(), HeError> {
+                    *ct += &ev.encode(&packing.pack(x, k))?;
+                    Ok(())
+                })?;
+            let outs = (0..packing.out_cts())
+                .into_par_iter()
+                .map(|g| {
+                    let v = packing.eval(&ev, &inputs, g)?;
+                    finish(params, pk, v)
+                })
+                .collect::<Result<Vec<_>, HeError>>()?;
+            noise::check_distance(outs.iter().map(|o| o.2.log_distance))?;
+            let cts: Vec<Ciphertext> = outs
+                .iter()
+                .enumerate()
+                .map(|(g, (ct, r, _))| {
+                    packing.unpack(r, g, &mut y);
+                    ct.clone()
+                })
+                .collect();
+            wire::send_cts(ch, &cts)?;
+        }
+    }
+    Ok(y)
+}
+
+/// The server's last steps on an output ciphertext: subtract a uniform mask
+/// `r` (returned), add a fresh encryption of zero, flood, switch down.
+fn finish(
+    params: &Params,
+    pk: &PublicKey,
+    v: Noisy,
+) -> Result<(Ciphertext, Vec<u64>, Flood), HeError> {
+    let t = params.t;
+    let mut prg = Prg::from_os()?;
+    let r: Vec<u64> = (0..DEGREE)
+        .map(|_| (prg.next_block().0 % u128::from(t)) as u64)
+        .collect();
+    let mut ct = v.ct;
+    ct -= &Plaintext::try_encode(&r, Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
+    let zero = Plaintext::zero(Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
+    let rr: Ciphertext = pk.try_encrypt(&zero, &mut OsRng::new()?)?;
+    ct += &rr;
+    let flood = Flood::choose(params, v.bound)?;
+    ct[0] += &flood_poly(params, flood.f, &mut prg)?;
+    ct.switch_to_level(flood.level)?;
+    Ok((ct, r, flood))
+}
+
+/// A polynomial at level 1 (NTT form) with coefficients uniform in `[−2^f,
+/// 2^f)`: `f + 1` random bits per coefficient (at most 192), reduced into
+/// each prime, minus `2^f`.
+fn flood_poly(params: &Params, f: u32, prg: &mut Prg) -> Result<Poly, HeError> {
+    use crate::net::pack::mask128;
+    check(f < 191, || format!("flooding width 2^{f}"))?;
+    let moduli = &MODULI[..MODULI.len() - CT_LEVEL];
+    let bits = f + 1;
+    // Per prime: 2^128 mod q and 2^f mod q.
+    let consts: Vec<(u128, u128, u128)> = moduli
+        .iter()
+        .map(|&q| {
+            let q = u128::from(q);
+            let two64 = (1u128 << 64) % q;
+            (q, two64 * two64 % q, pow2_mod(f, q))
+        })
+        .collect();
+    let mut coeffs = vec![0u64; moduli.len() * DEGREE];
+    for j in 0..DEGREE {
+        let lo = prg.next_block().0 & mask128(bits);
+        let hi = if bits > 128 {
+            prg.next_block().0 & mask128(bits - 128)
+        } else {
+            0
+        };
+        for (i, &(q, two128, shift)) in consts.iter().enumerate() {
+            // (hi·2^128 + lo − 2^f) mod q.
+            let v = ((hi % q) * two128 + lo % q) % q;
+            coeffs[i * DEGREE + j] = ((v + q - shift) % q) as u64;
+        }
+    }
+    let ctx = params.bfv.context_at_level(CT_LEVEL)?;
+    let mut p = Poly::try_convert_from(coeffs, ctx, false, Representation::PowerBasis)?;
+    p.change_representation(Representation::Ntt);
+    Ok(p)
+}
+
+/// `2^e mod q` for `q < 2^64`.
+fn pow2_mod(e: u32, q: u128) -> u128 {
+    (0..e).fold(1 % q, |r, _| (r << 1) % q)
+}

@@ -1,0 +1,250 @@
+//! Both parties of the HE layers in two threads, outputs reconstructed and
+//! compared with the reference interpreter's field semantics; the noise
+//! bounds against the noise actually measured with the secret key.
+
+use std::time::Duration;
+
+use super::conv::Conv;
+use super::fc::MatMul;
+use super::layer::{self, Evaluator, Packing};
+use super::mul::Mul;
+use super::params::Params;
+use super::session::Keys;
+use crate::crypto::{Block, Prg};
+use crate::net::{Channel, Party, Stats, mem};
+use crate::proto::Modulus;
+use crate::proto::matmul::ConvGeom;
+use crate::proto::testutil::{open_mod, reference_in, share_mod};
+use sci_ir::{Encoding, Op, Owner};
+
+/// The 33-bit field of ℓ = 32 and the 42-bit one of ℓ = 41.
+const T32: u64 = 4_295_049_217;
+const T41: u64 = 2_199_023_288_321;
+
+/// Keys of both parties over a fresh in-memory pair: (server, client,
+/// channels).
+fn setup(t: u64) -> ((Keys, Channel), (Keys, Channel)) {
+    let (mut a, mut b) = mem::pair(Some(Duration::from_secs(300)));
+    let c = std::thread::spawn(move || {
+        let k = Keys::setup(&mut b, Party::P1, t).expect("client keys");
+        (k, b)
+    });
+    let srv = Keys::setup(&mut a, Party::P0, t).expect("server keys");
+    ((srv, a), c.join().expect("client thread"))
+}
+
+/// Runs a layer: the server with `server` (holding the weights) and share
+/// `x0`, the client with `client` and `x1`; returns the opened output and the
+/// layer's counters (server side).
+fn run_layer(
+    keys: &mut ((Keys, Channel), (Keys, Channel)),
+    server: &dyn Packing,
+    client: &dyn Packing,
+    x0: &[u64],
+    x1: &[u64],
+    md: Modulus,
+) -> (Vec<u64>, Stats) {
+    let ((sk, sch), (ck, cch)) = keys;
+    let before = sch.stats();
+    let (y0, y1) = std::thread::scope(|s| {
+        let c = s.spawn(|| layer::run(ck, cch, client, x1).expect("client layer"));
+        let y0 = layer::run(sk, sch, server, x0).expect("server layer");
+        (y0, c.join().expect("client thread"))
+    });
+    (open_mod(&y0, &y1, md), sch.stats() - before)
+}
+
+/// Random elements of `Z_t` with small signed values (weights) or any
+/// (activations).
+fn elems(g: &mut Prg, n: usize, md: Modulus, small: Option<i64>) -> Vec<u64> {
+    md.random(g, n)
+        .iter()
+        .map(|&v| match small {
+            Some(b) => md.reduce_i128((v % (2 * b as u64 + 1)) as i128 - b as i128),
+            None => v,
+        })
+        .collect()
+}
+
+/// A convolution: input, c_out, kernel, strides, pads, dilations, groups.
+type Case = (
+    [usize; 4],
+    usize,
+    [usize; 2],
+    [usize; 2],
+    [usize; 4],
+    [usize; 2],
+    usize,
+);
+
+#[test]
+fn convolutions_equal_the_interpreter() {
+    let md = Modulus::Odd(T32);
+    let enc = Encoding::field(T32).expect("prime");
+    let mut keys = setup(T32);
+    let mut g = Prg::new(Block(1));
+    // (input, c_out, kernel, strides, pads, dilations, groups)
+    let cases: [Case; 7] = [
+        ([1, 3, 7, 9], 5, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
+        ([1, 5, 6, 6], 4, [1, 1], [1, 1], [0; 4], [1, 1], 1),
+        ([1, 4, 9, 8], 6, [3, 2], [2, 2], [1, 0, 2, 1], [1, 1], 2),
+        ([2, 2, 5, 5], 3, [2, 2], [1, 1], [0; 4], [2, 2], 1),
+        ([1, 17, 4, 4], 33, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
+        // Wider than a row: tiles with halos, stride 2.
+        ([1, 3, 70, 100], 2, [3, 3], [2, 2], [0; 4], [1, 1], 1),
+        ([1, 6, 5, 5], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 6),
+    ];
+    for (input, c_out, kernel, strides, pads, dilations, groups) in cases {
+        let geom = ConvGeom {
+            input,
+            c_out,
+            kernel,
+            strides,
+            pads,
+            dilations,
+            groups,
+        };
+        let x = elems(&mut g, input.iter().product(), md, None);
+        let wshape = [c_out, input[1] / groups, kernel[0], kernel[1]];
+        let w = elems(&mut g, wshape.iter().product(), md, Some(1 << 12));
+        let (x0, x1) = share_mod(&mut g, &x, md);
+        let server = Conv::new(&geom, Some(&w)).expect("server packing");
+        let client = Conv::new(&geom, None).expect("client packing");
+        let (y, _) = run_layer(&mut keys, &server, &client, &x0, &x1, md);
+        let want = reference_in(
+            enc,
+            &[(&x, &input, Owner::Client), (&w, &wshape, Owner::Server)],
+            |v| Op::Conv2d {
+                x: v[0],
+                w: v[1],
+                bias: None,
+                strides,
+                pads,
+                dilations,
+                groups,
+            },
+        );
+        assert_eq!(y, want.0, "{geom:?}");
+    }
+}
+
+#[test]
+fn matrix_products_equal_the_interpreter() {
+    let md = Modulus::Odd(T41);
+    let enc = Encoding::field(T41).expect("prime");
+    let mut keys = setup(T41);
+    let mut g = Prg::new(Block(2));
+    for (rows, cols, outs) in [
+        (1usize, 1024usize, 10usize),
+        (2, 37, 5),
+        (1, 5000, 3),
+        (1, 64, 300),
+    ] {
+        let x = elems(&mut g, rows * cols, md, None);
+        let w = elems(&mut g, cols * outs, md, Some(1 << 12));
+        let (x0, x1) = share_mod(&mut g, &x, md);
+        let server = MatMul::new((rows, cols, outs), Some(&w)).expect("packing");
+        let client = MatMul::new((rows, cols, outs), None).expect("packing");
+        let (y, _) = run_layer(&mut keys, &server, &client, &x0, &x1, md);
+        let want = reference_in(
+            enc,
+            &[
+                (&x, &[rows, cols], Owner::Client),
+                (&w, &[cols, outs], Owner::Server),
+            ],
+            |v| Op::MatMul {
+                a: v[0],
+                b: v[1],
+                bias: None,
+            },
+        );
+        assert_eq!(y, want.0, "{rows}×{cols}×{outs}");
+    }
+    // Elementwise products across two ciphertexts.
+    let n = 9000;
+    let x = elems(&mut g, n, md, None);
+    let w = elems(&mut g, n, md, None);
+    let (x0, x1) = share_mod(&mut g, &x, md);
+    let (server, client) = (
+        Mul::new(n, Some(&w)).expect("mul"),
+        Mul::new(n, None).expect("mul"),
+    );
+    let (y, _) = run_layer(&mut keys, &server, &client, &x0, &x1, md);
+    let want: Vec<u64> = x.iter().zip(&w).map(|(&a, &b)| md.mul(a, b)).collect();
+    assert_eq!(y, want);
+}
+
+#[test]
+fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
+    let md = Modulus::Odd(T41);
+    let mut keys = setup(T41);
+    let mut g = Prg::new(Block(3));
+    let geom = ConvGeom {
+        input: [1, 8, 16, 16],
+        c_out: 8,
+        kernel: [3, 3],
+        strides: [1, 1],
+        pads: [1, 1, 1, 1],
+        dilations: [1, 1],
+        groups: 1,
+    };
+    let x = elems(&mut g, 8 * 256, md, None);
+    // Full-range weights: the bound must hold for any plaintext.
+    let w = elems(&mut g, 8 * 8 * 9, md, None);
+    let conv = Conv::new(&geom, Some(&w)).expect("packing");
+    // The server's computation decrypted with the client's key: measured
+    // noise below the bound.
+    let ((Keys::Server { params, ek, .. }, _), (Keys::Client { sk, .. }, _)) = &keys else {
+        panic!("roles");
+    };
+    use fhe_traits::{DeserializeParametrized, FheEncoder, FheEncrypter, Serialize};
+    let ev = Evaluator::new(params, ek);
+    // Each party's objects carry its own parameters: ciphertexts cross over
+    // serialized, as on the wire.
+    let client_params = keys.1.0.params().bfv.clone();
+    let inputs: Vec<_> = (0..conv.in_cts())
+        .map(|k| {
+            let slots = conv.pack(&x, k);
+            let pt = fhe::bfv::Plaintext::try_encode(
+                &slots,
+                fhe::bfv::Encoding::simd_at_level(super::params::CT_LEVEL),
+                &client_params,
+            )
+            .expect("encode");
+            let ct: fhe::bfv::Ciphertext = sk
+                .try_encrypt(&pt, &mut super::rng::OsRng::new().expect("rng"))
+                .expect("encrypt");
+            let mut ct =
+                fhe::bfv::Ciphertext::from_bytes(&ct.to_bytes(), &params.bfv).expect("decode");
+            ct += &ev.encode(&slots).expect("encode");
+            ct
+        })
+        .collect();
+    for gg in 0..conv.out_cts() {
+        let v = conv.eval(&ev, &inputs, gg).expect("eval");
+        let ct =
+            fhe::bfv::Ciphertext::from_bytes(&v.ct.to_bytes(), &client_params).expect("decode");
+        // SAFETY: `measure_noise` is unsafe only because it runs in variable
+        // time (a test, no secret at stake).
+        let measured = unsafe { sk.measure_noise(&ct) }.expect("noise");
+        assert!(
+            (measured as f64) <= v.bound.log2() + 1.0,
+            "{measured} vs 2^{:.1}",
+            v.bound.log2()
+        );
+    }
+    // Communication: the client's ciphertexts up, the server's down.
+    let (x0, x1) = share_mod(&mut g, &x, md);
+    let client = Conv::new(&geom, None).expect("packing");
+    let (_, stats) = run_layer(&mut keys, &conv, &client, &x0, &x1, md);
+    let (up, down) = (stats.bytes_recv as f64, stats.bytes_sent as f64);
+    let per_up = up / conv.in_cts() as f64;
+    let per_down = down / conv.out_cts() as f64;
+    // 174-bit c_0 (+ seed) up, two 86-bit polynomials down.
+    assert!((per_up - 8192.0 * 174.0 / 8.0).abs() < 2000.0, "{per_up}");
+    assert!(
+        (per_down - 2.0 * 8192.0 * 86.0 / 8.0).abs() < 2000.0,
+        "{per_down}"
+    );
+    let _ = Params::new(T41).expect("params");
+}
