@@ -26,6 +26,7 @@ use super::matmul::ConvGeom;
 use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, sign, trunc};
+use crate::he;
 use crate::net::Party;
 use crate::ot::Session;
 use sci_ir::interp::linear;
@@ -64,13 +65,20 @@ impl Join for Bits {
 pub struct Engine<S = Session> {
     session: S,
     radix: u32,
+    /// SCI_HE's keys, set up at the first HE layer (and again if the plaintext
+    /// modulus changes).
+    he: Option<he::Keys>,
 }
 
 impl<S: BorrowMut<Session>> Engine<S> {
     /// An engine over `session` with millionaires' radix `radix` (1..=8;
     /// both parties must use the same).
     pub fn new(session: S, radix: u32) -> Engine<S> {
-        Engine { session, radix }
+        Engine {
+            session,
+            radix,
+            he: None,
+        }
     }
 
     /// The session (e.g. for its counters).
@@ -309,6 +317,33 @@ impl<S: BorrowMut<Session>> Engine<S> {
         self.chunks(x.len(), true, |ctx, r| {
             matmul::mul(ctx, ell, &x[r.clone()], w.map(|w| &w[r]))
         })
+    }
+
+    /// Shares of an HE linear layer ([`he::layer::run`]) over the field `Z_t`:
+    /// `packing` is a [`he::conv::Conv`], [`he::fc::MatMul`] or
+    /// [`he::mul::Mul`] (with the weights at the server). Runs on lane 0; the
+    /// first call of a session (or of a new `t`) sets up the keys there
+    /// (client → server, ≈ 11.8 MB). One round trip per layer.
+    pub fn he_linear(
+        &mut self,
+        t: u64,
+        packing: &dyn he::Packing,
+        x: &[u64],
+    ) -> Result<Vec<u64>, ProtoError> {
+        let party = self.party();
+        let Some(lane) = self.session.borrow_mut().lanes_mut().first_mut() else {
+            return Err(ProtoError::InvalidArgument(
+                "a session without lanes".into(),
+            ));
+        };
+        if self.he.as_ref().is_none_or(|k| k.params().t != t) {
+            self.he = Some(he::Keys::setup(&mut lane.ch, party, t)?);
+        }
+        let keys = self
+            .he
+            .as_ref()
+            .expect("set up just above when absent or for another modulus");
+        Ok(he::layer::run(keys, &mut lane.ch, packing, x)?)
     }
 
     /// Opens shares mod `md` to party `to`: the other party sends its share

@@ -67,7 +67,7 @@ pub mod sign;
 pub mod trunc;
 
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 pub use bits::Bits;
 pub use modulus::Modulus;
@@ -95,6 +95,9 @@ pub enum ProtoError {
     /// The caller passed inconsistent arguments (lengths, widths, parameters).
     #[error("invalid protocol argument: {0}")]
     InvalidArgument(String),
+    /// An HE linear layer failed ([`crate::he`]).
+    #[error(transparent)]
+    He(#[from] crate::he::HeError),
 }
 
 /// Checks a condition on the caller's arguments.
