@@ -96,8 +96,14 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
         .map(|l| l["calls"]["relu"].as_u64().unwrap())
         .sum();
     assert_eq!(r["totals"]["relu"].as_u64().unwrap(), relu);
-    // LeNet on 8×8: ReLU after the 2×2 max pool (6·4·4) and after conv2 (16·4·4).
-    assert_eq!(relu, 6 * 4 * 4 + 16 * 4 * 4);
+    // LeNet on 8×8: ReLU before the 2×2 max pool (6·8·8: the pool then compares
+    // non-negative values with the cheaper comparison) and after conv2 (16·4·4).
+    assert_eq!(relu, 6 * 8 * 8 + 16 * 4 * 4);
+    // The max pool's operand is non-negative: no sign DReLUs for exact comparisons.
+    assert_eq!(
+        r["totals"]["drelu"].as_u64().unwrap(),
+        relu + 3 * 6 * 4 * 4 + 10 + 16 * 2 * 2
+    );
     // Every truncation after a ReLU skips DReLU; only the logits' one is general.
     assert_eq!(
         r["totals"]["trunc_nonneg"].as_u64().unwrap(),

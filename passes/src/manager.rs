@@ -12,7 +12,7 @@
 //! | 2 | [`fold_constants`] | float | ops of constants only (e.g. transposed weights) |
 //! | 3 | [`fold_batchnorm`] | float | BatchNorm into conv/matmul, else mul + add |
 //! | 4 | [`fold_affine`] | float | per-channel `mul`/`add`/`sub` by constants into conv/matmul |
-//! | 5 | [`swap_relu_maxpool`] | float | `maxpool(relu(x))` → `relu(maxpool(x))` |
+//! | 5 | [`swap_relu_maxpool`] | float | `relu(maxpool(x))` → `maxpool(relu(x))` |
 //! | 6 | [`dce`] | float | dead code |
 //! | 7 | [`quantize`](crate::quantize) | float → fixed | ring types, encoded constants, `trunc` after products |
 //! | 8 | [`swap_relu_maxpool`] | fixed | again, for already-quantized input files |

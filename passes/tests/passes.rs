@@ -226,30 +226,32 @@ fn swap_relu_maxpool_float() {
 %x: client f32[1,1,4,4] = input "x"
 %w: server f32[2,1,1,1] = const [1.0, -1.0]
 %c: shared f32[1,2,4,4] = conv2d %x, %w strides=[1,1] pads=[0,0,0,0] dilations=[1,1] groups=1
-%r: shared f32[1,2,4,4] = relu %c
-%p: shared f32[1,2,2,2] = maxpool %r kernel=[3,3] strides=[2,2] pads=[1,1,0,0]
-%out: client f32[1,2,2,2] = output %p "y"
+%p: shared f32[1,2,2,2] = maxpool %c kernel=[3,3] strides=[2,2] pads=[1,1,0,0]
+%r: shared f32[1,2,2,2] = relu %p
+%out: client f32[1,2,2,2] = output %r "y"
 "#,
     );
     assert_same_outputs(&a, &b, 8);
 }
 
 #[test]
-fn swap_relu_maxpool_fixed_point_keeps_shared_relu() {
-    // The ReLU also feeds an output: it must stay; only the exclusive one moves.
+fn swap_relu_maxpool_fixed_point_keeps_shared_maxpool() {
+    // The second MaxPool also feeds an output: it must stay; only the exclusive one
+    // moves, past both MaxPools of the chain.
     let (a, b) = snap(
         "swap_relu_maxpool_fixed",
         "swap_relu_maxpool",
         swap_relu_maxpool::run,
         r#"
 %x: client i16.4[1,1,4,4] = input "x"
-%r1: client i16.4[1,1,4,4] = relu %x
-%p1: client i16.4[1,1,2,2] = maxpool %r1 kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
-%r2: client i16.4[1,1,4,4] = relu %x
-%p2: client i16.4[1,1,2,2] = maxpool %r2 kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
-%o1: client i16.4[1,1,2,2] = output %p1 "p1"
-%o2: client i16.4[1,1,2,2] = output %p2 "p2"
-%o3: client i16.4[1,1,4,4] = output %r2 "r2"
+%p1: client i16.4[1,1,3,3] = maxpool %x kernel=[2,2] strides=[1,1] pads=[0,0,0,0]
+%q1: client i16.4[1,1,2,2] = maxpool %p1 kernel=[2,2] strides=[1,1] pads=[0,0,0,0]
+%r1: client i16.4[1,1,2,2] = relu %q1
+%p2: client i16.4[1,1,2,2] = maxpool %x kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
+%r2: client i16.4[1,1,2,2] = relu %p2
+%o1: client i16.4[1,1,2,2] = output %r1 "r1"
+%o2: client i16.4[1,1,2,2] = output %r2 "r2"
+%o3: client i16.4[1,1,2,2] = output %p2 "p2"
 "#,
     );
     assert_same_outputs(&a, &b, 8);
