@@ -3,8 +3,8 @@
 
 use crate::error::{FrontendError, Result};
 use crate::model::Node;
-use crate::proto::AttributeProto;
-use crate::proto::attribute_proto::AttributeType as A;
+use crate::pb::AttributeProto;
+use crate::pb::attribute_proto::AttributeType as A;
 
 impl Node {
     /// An error about attribute `attr` of this node.
@@ -114,7 +114,7 @@ impl Node {
     }
 
     /// An optional `TENSOR` attribute (undecoded).
-    pub fn attr_tensor(&self, name: &str) -> Result<Option<&crate::proto::TensorProto>> {
+    pub fn attr_tensor(&self, name: &str) -> Result<Option<&crate::pb::TensorProto>> {
         Ok(self.attr(name, A::Tensor)?.and_then(|a| a.t.as_ref()))
     }
 
@@ -147,7 +147,7 @@ impl Node {
 mod tests {
     use crate::error::NodeDesc;
     use crate::model::Node;
-    use crate::proto::AttributeProto;
+    use crate::pb::AttributeProto;
 
     fn node(attrs: Vec<AttributeProto>) -> Node {
         Node {

@@ -11,7 +11,7 @@
 //! # Ok::<(), sci_frontend::FrontendError>(())
 //! ```
 //!
-//! * [`proto`]: the ONNX protobuf types, generated from the official `onnx-ml.proto`
+//! * [`pb`]: the ONNX protobuf types, generated from the official `onnx-ml.proto`
 //!   by pure-Rust `protox` + `prost-build` and checked in (no `protoc`, no build script;
 //!   chosen over `onnx-protobuf`, whose published crate needs a pinned `protobuf` and
 //!   whose tensor helper panics, see `shared/DESIGN.md`).
@@ -35,7 +35,7 @@ pub mod fold;
 pub mod lower;
 pub mod model;
 mod ops;
-pub mod proto;
+pub mod pb;
 pub mod shape;
 pub mod tensor;
 

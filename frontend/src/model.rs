@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use prost::Message;
 
 use crate::error::{FrontendError, NodeDesc, Result};
-use crate::proto::{self, AttributeProto, ModelProto, TensorProto};
+use crate::pb::{self, AttributeProto, ModelProto, TensorProto};
 use crate::tensor::{DType, Tensor};
 
 /// The lowest supported default-domain opset.
@@ -232,8 +232,8 @@ impl Model {
     }
 }
 
-fn graph_input(name: String, vi: &proto::ValueInfoProto) -> GraphInput {
-    use proto::type_proto::Value;
+fn graph_input(name: String, vi: &pb::ValueInfoProto) -> GraphInput {
+    use pb::type_proto::Value;
     let tensor_type = match vi.r#type.as_ref().and_then(|t| t.value.as_ref()) {
         Some(Value::TensorType(t)) => Some(t),
         _ => None,
@@ -243,7 +243,7 @@ fn graph_input(name: String, vi: &proto::ValueInfoProto) -> GraphInput {
         s.dim
             .iter()
             .map(|d| {
-                use proto::tensor_shape_proto::dimension::Value as V;
+                use pb::tensor_shape_proto::dimension::Value as V;
                 match &d.value {
                     Some(V::DimValue(v)) if *v > 0 => usize::try_from(*v)
                         .map(Dim::Known)

@@ -19,7 +19,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Component, Path};
 
 use crate::error::{FrontendError, Result};
-use crate::proto::{TensorProto, tensor_proto};
+use crate::pb::{TensorProto, tensor_proto};
 
 /// Element type of a constant tensor (a subset of ONNX `TensorProto.DataType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -612,7 +612,7 @@ fn read_external(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::StringStringEntryProto;
+    use crate::pb::StringStringEntryProto;
 
     fn proto(dtype: i32, dims: Vec<i64>) -> TensorProto {
         TensorProto {

@@ -159,14 +159,14 @@ const OPS: [&str; 12] = [
 /// Applies one structural edit to a decoded model: an attribute value, an
 /// initializer or input dimension, an op type, or a dropped node input.
 fn edit(
-    m: &mut sci_frontend::proto::ModelProto,
+    m: &mut sci_frontend::pb::ModelProto,
     kind: u8,
     a: prop::sample::Index,
     b: prop::sample::Index,
     v: usize,
 ) {
-    use sci_frontend::proto::tensor_shape_proto::dimension::Value as Dim;
-    use sci_frontend::proto::type_proto::Value as Ty;
+    use sci_frontend::pb::tensor_shape_proto::dimension::Value as Dim;
+    use sci_frontend::pb::type_proto::Value as Ty;
     let Some(g) = m.graph.as_mut() else { return };
     let value = EDGE[v % EDGE.len()];
     match kind % 6 {
@@ -237,7 +237,7 @@ proptest! {
     ) {
         use prost::Message;
         let models = seed_models();
-        let mut m = sci_frontend::proto::ModelProto::decode(models[which].as_slice()).expect("seed decodes");
+        let mut m = sci_frontend::pb::ModelProto::decode(models[which].as_slice()).expect("seed decodes");
         for (kind, a, b, v) in edits {
             edit(&mut m, kind, a, b, v);
         }

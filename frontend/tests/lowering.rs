@@ -288,10 +288,10 @@ fn computed_weights_fold() {
     g.input("x", &[D::N(1), D::N(3), D::N(1)]).output("y");
     g.init_i64("shape", &[1], &[3]).init_i64("axes", &[1], &[1]);
     let c = g.node("cos", "ConstantOfShape", &["shape"], &["w"]);
-    c.attribute.push(sci_frontend::proto::AttributeProto {
+    c.attribute.push(sci_frontend::pb::AttributeProto {
         name: Some("value".into()),
         r#type: Some(4),
-        t: Some(sci_frontend::proto::TensorProto {
+        t: Some(sci_frontend::pb::TensorProto {
             dims: vec![1],
             data_type: Some(1),
             float_data: vec![2.0],
@@ -422,14 +422,14 @@ fn external_data_is_read_beside_the_model_and_cannot_escape() {
     ] {
         let mut g = Graph::new(13);
         g.input("x", &[D::N(2)]).output("y");
-        g.init(sci_frontend::proto::TensorProto {
+        g.init(sci_frontend::pb::TensorProto {
             name: Some("w".into()),
             dims: vec![2],
             data_type: Some(1),
             data_location: Some(1),
             external_data: [("location", location), ("offset", "4"), ("length", "8")]
                 .iter()
-                .map(|(k, v)| sci_frontend::proto::StringStringEntryProto {
+                .map(|(k, v)| sci_frontend::pb::StringStringEntryProto {
                     key: Some(k.to_string()),
                     value: Some(v.to_string()),
                 })

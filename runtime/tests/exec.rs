@@ -72,8 +72,8 @@ fn run_sessions(plan: &Plan, mut s0: Engine, mut s1: Engine, x: Vec<Tensor>) -> 
 fn mem_sessions(t: usize) -> (Engine, Engine) {
     let (a, b) = mem::pairs(t, Some(Duration::from_secs(20)));
     (
-        Engine::new(Session::new(Party::P0, a), 4),
-        Engine::new(Session::new(Party::P1, b), 4),
+        Engine::new(Session::new(Party::Server, a), 4),
+        Engine::new(Session::new(Party::Client, b), 4),
     )
 }
 
@@ -125,11 +125,11 @@ fn runs_over_tcp_with_handshake_and_ot_setup() {
     assert_eq!(client.hash(), plan.hash());
     let (c0, c1) = std::thread::scope(|sc| {
         let h = sc.spawn(|| {
-            let hello = Hello::new(Party::P0, 2, plan.hash(), Status::Ready);
-            link::accept(&listener, Party::P0, &hello, &cfg).unwrap()
+            let hello = Hello::new(Party::Server, 2, plan.hash(), Status::Ready);
+            link::accept(&listener, Party::Server, &hello, &cfg).unwrap()
         });
-        let hello = Hello::new(Party::P1, 2, client.hash(), Status::Ready);
-        let c1 = link::connect(&addr, Party::P1, &hello, &cfg).unwrap();
+        let hello = Hello::new(Party::Client, 2, client.hash(), Status::Ready);
+        let c1 = link::connect(&addr, Party::Client, &hello, &cfg).unwrap();
         (h.join().unwrap(), c1)
     });
     assert!(c0.setup.bytes_sent > 0 && c0.setup.bytes_sent == c1.setup.bytes_recv);
@@ -145,16 +145,16 @@ fn runs_over_tcp_with_handshake_and_ot_setup() {
 fn plan_checks() {
     let p = local_program();
     assert!(matches!(
-        exec::check_plan(&p.client_view(), Party::P0),
+        exec::check_plan(&p.client_view(), Party::Server),
         Err(ExecError::NoWeights)
     ));
-    assert!(exec::check_plan(&p.client_view(), Party::P1).is_ok());
+    assert!(exec::check_plan(&p.client_view(), Party::Client).is_ok());
     let mut b = Builder::new();
     let x = b
         .input("x", Type::real(vec![2], Owner::Client).unwrap())
         .unwrap();
     b.output("y", x).unwrap();
-    let e = exec::check_plan(&b.finish().unwrap(), Party::P1).unwrap_err();
+    let e = exec::check_plan(&b.finish().unwrap(), Party::Client).unwrap_err();
     assert!(e.to_string().contains("quantized"), "{e}");
     // A client with the wrong number of inputs.
     let (_s0, mut s1) = mem_sessions(1);

@@ -505,8 +505,8 @@ fn session_results_independent_of_threads() {
     let mut prev: Option<Vec<u64>> = None;
     for t in [1usize, 2, 3] {
         let (c0, c1) = mem::pairs(t, TIMEOUT);
-        let mut s0 = Session::new(Party::P0, c0);
-        let mut s1 = Session::new(Party::P1, c1);
+        let mut s0 = Session::new(Party::Server, c0);
+        let mut s1 = Session::new(Party::Client, c1);
         // Each party holds x (as sender) or b (as receiver) per chunk role;
         // the reconstructed value r_s + r_r - r_s... is b·x in every chunk.
         let party = |s: &mut Session| -> Vec<(bool, Vec<u64>)> {
@@ -606,8 +606,8 @@ fn peer_disconnect_is_an_error() {
 #[test]
 fn session_setup_then_no_more_base_ots() {
     let (c0, c1) = mem::pairs(2, TIMEOUT);
-    let mut s0 = Session::new(Party::P0, c0);
-    let mut s1 = Session::new(Party::P1, c1);
+    let mut s0 = Session::new(Party::Server, c0);
+    let mut s1 = Session::new(Party::Client, c1);
     let n = 100usize;
     let x = rng(1).ring_elems(n, 16);
     let b = rng(2).bools(n);

@@ -356,7 +356,7 @@ fn cast(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         let name = n
             .attr_string("to")?
             .ok_or_else(|| n.attr_error("to", "missing"))?;
-        crate::proto::tensor_proto::DataType::from_str_name(&name.to_ascii_uppercase())
+        crate::pb::tensor_proto::DataType::from_str_name(&name.to_ascii_uppercase())
             .ok_or_else(|| n.attr_error("to", format!("unknown data type '{name}'")))?
             as i32
     } else {

@@ -1,9 +1,9 @@
-//! A small builder of ONNX models for tests (protobuf types from `sci_frontend::proto`).
+//! A small builder of ONNX models for tests (protobuf types from `sci_frontend::pb`).
 
 #![allow(dead_code)]
 
 use prost::Message;
-use sci_frontend::proto::{
+use sci_frontend::pb::{
     AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto,
     TensorShapeProto, TypeProto, ValueInfoProto, attribute_proto::AttributeType,
     tensor_shape_proto, type_proto,

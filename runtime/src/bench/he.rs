@@ -227,7 +227,7 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
             (
                 cmd_name,
                 Box::new(move |s: &mut Session| {
-                    let server = s.party() == sci_runtime::net::Party::P0;
+                    let server = s.party() == sci_runtime::net::Party::Server;
                     let geom = conv_geom(&ca)?;
                     let wr = server.then_some(&w[..]);
                     let p: Box<dyn Packing + '_> = if conv {

@@ -230,7 +230,7 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
             (
                 "matmul",
                 Box::new(move |s: &mut Session| {
-                    let server = s.party() == sci_runtime::net::Party::P0;
+                    let server = s.party() == sci_runtime::net::Party::Server;
                     let w = server.then_some(&w[..]);
                     Ok(Engine::new(s, m)
                         .matmul(ell, (n, cols, outs), &x, w)

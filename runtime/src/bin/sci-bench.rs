@@ -332,8 +332,8 @@ fn main() -> Result<()> {
         None => {
             let (c0, c1) =
                 tcp::loopback_pairs(c.threads, &cfg).context("opening loopback connections")?;
-            let mut s0 = Session::new(Party::P0, c0);
-            let mut s1 = Session::new(Party::P1, c1);
+            let mut s0 = Session::new(Party::Server, c0);
+            let mut s1 = Session::new(Party::Client, c1);
             let start = Barrier::new(2);
             let (r0, r1) = std::thread::scope(|sc| {
                 let h = sc.spawn(|| party_run(&mut s1, &work, &start));
@@ -357,12 +357,12 @@ fn main() -> Result<()> {
                     let l =
                         tcp::listen(&c.addr).with_context(|| format!("listening on {}", c.addr))?;
                     (
-                        Party::P0,
+                        Party::Server,
                         tcp::accept_many(&l, c.threads, &cfg).context("accepting")?,
                     )
                 }
                 1 => (
-                    Party::P1,
+                    Party::Client,
                     tcp::connect_many(&c.addr, c.threads, &cfg)
                         .with_context(|| format!("connecting to {}", c.addr))?,
                 ),

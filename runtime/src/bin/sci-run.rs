@@ -153,7 +153,7 @@ fn endpoint(cli: &Cli, party: Party) -> (String, bool) {
     match (&cli.listen, &cli.connect) {
         (Some(a), _) => (a.clone(), true),
         (None, Some(a)) => (a.clone(), false),
-        (None, None) => (default, party == Party::P0),
+        (None, None) => (default, party == Party::Server),
     }
 }
 
@@ -265,7 +265,7 @@ fn mib(b: u64) -> f64 {
 
 /// Party 0 (with `--serve`, until killed).
 fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
-    let party = Party::P0;
+    let party = Party::Server;
     let listener = bind(cli, party)?;
     let loaded = load_plan(&cli.plan).and_then(|p| {
         exec::check_plan(p.program(), party)
@@ -310,7 +310,7 @@ fn client(
     files: &[FileArg],
     out_files: &[FileArg],
 ) -> Result<(String, Vec<PartyReport>)> {
-    let party = Party::P1;
+    let party = Party::Client;
     let listener = bind(cli, party)?;
     let prepared = load_plan(&cli.plan).and_then(|p| {
         exec::check_plan(p.program(), party)

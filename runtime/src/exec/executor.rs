@@ -129,8 +129,8 @@ enum Val<'p> {
 /// Whether the value's owner is known in the clear by `party`.
 fn knows(owner: Owner, party: Party) -> bool {
     match party {
-        Party::P0 => owner.server_knows(),
-        Party::P1 => owner == Owner::Public,
+        Party::Server => owner.server_knows(),
+        Party::Client => owner == Owner::Public,
     }
 }
 
@@ -144,7 +144,7 @@ pub fn check_plan(program: &Program, party: Party) -> Result<u32, ExecError> {
         Some(e) => return Err(ExecError::Encoding(e.to_string())),
         None => return Err(ExecError::Encoding("none (an empty program)".into())),
     };
-    if party == Party::P0 && program.has_withheld_consts() {
+    if party == Party::Server && program.has_withheld_consts() {
         return Err(ExecError::NoWeights);
     }
     Ok(bits)
@@ -169,15 +169,15 @@ pub fn execute(
     let enc = Encoding::ring(bits).map_err(|e| ExecError::Encoding(e.to_string()))?;
     let input_ids = program.inputs();
     let mut inputs = match (party, inputs) {
-        (Party::P1, Some(i)) if i.len() == input_ids.len() => i.into_iter(),
-        (Party::P1, i) => {
+        (Party::Client, Some(i)) if i.len() == input_ids.len() => i.into_iter(),
+        (Party::Client, i) => {
             return Err(ExecError::Inputs(format!(
                 "the plan has {} inputs, {} were given",
                 input_ids.len(),
                 i.map_or(0, |i| i.len())
             )));
         }
-        (Party::P0, _) => Vec::new().into_iter(),
+        (Party::Server, _) => Vec::new().into_iter(),
     };
     for (&v, t) in input_ids.iter().zip(inputs.as_slice()) {
         let ty = program.ty(v);
@@ -266,11 +266,11 @@ pub fn execute(
         rounds: setup.rounds + run.rounds,
     };
     Ok(Execution {
-        outputs: (party == Party::P1).then_some(ex.outputs),
+        outputs: (party == Party::Client).then_some(ex.outputs),
         report: PartyReport {
             party: match party {
-                Party::P0 => "server",
-                Party::P1 => "client",
+                Party::Server => "server",
+                Party::Client => "client",
             },
             threads: engine.session().threads(),
             setup,
@@ -336,11 +336,13 @@ impl<'p> Exec<'p> {
     fn share_of(&self, v: ValueId) -> Cow<'_, Tensor> {
         match (self.val(v), self.party) {
             (Val::Share(s), _) => Cow::Borrowed(s),
-            (Val::Clear(c), Party::P0) => Cow::Borrowed(c.as_ref()),
-            (Val::Clear(_) | Val::Absent, Party::P1) | (Val::Absent, Party::P0) => Cow::Owned(
-                Tensor::zeros(self.enc, self.program.ty(v).shape().to_vec())
-                    .expect("the plan's types are valid tensor types"),
-            ),
+            (Val::Clear(c), Party::Server) => Cow::Borrowed(c.as_ref()),
+            (Val::Clear(_) | Val::Absent, Party::Client) | (Val::Absent, Party::Server) => {
+                Cow::Owned(
+                    Tensor::zeros(self.enc, self.program.ty(v).shape().to_vec())
+                        .expect("the plan's types are valid tensor types"),
+                )
+            }
         }
     }
 
@@ -357,7 +359,7 @@ impl<'p> Exec<'p> {
         match &instr.op {
             Op::Input { .. } => {
                 return Ok(Val::Share(match (self.party, input) {
-                    (Party::P1, Some(t)) => t,
+                    (Party::Client, Some(t)) => t,
                     _ => Tensor::zeros(self.enc, instr.ty.shape().to_vec())
                         .expect("the plan's types are valid tensor types"),
                 }));
@@ -449,8 +451,8 @@ impl<'p> Exec<'p> {
             | Op::ScaleUp { .. } => return self.linear(op, None),
             Op::Pad { x, pads, value } => {
                 let value = match self.party {
-                    Party::P0 => *value,
-                    Party::P1 => Scalar::Int(0),
+                    Party::Server => *value,
+                    Party::Client => Scalar::Int(0),
                 };
                 let op = Op::Pad {
                     x: *x,
@@ -600,7 +602,7 @@ impl<'p> Exec<'p> {
         bias_shape: &[usize],
     ) -> Result<Tensor, StepError> {
         match bias {
-            Some(b) if !(self.party == Party::P1 && self.clear(b).is_none()) => {
+            Some(b) if !(self.party == Party::Client && self.clear(b).is_none()) => {
                 let b = self
                     .share_of(b)
                     .into_owned()
@@ -616,12 +618,12 @@ impl<'p> Exec<'p> {
         let value = match (self.owner(x), self.clear(x)) {
             (Owner::Public, Some(c)) => Some(c.clone()),
             _ => engine
-                .reveal(self.bits, words(&self.share_of(x)), Party::P1)?
+                .reveal(self.bits, words(&self.share_of(x)), Party::Client)?
                 .map(|v| self.ring_tensor(self.program.ty(x).shape(), v))
                 .transpose()?,
         };
         match (self.party, value) {
-            (Party::P1, Some(value)) => {
+            (Party::Client, Some(value)) => {
                 self.outputs.push(value.clone());
                 Ok(Val::Clear(Cow::Owned(value)))
             }

@@ -151,8 +151,8 @@ pub struct Role(pub Party);
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            Party::P0 => f.write_str("the server (party 0)"),
-            Party::P1 => f.write_str("the client (party 1)"),
+            Party::Server => f.write_str("the server (party 0)"),
+            Party::Client => f.write_str("the client (party 1)"),
         }
     }
 }
@@ -227,8 +227,8 @@ impl Hello {
         ch.recv(&mut rest)?;
         let sw_len = usize::from(rest[0]);
         let party = match rest[1] {
-            0 => Party::P0,
-            1 => Party::P1,
+            0 => Party::Server,
+            1 => Party::Client,
             _ => return Err(HandshakeError::Malformed("party is neither 0 nor 1")),
         };
         let threads = u32::from_le_bytes([rest[2], rest[3], rest[4], rest[5]]);
@@ -335,30 +335,35 @@ mod tests {
 
     #[test]
     fn round_trip_and_success() {
-        let h = Hello::new(Party::P1, 3, [9; 32], Status::Abort("bad input é".into()));
+        let h = Hello::new(
+            Party::Client,
+            3,
+            [9; 32],
+            Status::Abort("bad input é".into()),
+        );
         let (mut c0, mut c1) = mem::pair(Some(Duration::from_secs(5)));
         c0.send(&h.to_bytes()).unwrap();
         c0.flush().unwrap();
         assert_eq!(Hello::read(&mut c1).unwrap(), h);
-        let (a, b) = both(hello(Party::P0), hello(Party::P1));
-        assert_eq!(a.unwrap().party, Party::P1);
-        assert_eq!(b.unwrap().party, Party::P0);
+        let (a, b) = both(hello(Party::Server), hello(Party::Client));
+        assert_eq!(a.unwrap().party, Party::Client);
+        assert_eq!(b.unwrap().party, Party::Server);
     }
 
     #[test]
     fn mismatches_stop_both_parties() {
-        let (a, b) = both(hello(Party::P0), hello(Party::P0));
+        let (a, b) = both(hello(Party::Server), hello(Party::Server));
         assert!(matches!(a, Err(HandshakeError::SameRole { .. })));
         assert!(matches!(b, Err(HandshakeError::SameRole { .. })));
-        let mut other = hello(Party::P1);
+        let mut other = hello(Party::Client);
         other.plan_hash[0] = 1;
-        let (a, b) = both(hello(Party::P0), other);
+        let (a, b) = both(hello(Party::Server), other);
         let msg = a.unwrap_err().to_string();
         assert!(msg.contains("plan mismatch"), "{msg}");
         assert!(matches!(b, Err(HandshakeError::PlanMismatch { .. })));
-        let mut other = hello(Party::P1);
+        let mut other = hello(Party::Client);
         other.threads = 4;
-        let (a, b) = both(hello(Party::P0), other);
+        let (a, b) = both(hello(Party::Server), other);
         assert!(matches!(
             a,
             Err(HandshakeError::Threads { ours: 2, theirs: 4 })
@@ -367,23 +372,23 @@ mod tests {
             b,
             Err(HandshakeError::Threads { ours: 4, theirs: 2 })
         ));
-        let mut other = hello(Party::P1);
+        let mut other = hello(Party::Client);
         other.software = "9.9.9".into();
-        let (a, b) = both(hello(Party::P0), other);
+        let (a, b) = both(hello(Party::Server), other);
         assert!(matches!(a, Err(HandshakeError::Version { .. })));
         assert!(matches!(b, Err(HandshakeError::Version { .. })));
-        let mut other = hello(Party::P1);
+        let mut other = hello(Party::Client);
         other.version = 99;
-        let (a, b) = both(hello(Party::P0), other);
+        let (a, b) = both(hello(Party::Server), other);
         assert!(matches!(a, Err(HandshakeError::Version { theirs: 99, .. })));
         assert!(matches!(b, Err(HandshakeError::Version { ours: 99, .. })));
         let other = Hello::new(
-            Party::P1,
+            Party::Client,
             2,
             [7; 32],
             Status::Abort("input x: wrong shape".into()),
         );
-        let (a, b) = both(hello(Party::P0), other);
+        let (a, b) = both(hello(Party::Server), other);
         assert_eq!(
             a.unwrap_err().to_string(),
             "the peer stopped: input x: wrong shape"
@@ -396,16 +401,16 @@ mod tests {
         for bytes in [
             b"GET / HTTP/1.1\r\n\r\n".to_vec(),
             {
-                let mut h = hello(Party::P0).to_bytes();
+                let mut h = hello(Party::Server).to_bytes();
                 h[13] = 7; // party byte
                 h
             },
             {
-                let mut h = hello(Party::P0).to_bytes();
+                let mut h = hello(Party::Server).to_bytes();
                 h[50] = 2; // status byte
                 h
             },
-            hello(Party::P0).to_bytes()[..20].to_vec(),
+            hello(Party::Server).to_bytes()[..20].to_vec(),
         ] {
             let (mut c0, mut c1) = mem::pair(Some(Duration::from_secs(5)));
             c0.send(&bytes).unwrap();
@@ -418,7 +423,7 @@ mod tests {
     #[test]
     fn long_messages_are_cut() {
         let long = "é".repeat(MAX_MESSAGE);
-        let h = Hello::new(Party::P1, 1, [0; 32], Status::Abort(long));
+        let h = Hello::new(Party::Client, 1, [0; 32], Status::Abort(long));
         let bytes = h.to_bytes();
         assert!(bytes.len() <= MAX_HELLO);
         let (mut c0, mut c1) = mem::pair(Some(Duration::from_secs(5)));

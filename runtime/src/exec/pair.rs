@@ -29,7 +29,7 @@ pub struct PairRun {
 
 /// A failure of one of the two parties.
 #[derive(Debug, thiserror::Error)]
-#[error("{}: {error}", match party { Party::P0 => "server", Party::P1 => "client" })]
+#[error("{}: {error}", match party { Party::Server => "server", Party::Client => "client" })]
 pub struct PairError {
     /// The party whose error is the root cause.
     pub party: Party,
@@ -50,11 +50,11 @@ pub fn run_pair(
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<PairRun, PairError> {
     let server_err = |error| PairError {
-        party: Party::P0,
+        party: Party::Server,
         error,
     };
     let program = plan.program();
-    executor::check_plan(program, Party::P0).map_err(server_err)?;
+    executor::check_plan(program, Party::Server).map_err(server_err)?;
     let client_plan = plan.client_view();
     let listener = tcp::listen("127.0.0.1:0").map_err(|e| server_err(ExecError::Connect(e)))?;
     let addr = listener
@@ -69,8 +69,8 @@ pub fn run_pair(
     let rounds = inputs.len();
     let (srv, cl) = std::thread::scope(|sc| {
         let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
-            let hello = Hello::new(Party::P0, threads, plan.hash(), Status::Ready);
-            let conn = link::accept(&listener, Party::P0, &hello, cfg)?;
+            let hello = Hello::new(Party::Server, threads, plan.hash(), Status::Ready);
+            let conn = link::accept(&listener, Party::Server, &hello, cfg)?;
             let (mut engine, setup) = conn.engine(program);
             let mut setup = Some(setup);
             (0..rounds)
@@ -81,8 +81,8 @@ pub fn run_pair(
                 .collect()
         });
         let cl = (|| -> Result<Vec<Execution>, ExecError> {
-            let hello = Hello::new(Party::P1, threads, client_plan.hash(), Status::Ready);
-            let conn = link::connect(&addr, Party::P1, &hello, cfg)?;
+            let hello = Hello::new(Party::Client, threads, client_plan.hash(), Status::Ready);
+            let conn = link::connect(&addr, Party::Client, &hello, cfg)?;
             let (mut engine, setup) = conn.engine(client_plan.program());
             let mut setup = Some(setup);
             inputs
@@ -114,7 +114,7 @@ pub fn run_pair(
         }
         (Err(s), Err(c)) if c.peer_gone() && !s.peer_gone() => Err(server_err(s)),
         (_, Err(error)) => Err(PairError {
-            party: Party::P1,
+            party: Party::Client,
             error,
         }),
         (Err(error), Ok(_)) => Err(server_err(error)),

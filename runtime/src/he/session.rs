@@ -50,12 +50,12 @@ impl std::fmt::Debug for Keys {
 
 impl Keys {
     /// Key set-up over `ch` for the plaintext modulus `t`: the client
-    /// (`Party::P1`) generates and sends, the server receives and checks
+    /// (`Party::Client`) generates and sends, the server receives and checks
     /// that every needed rotation is supported. One message (≈ 11.8 MB).
     pub fn setup(ch: &mut Channel, party: Party, t: u64) -> Result<Keys, HeError> {
         let params = Params::new(t)?;
         match party {
-            Party::P1 => {
+            Party::Client => {
                 let mut rng = OsRng::new()?;
                 let sk = SecretKey::random(&params.bfv, &mut rng);
                 let mut b = EvaluationKeyBuilder::new_leveled(&sk, CT_LEVEL, 0)?;
@@ -70,7 +70,7 @@ impl Keys {
                 ch.flush()?;
                 Ok(Keys::Client { params, sk })
             }
-            Party::P0 => {
+            Party::Server => {
                 let ek = EvaluationKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)
                     .map_err(|e| HeError::Malformed(format!("Galois keys: {e}")))?;
                 let pk = PublicKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)

@@ -26,10 +26,10 @@ const T41: u64 = 2_199_023_288_321;
 fn setup(t: u64) -> ((Keys, Channel), (Keys, Channel)) {
     let (mut a, mut b) = mem::pair(Some(Duration::from_secs(300)));
     let c = std::thread::spawn(move || {
-        let k = Keys::setup(&mut b, Party::P1, t).expect("client keys");
+        let k = Keys::setup(&mut b, Party::Client, t).expect("client keys");
         (k, b)
     });
-    let srv = Keys::setup(&mut a, Party::P0, t).expect("server keys");
+    let srv = Keys::setup(&mut a, Party::Server, t).expect("server keys");
     ((srv, a), c.join().expect("client thread"))
 }
 

@@ -52,30 +52,32 @@ use std::ops::{Add, AddAssign, Sub};
 
 use crate::crypto::Block;
 
-/// The two parties of the protocol: `P0` (the server, holding the model) and
-/// `P1` (the client, holding the input).
+/// The two real parties of a run: the server (`--party 0`, holding the
+/// model) and the client (`--party 1`, holding the input). Not to be confused
+/// with the paper's protocol roles `P0`/`P1` ([`crate::proto::Role`]), which
+/// alternate between the real parties from lane to lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Party {
-    /// Party 0, the server.
-    P0,
-    /// Party 1, the client.
-    P1,
+    /// Party 0, the server (model owner).
+    Server,
+    /// Party 1, the client (input owner).
+    Client,
 }
 
 impl Party {
     /// The other party.
     pub fn other(self) -> Party {
         match self {
-            Party::P0 => Party::P1,
-            Party::P1 => Party::P0,
+            Party::Server => Party::Client,
+            Party::Client => Party::Server,
         }
     }
 
-    /// 0 for `P0`, 1 for `P1`.
+    /// 0 for the server, 1 for the client (the CLI's `--party` number).
     pub fn index(self) -> usize {
         match self {
-            Party::P0 => 0,
-            Party::P1 => 1,
+            Party::Server => 0,
+            Party::Client => 1,
         }
     }
 }

@@ -52,7 +52,7 @@ impl OtPack {
     /// KK-send, KK-recv, and `P1` in the mirrored order (IKNP-recv first).
     /// Cost: 2·(32 + 128·32) + 2·(32 + 256·32) bytes, 4 messages each way.
     pub fn setup(&mut self, ch: &mut Channel, party: Party) -> Result<(), OtError> {
-        let first_send = party == Party::P0;
+        let first_send = party == Party::Server;
         for family_kk in [false, true] {
             for sending in [first_send, !first_send] {
                 match (family_kk, sending) {

@@ -131,7 +131,7 @@ impl Session {
         let party = self.party;
         let ranges = split(n, self.lanes.len());
         let chunk = |index: usize, range: Range<usize>, lane: &mut Lane| -> Result<R, E> {
-            let sender = index.is_multiple_of(2) == (party == Party::P0);
+            let sender = index.is_multiple_of(2) == (party == Party::Server);
             f(Chunk {
                 index,
                 range,

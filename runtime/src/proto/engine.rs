@@ -112,7 +112,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         let radix = self.radix;
         let parts = self.session_mut().run(n, |c| {
             let role = if server_sends {
-                Role::from_sender(c.party == Party::P0)
+                Role::from_sender(c.party == Party::Server)
             } else {
                 Role::from_sender(c.sender)
             };
@@ -412,8 +412,8 @@ mod tests {
             f(&mut e, p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
         };
         std::thread::scope(|s| {
-            let h = s.spawn(|| party(b, Party::P1));
-            let r0 = party(a, Party::P0);
+            let h = s.spawn(|| party(b, Party::Client));
+            let r0 = party(a, Party::Server);
             (r0, h.join().expect("party 1 panicked"))
         })
     }
@@ -493,7 +493,7 @@ mod tests {
             x: &[u64],
         ) -> Result<Vec<Vec<u64>>, ProtoError> {
             let ell = 32;
-            let server = p == Party::P0;
+            let server = p == Party::Server;
             let ws = server.then_some(&self.w[..]);
             let (r, c) = self.mat();
             let conv_w = ws.map(|w| &w[..self.conv_weights()]);
@@ -577,14 +577,14 @@ mod tests {
             let (x0, x1) = share(&mut g, x, ell);
             let (n0, n1) = share(&mut g, &nonneg(x), ell);
             let (r0, r1) = run_on(a, b, |e, p| {
-                let (xs, ns) = if p == Party::P0 {
+                let (xs, ns) = if p == Party::Server {
                     (&x0, &n0)
                 } else {
                     (&x1, &n1)
                 };
                 let layers = self.secure(e, p, (xs, ns), x)?;
                 let msb = e.msb(ell, xs)?;
-                let shown = e.reveal(ell, xs, Party::P1)?;
+                let shown = e.reveal(ell, xs, Party::Client)?;
                 Ok((layers, msb, shown))
             });
             for (k, ((a, b), want)) in r0.0.iter().zip(&r1.0).zip(self.reference(x)).enumerate() {
@@ -639,7 +639,7 @@ mod tests {
             let (x0, x1) = share_mod(&mut g, &x, md);
             for incl in [false, true] {
                 let (r0, r1) = run(1, |e, p| {
-                    let xs = if p == Party::P0 { &x0 } else { &x1 };
+                    let xs = if p == Party::Server { &x0 } else { &x1 };
                     e.avgpool(md, xs, shape, &pool, incl)
                 });
                 let want = reference_in(enc, &[(&x[..], &shape[..], Owner::Client)], |v| {
@@ -674,7 +674,7 @@ mod tests {
         let c = |s: &'static [usize]| [(&x[..], s, Owner::Client)];
         for t in [1usize, 2, 3] {
             let (r0, r1) = run(t, |e, p| {
-                let xs = if p == Party::P0 { &x0 } else { &x1 };
+                let xs = if p == Party::Server { &x0 } else { &x1 };
                 Ok(vec![
                     e.relu(md, xs)?,
                     e.trunc(md, 12, xs, false)?,
@@ -683,7 +683,7 @@ mod tests {
                     e.argmax(md, xs, &[30, 10], 1, Compare::Exact)?,
                     e.avgpool(md, xs, shape, &pool, false)?,
                     e.global_avgpool(md, xs, shape)?,
-                    e.reveal(md, xs, Party::P1)?.unwrap_or_default(),
+                    e.reveal(md, xs, Party::Client)?.unwrap_or_default(),
                 ])
             });
             let got: Vec<Vec<u64>> = r0
@@ -758,7 +758,7 @@ mod tests {
             let (x0, x1) = share(&mut g, &x, ell);
             let (a, b) = mem::pairs(t, Some(Duration::from_secs(120)));
             let (r0, r1) = run_on(a, b, |e, p| {
-                let xs = if p == Party::P0 { &x0 } else { &x1 };
+                let xs = if p == Party::Server { &x0 } else { &x1 };
                 let mut e = Engine::new(e.session_mut(), m);
                 Ok(vec![e.relu(ell, xs)?, e.trunc(ell, s, xs, false)?, e.rdiv(ell, xs, &[d])?])
             });

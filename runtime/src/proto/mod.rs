@@ -18,7 +18,7 @@
 //! | [`and`] | AND from regular / correlated bit triples | App. A.1, A.2 |
 //! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` (also `k` comparisons per input of `P1`) | Alg. 1, §3.1 |
 //! | [`drelu`] | `DReLU` (and `MSB`) over `Z_{2^ℓ}` | Alg. 2 |
-//! | [`drelu_ring`] | `DReLU` over `Z_n`, `n` odd | Alg. 4 |
+//! | [`drelu_field`] | `DReLU` over `Z_n`, `n` odd | Alg. 4 |
 //! | [`mux`] | multiplexer | Alg. 6 |
 //! | [`b2a`] | boolean to arithmetic | Alg. 7 |
 //! | [`relu`] | `ReLU` over `Z_{2^ℓ}` | Alg. 8 |
@@ -53,7 +53,7 @@ pub mod and;
 pub mod b2a;
 pub mod bits;
 pub mod drelu;
-pub mod drelu_ring;
+pub mod drelu_field;
 pub mod engine;
 mod kk;
 pub mod matmul;

@@ -1,18 +1,18 @@
 //! Sign tests of shared values over any [`Modulus`]: `DReLU(a) = 1{a < n'}`
 //! and its complement `1{a ≥ n'}` (`n' = ⌈n/2⌉`; for `Z_{2^ℓ}` that is
 //! `MSB(a)`), by `Π_DReLU^{int,ℓ}` (CrypTFlow2 Algorithm 2, [`drelu`]) for
-//! `Z_{2^ℓ}` and `Π_DReLU^{ring,n}` (Algorithm 4, [`drelu_ring`]) for odd
+//! `Z_{2^ℓ}` and `Π_DReLU^{ring,n}` (Algorithm 4, [`drelu_field`]) for odd
 //! `n`. Cost and rounds are those of the protocol used.
 
 use super::bits::Bits;
 use super::modulus::Modulus;
-use super::{Ctx, ProtoError, Role, drelu, drelu_ring};
+use super::{Ctx, ProtoError, Role, drelu, drelu_field};
 
 /// Shares of `DReLU(a) = 1{signed(a) ≥ 0}` for shares `a` mod `md`.
 pub fn drelu(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, a: &[u64]) -> Result<Bits, ProtoError> {
     match md.into().check()? {
         Modulus::Pow2(ell) => drelu::drelu(ctx, ell, a),
-        Modulus::Odd(n) => drelu_ring::drelu_ring(ctx, n, a),
+        Modulus::Odd(n) => drelu_field::drelu_field(ctx, n, a),
     }
 }
 
@@ -22,7 +22,7 @@ pub fn negative(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, a: &[u64]) -> Result<
     match md.into().check()? {
         Modulus::Pow2(ell) => drelu::msb(ctx, ell, a),
         Modulus::Odd(n) => {
-            let mut d = drelu_ring::drelu_ring(ctx, n, a)?;
+            let mut d = drelu_field::drelu_field(ctx, n, a)?;
             d.flip_if(ctx.role == Role::P1);
             Ok(d)
         }
@@ -34,7 +34,7 @@ pub fn negative(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, a: &[u64]) -> Result<
 pub fn cost_bits(md: impl Into<Modulus>, m: u32, len: usize) -> u64 {
     match md.into() {
         Modulus::Pow2(ell) => drelu::cost_bits(ell, m, len),
-        Modulus::Odd(n) => drelu_ring::cost_bits(n, m, len),
+        Modulus::Odd(n) => drelu_field::cost_bits(n, m, len),
     }
 }
 
@@ -42,7 +42,7 @@ pub fn cost_bits(md: impl Into<Modulus>, m: u32, len: usize) -> u64 {
 pub fn rounds(md: impl Into<Modulus>, m: u32) -> u64 {
     match md.into() {
         Modulus::Pow2(ell) => drelu::rounds(ell, m),
-        Modulus::Odd(n) => drelu_ring::rounds(n, m),
+        Modulus::Odd(n) => drelu_field::rounds(n, m),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Regenerates `frontend/src/proto/onnx.rs` from the vendored `proto/onnx-ml.proto`
+//! Regenerates `frontend/src/pb/onnx.rs` from the vendored `proto/onnx-ml.proto`
 //! (ONNX 1.17.0, from the `onnx` pip wheel; Apache-2.0, see `proto/LICENSE-onnx`).
 //!
 //! Run from this directory: `cargo run --release`. The `.proto` is parsed by the
@@ -10,7 +10,7 @@ use std::path::Path;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let proto_dir = here.join("proto");
-    let out_dir = here.join("../../src/proto");
+    let out_dir = here.join("../../src/pb");
     std::fs::create_dir_all(&out_dir)?;
     let fds = protox::compile([proto_dir.join("onnx-ml.proto")], [&proto_dir])?;
     prost_build::Config::new()

@@ -30,7 +30,7 @@ fn eta(n: u64) -> u32 {
 
 /// Shares of `DReLU(a) = 1{a < ⌈n/2⌉}` for shares `a` (in `[0, n)`) of
 /// elements of `Z_n`, `n` odd, `3 ≤ n < 2^63`.
-pub fn drelu_ring(ctx: &mut Ctx<'_>, n: u64, a: &[u64]) -> Result<Bits, ProtoError> {
+pub fn drelu_field(ctx: &mut Ctx<'_>, n: u64, a: &[u64]) -> Result<Bits, ProtoError> {
     check(n >= 3 && n % 2 == 1 && n < 1 << 63, || {
         format!("modulus {n} must be odd, at least 3 and below 2^63")
     })?;
@@ -86,12 +86,12 @@ pub fn drelu_ring(ctx: &mut Ctx<'_>, n: u64, a: &[u64]) -> Result<Bits, ProtoErr
     })
 }
 
-/// Exact bits on the wire of [`drelu_ring`] on `len` elements at radix `m`.
+/// Exact bits on the wire of [`drelu_field`] on `len` elements at radix `m`.
 pub fn cost_bits(n: u64, m: u32, len: usize) -> u64 {
     mill::cost_bits(eta(n) + 1, m, 2, len) + mill::kk_bits(4, 1, len)
 }
 
-/// Rounds of [`drelu_ring`] (role `P1`).
+/// Rounds of [`drelu_field`] (role `P1`).
 pub fn rounds(n: u64, m: u32) -> u64 {
     mill::rounds(eta(n) + 1, m, 2) + 1
 }
@@ -115,7 +115,7 @@ mod tests {
     fn check(n: u64, m: u32, len: usize, tcp: bool) {
         let (x, a0, a1) = inputs(n, len, n as u128 + m as u128);
         let f =
-            |ctx: &mut Ctx<'_>| drelu_ring(ctx, n, if ctx.role == Role::P0 { &a0 } else { &a1 });
+            |ctx: &mut Ctx<'_>| drelu_field(ctx, n, if ctx.role == Role::P0 { &a0 } else { &a1 });
         let r = if tcp { run2_tcp(m, f) } else { run2(m, f) };
         let got = open_bits(&r.p0, &r.p1);
         let field = sci_ir::Encoding::field(n).ok();
@@ -155,7 +155,7 @@ mod tests {
         let (_, a0, a1) = inputs(n, 4000, 1);
         let r = measured(4, |ctx, warm| {
             let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
-            drelu_ring(ctx, n, if warm { &a[..8] } else { a })
+            drelu_field(ctx, n, if warm { &a[..8] } else { a })
         });
         assert_eq!(r.bits(), cost_bits(n, 4, a0.len()));
         assert_eq!(r.stats[1].rounds, rounds(n, 4));
@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn rejects_even_or_unreduced() {
         let r = run2(4, |ctx| {
-            Ok(drelu_ring(ctx, 8, &[1]).is_err() && drelu_ring(ctx, 7, &[7]).is_err())
+            Ok(drelu_field(ctx, 8, &[1]).is_err() && drelu_field(ctx, 7, &[7]).is_err())
         });
         assert!(r.p0 && r.p1);
     }
