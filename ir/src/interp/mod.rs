@@ -18,12 +18,12 @@ pub mod linear;
 
 use crate::check::CheckErrorKind;
 use crate::fixed;
-use crate::ops::{Op, Pool2d, Scalar};
+use crate::ops::{ConvGeom, Op, Pool2d, Scalar};
 use crate::program::{Program, ValueId};
 use crate::tensor::{Tensor, TensorError};
 use crate::types::{Encoding, ShapeDisplay, Type};
 use domain::{Dom, FieldD, RealD, RingD};
-use kernels::{ConvGeom, PoolKind};
+use kernels::PoolKind;
 use thiserror::Error;
 
 /// Evaluates `$body` with `$d` bound to the element domain of encoding `$enc` (the body
@@ -270,8 +270,8 @@ pub fn eval_op<'t>(
     op: &Op,
     operand: &dyn Fn(ValueId) -> Option<&'t Tensor>,
 ) -> Result<Tensor, InterpError> {
-    let ty =
-        crate::check::infer(op, program.instrs(), program.consts()).map_err(InterpError::Op)?;
+    let ty = crate::check::infer(op, |v| program.get(v).map(|i| &i.ty), program.consts())
+        .map_err(InterpError::Op)?;
     match op {
         Op::Input { .. } => Err(InterpError::NotComputed),
         Op::Const { id, .. } => program
@@ -355,30 +355,13 @@ fn eval_kernel<'a, D: Dom>(
     };
     let v: Vec<D::E> = match op {
         Op::Input { .. } | Op::Const { .. } => unreachable!("handled by the driver"),
-        Op::Conv2d {
-            x,
-            w,
-            bias,
-            strides,
-            pads,
-            dilations,
-            groups,
-        } => {
+        Op::Conv2d { x, w, bias, conv } => {
             let (xs, ws) = (shape_of(*x), shape_of(*w));
             let g = ConvGeom {
-                n: xs[0],
-                c: xs[1],
-                h: xs[2],
-                w: xs[3],
-                co: ws[0],
-                kh: ws[2],
-                kw: ws[3],
-                oh: out_shape[2],
-                ow: out_shape[3],
-                strides: *strides,
-                pads: *pads,
-                dilations: *dilations,
-                groups: *groups,
+                input: [xs[0], xs[1], xs[2], xs[3]],
+                c_out: ws[0],
+                kernel: [ws[2], ws[3]],
+                conv: *conv,
             };
             kernels::conv2d(d, x_of(*x), x_of(*w), bias.map(x_of), &g)
         }
