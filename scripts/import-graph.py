@@ -12,7 +12,7 @@ modules count like the rest. Binaries (`src/bin/`) are left out.
 Prints, per crate, the edges and the strongly connected components of more
 than one node (the cycles); exits 1 if there is a cycle.
 
-usage: scripts/import-graph.py [--depth N] [--quiet] [CRATE_DIR...]
+usage: scripts/import-graph.py [--depth N] [--tests] [--quiet] [CRATE_DIR...]
        (default: every workspace member)
 """
 
@@ -49,6 +49,39 @@ def strip_comments(src):
             out.append(src[i])
             i += 1
     return "".join(out)
+
+
+CFG_TEST = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?")
+
+
+def strip_tests(text):
+    """Removes `#[cfg(test)]` items from comment-free source; returns the text and the
+    names of out-of-line test modules (`#[cfg(test)] mod name;`)."""
+    out_of_line = []
+    while True:
+        m = CFG_TEST.search(text)
+        if not m:
+            return text, out_of_line
+        rest = text[m.end():]
+        decl = re.match(r"mod\s+(" + IDENT + r")\s*;", rest)
+        if decl:
+            out_of_line.append(decl.group(1))
+            text = text[: m.start()] + rest[decl.end():]
+            continue
+        # An item up to its `;` or its balanced `{...}`, whichever ends it first.
+        depth, i = 0, 0
+        while i < len(rest):
+            ch = rest[i]
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif ch == ";" and depth == 0:
+                break
+            i += 1
+        text = text[: m.start()] + rest[i + 1 :]
 
 
 def module_of(src_dir, file):
@@ -112,10 +145,19 @@ def root_reexports(lib_text, modules):
     return names
 
 
-def crate_graph(crate_dir, depth):
+def crate_graph(crate_dir, depth, tests):
     src = crate_dir / "src"
     files = [f for f in src.rglob("*.rs") if "bin" not in f.relative_to(src).parts]
     mods = {f: module_of(src, f) for f in files}
+    texts = {f: strip_comments(f.read_text()) for f in files}
+    if not tests:
+        test_only = set()
+        for f in files:
+            texts[f], names = strip_tests(texts[f])
+            for n in names:
+                test_only.add(tuple(mods[f] + [n]))
+        files = [f for f in files if not any(tuple(mods[f][: len(t)]) == t for t in test_only)]
+        mods = {f: mods[f] for f in files}
     top = {m[0] for m in mods.values() if m}
     lib = src / "lib.rs"
     reexp = root_reexports(strip_comments(lib.read_text()), top) if lib.exists() else {}
@@ -125,7 +167,7 @@ def crate_graph(crate_dir, depth):
             continue
         me = tuple(path[:depth])
         nodes.add(me)
-        text = strip_comments(f.read_text())
+        text = texts[f]
         # Inline `mod x { ... }` blocks are rare and private: treated as the file's module.
         for ups, head in references(text):
             if ups > len(path):
@@ -192,12 +234,13 @@ def members():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depth", type=int, default=1)
+    ap.add_argument("--tests", action="store_true", help="include test-only code")
     ap.add_argument("--quiet", action="store_true", help="print only the cycles")
     ap.add_argument("crates", nargs="*", type=Path)
     a = ap.parse_args()
     cycles = 0
     for crate in a.crates or members():
-        nodes, edges = crate_graph(crate.resolve(), a.depth)
+        nodes, edges = crate_graph(crate.resolve(), a.depth, a.tests)
         name = crate.resolve().name
         comps = [c for c in sccs(nodes, edges) if len(c) > 1]
         cycles += len(comps)
