@@ -20,7 +20,7 @@
 //! * [`dataset`]: labelled data sets (`.npz` or a directory of `x.npy` / `y.npy`) for
 //!   accuracy measurements and autotuning.
 //!
-//! The semantics are those of the CrypTFlow2 paper: arithmetic wraps in the ring (is mod n
+//! The semantics (also summarised in the repository's `ARCHITECTURE.md`): arithmetic wraps in the ring (is mod n
 //! in the field); products add scales; `trunc` is the floor shift of the signed value;
 //! division by a public integer is the paper's `rdiv`; MaxPool/ArgMax break ties by first
 //! index.
