@@ -10,6 +10,7 @@ use crate::id::{ConstId, ValueId};
 use crate::ops::{Conv2d, Op, Pool2d, Scalar};
 use crate::program::Builder;
 use crate::types::Type;
+use std::convert::Infallible;
 
 /// The opcode of `const` (the decoder counts constants before decoding them).
 pub(super) const CONST: u32 = 1;
@@ -130,16 +131,18 @@ fn templates(ty: &Type) -> [Op; 24] {
 /// Visits an op's operands and attributes in their stored order: the encoder copies
 /// them into an [`OpMsg`], the decoder overwrites them from one.
 trait Fields {
+    /// Why a field cannot be read (never, for the encoder).
+    type Error;
     /// One operand.
-    fn operand(&mut self, v: &mut ValueId) -> Result<(), PlanError>;
+    fn operand(&mut self, v: &mut ValueId) -> Result<(), Self::Error>;
     /// An optional operand (a bias), stored only if present: always the last one.
-    fn optional(&mut self, v: &mut Option<ValueId>) -> Result<(), PlanError>;
+    fn optional(&mut self, v: &mut Option<ValueId>) -> Result<(), Self::Error>;
     /// Every operand (of `concat`).
-    fn operand_list(&mut self, v: &mut Vec<ValueId>) -> Result<(), PlanError>;
+    fn operand_list(&mut self, v: &mut Vec<ValueId>) -> Result<(), Self::Error>;
     /// The next entry of `attrs`.
-    fn attr<T: Attr>(&mut self, v: &mut T) -> Result<(), PlanError>;
+    fn attr<T: Attr>(&mut self, v: &mut T) -> Result<(), Self::Error>;
     /// Every remaining entry of `attrs`.
-    fn attr_list(&mut self, v: &mut Vec<usize>) -> Result<(), PlanError>;
+    fn attr_list(&mut self, v: &mut Vec<usize>) -> Result<(), Self::Error>;
     /// The `int` field.
     fn int(&mut self, v: &mut i64);
     /// The `float` field.
@@ -149,16 +152,16 @@ trait Fields {
     /// The instruction's type (stored in the instruction, not in the op).
     fn ty(&mut self, v: &mut Type);
     /// A constant-table id, stored as an entry of `attrs`.
-    fn const_id(&mut self, v: &mut ConstId) -> Result<(), PlanError>;
+    fn const_id(&mut self, v: &mut ConstId) -> Result<(), Self::Error>;
     /// A fill value of operand `x`'s encoding: `float` for f32, else `int`.
     fn fill(&mut self, v: &mut Scalar, x: ValueId);
 
     /// Consecutive entries of `attrs`.
-    fn attrs<T: Attr, const N: usize>(&mut self, v: &mut [T; N]) -> Result<(), PlanError> {
+    fn attrs<T: Attr, const N: usize>(&mut self, v: &mut [T; N]) -> Result<(), Self::Error> {
         v.iter_mut().try_for_each(|a| self.attr(a))
     }
     /// A pooling window: kernel(2), strides(2), pads(4), ceil_mode.
-    fn pool(&mut self, p: &mut Pool2d) -> Result<(), PlanError> {
+    fn pool(&mut self, p: &mut Pool2d) -> Result<(), Self::Error> {
         self.attrs(&mut p.kernel)?;
         self.attrs(&mut p.strides)?;
         self.attrs(&mut p.pads)?;
@@ -168,7 +171,7 @@ trait Fields {
 
 /// The operands and attributes of every op, in their stored order (the table of
 /// [`OpMsg`]); operands come first, so a missing one is reported before attributes.
-fn fields(op: &mut Op, f: &mut impl Fields) -> Result<(), PlanError> {
+fn fields<F: Fields>(op: &mut Op, f: &mut F) -> Result<(), F::Error> {
     match op {
         Op::Input { name, ty } => {
             f.ty(ty);
@@ -325,23 +328,25 @@ impl Attr for bool {
 struct Encoder(OpMsg);
 
 impl Fields for Encoder {
-    fn operand(&mut self, v: &mut ValueId) -> Result<(), PlanError> {
+    type Error = Infallible;
+
+    fn operand(&mut self, v: &mut ValueId) -> Result<(), Infallible> {
         self.0.operands.push(v.0);
         Ok(())
     }
-    fn optional(&mut self, v: &mut Option<ValueId>) -> Result<(), PlanError> {
+    fn optional(&mut self, v: &mut Option<ValueId>) -> Result<(), Infallible> {
         self.0.operands.extend(v.iter().map(|v| v.0));
         Ok(())
     }
-    fn operand_list(&mut self, v: &mut Vec<ValueId>) -> Result<(), PlanError> {
+    fn operand_list(&mut self, v: &mut Vec<ValueId>) -> Result<(), Infallible> {
         self.0.operands.extend(v.iter().map(|v| v.0));
         Ok(())
     }
-    fn attr<T: Attr>(&mut self, v: &mut T) -> Result<(), PlanError> {
+    fn attr<T: Attr>(&mut self, v: &mut T) -> Result<(), Infallible> {
         self.0.attrs.push(v.to_u64());
         Ok(())
     }
-    fn attr_list(&mut self, v: &mut Vec<usize>) -> Result<(), PlanError> {
+    fn attr_list(&mut self, v: &mut Vec<usize>) -> Result<(), Infallible> {
         self.0.attrs.extend(v.iter().map(|&a| a as u64));
         Ok(())
     }
@@ -355,7 +360,7 @@ impl Fields for Encoder {
         self.0.label.clone_from(v);
     }
     fn ty(&mut self, _: &mut Type) {}
-    fn const_id(&mut self, v: &mut ConstId) -> Result<(), PlanError> {
+    fn const_id(&mut self, v: &mut ConstId) -> Result<(), Infallible> {
         self.0.attrs.push(u64::from(v.0));
         Ok(())
     }
@@ -373,11 +378,11 @@ pub(super) fn encode(op: &Op) -> OpMsg {
         opcode: opcode(op),
         ..OpMsg::default()
     });
-    // Encoding only reads the op's fields (through `&mut`, shared with the decoder) and
-    // cannot fail.
-    let mut op = op.clone();
-    let _ = fields(&mut op, &mut e);
-    e.0
+    // The walk takes `&mut` (shared with the decoder); encoding only reads.
+    match fields(&mut op.clone(), &mut e) {
+        Ok(()) => e.0,
+        Err(never) => match never {},
+    }
 }
 
 /// Overwrites an op's fields from a message, checking counts and ranges.
@@ -422,6 +427,8 @@ impl Decoder<'_> {
 }
 
 impl Fields for Decoder<'_> {
+    type Error = PlanError;
+
     fn operand(&mut self, v: &mut ValueId) -> Result<(), PlanError> {
         let id = self
             .m
