@@ -139,6 +139,7 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
                     let mut ctx = Ctx::new(
                         &mut ch.lane.ch,
                         &mut ch.lane.ot,
+                        &mut ch.lane.prg,
                         Role::from_sender(ch.sender),
                     )
                     .with_radix(m);

@@ -119,6 +119,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
             let mut ctx = Ctx {
                 ch: &mut c.lane.ch,
                 ot: &mut c.lane.ot,
+                prg: &mut c.lane.prg,
                 role,
                 radix,
             };
@@ -382,7 +383,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
 mod tests {
     use super::*;
     use crate::net::{Channel, mem};
-    use crate::proto::testutil::{open, prg, reference, share};
+    use crate::proto::testutil::{open, prg, reference, role_prg, share};
     use sci_ir::{Encoding, Op, Owner, fixed};
     use std::time::Duration;
 
@@ -406,16 +407,15 @@ mod tests {
         b: Vec<Channel>,
         f: impl Fn(&mut Engine<&mut Session>, Party) -> Result<R, ProtoError> + Sync,
     ) -> (R, R) {
-        let party = |chans, p: Party| {
-            let mut s = Session::new(p, chans);
+        let party = |chans, p: Party, role| {
+            let mut s = Session::with_seed(p, chans, role_prg(role).next_block());
             let mut e = Engine::new(&mut s, 4);
             f(&mut e, p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
         };
-        std::thread::scope(|s| {
-            let h = s.spawn(|| party(b, Party::Client));
-            let r0 = party(a, Party::Server);
-            (r0, h.join().expect("party 1 panicked"))
-        })
+        sci_testkit::run2(
+            || party(a, Party::Server, Role::P0),
+            || party(b, Party::Client, Role::P1),
+        )
     }
 
     /// One run of every layer: the operand's shape, the layers' parameters and the
@@ -519,9 +519,7 @@ mod tests {
             let wshape = self.conv_shape();
             let cw = &self.w[..self.conv_weights()];
             vec![
-                x.iter()
-                    .map(|&v| if v >> 31 == 1 { 0 } else { v })
-                    .collect(),
+                reference_relu(x),
                 x.iter()
                     .map(|&v| fixed::trunc(v, self.shift, enc))
                     .collect(),
@@ -616,6 +614,42 @@ mod tests {
             let (a, b) = mem::pairs(t, Some(Duration::from_secs(120)));
             layers.check(&x, a, b, &format!("with {t} lanes"));
         }
+    }
+
+    /// A run is a function of the sessions' seeds: the same seeds replay the same
+    /// shares on every lane, other seeds give other shares of the same values.
+    #[test]
+    fn runs_replay_from_their_seeds() {
+        let mut g = prg(80);
+        let x = g.ring_elems(500, 32);
+        let (x0, x1) = share(&mut g, &x, 32);
+        let run_with = |seeds: [u128; 2]| {
+            let (a, b) = mem::pairs(2, Some(Duration::from_secs(120)));
+            let party = |chans, p: Party, seed| {
+                let mut s = Session::with_seed(p, chans, crate::crypto::Block(seed));
+                let xs = if p == Party::Server { &x0 } else { &x1 };
+                let y = Engine::new(&mut s, 4).relu(32, xs).expect("relu");
+                (y, s.stats())
+            };
+            sci_testkit::run2(
+                || party(a, Party::Server, seeds[0]),
+                || party(b, Party::Client, seeds[1]),
+            )
+        };
+        let first = run_with([1, 2]);
+        assert_eq!(open(&first.0.0, &first.1.0, 32), reference_relu(&x));
+        assert_eq!(run_with([1, 2]), first);
+        let other = run_with([3, 2]);
+        assert_eq!(open(&other.0.0, &other.1.0, 32), reference_relu(&x));
+        assert_ne!(other.0.0, first.0.0);
+        assert_eq!((other.0.1, other.1.1), (first.0.1, first.1.1));
+    }
+
+    /// `ReLU` of 32-bit values in the clear.
+    fn reference_relu(x: &[u64]) -> Vec<u64> {
+        x.iter()
+            .map(|&v| if v >> 31 == 1 { 0 } else { v })
+            .collect()
     }
 
     /// Average pooling over prime fields (sums wrap mod n, as in the

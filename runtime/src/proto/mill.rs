@@ -58,7 +58,6 @@ use super::and::{self, Job};
 use super::bits::Bits;
 use super::kk::KkBatch;
 use super::{Ctx, ProtoError, Role, check};
-use crate::crypto::Prg;
 use crate::net::pack::mask;
 use crate::ot::KkClass;
 
@@ -160,7 +159,7 @@ pub fn mill_multi(ctx: &mut Ctx<'_>, specs: &[MillSpec<'_>]) -> Result<Vec<Bits>
     }
     let m = ctx.radix;
     let role = ctx.role;
-    let mut prg = Prg::from_os()?;
+    let mut prg = ctx.prg.fork();
     let mut batch = KkBatch::new(role);
     // Per spec: leaves (role P0's random shares; role P1's come from the
     // OTs), request ids, pending triples.

@@ -29,6 +29,13 @@ pub(crate) fn prg(seed: u128) -> Prg {
     Prg::new(Block(seed))
 }
 
+/// The protocol randomness of `role` in a test run: derived from the test
+/// process's seed ([`sci_testkit::seed`], printed on failure, replayable with
+/// `SCI_TEST_SEED`), one independent stream per role.
+pub(crate) fn role_prg(role: Role) -> Prg {
+    Prg::derive(Block(sci_testkit::seed().into()), "test-role", role as u64)
+}
+
 /// Runs `f` as role P0 on one end and role P1 on the other of a channel pair.
 /// `f` gets the context and may run several protocols (e.g. a warm-up).
 pub(crate) fn run_on<R, F>(a: Channel, b: Channel, radix: u32, f: F) -> Run<R>
@@ -37,16 +44,13 @@ where
     F: Fn(&mut Ctx<'_>) -> Result<R, ProtoError> + Sync,
 {
     let party = |mut ch: Channel, role: Role| {
-        let mut ot = OtPack::new();
-        let mut ctx = Ctx::new(&mut ch, &mut ot, role).with_radix(radix);
+        let mut prg = role_prg(role);
+        let mut ot = OtPack::new(prg.fork());
+        let mut ctx = Ctx::new(&mut ch, &mut ot, &mut prg, role).with_radix(radix);
         let r = f(&mut ctx).unwrap_or_else(|e| panic!("role {role:?}: {e}"));
         (r, ch.stats())
     };
-    let ((p0, s0), (p1, s1)) = std::thread::scope(|s| {
-        let h = s.spawn(|| party(b, Role::P1));
-        let r0 = party(a, Role::P0);
-        (r0, h.join().expect("role P1 panicked"))
-    });
+    let ((p0, s0), (p1, s1)) = sci_testkit::run2(|| party(a, Role::P0), || party(b, Role::P1));
     Run {
         p0,
         p1,
