@@ -656,7 +656,7 @@ mod tests {
     /// interpreter), with and without the padding in the count.
     #[test]
     fn avgpool_over_fields_equals_reference() {
-        use crate::proto::testutil::{field_values_with_edges, open_mod, reference_in, share_mod};
+        use crate::proto::testutil::{open, reference, share, values_with_edges};
         let shape = [1usize, 3, 9, 10];
         let numel: usize = shape.iter().product();
         let pool = Pool2d {
@@ -667,16 +667,15 @@ mod tests {
         };
         for n in [65537u64, 4_293_918_721, 2_199_023_190_017, (1 << 61) - 1] {
             let md = Modulus::Odd(n);
-            let enc = Encoding::field(n).expect("prime");
             let mut g = prg(n as u128);
-            let x = field_values_with_edges(&mut g, numel - 9, md);
-            let (x0, x1) = share_mod(&mut g, &x, md);
+            let x = values_with_edges(&mut g, numel - 9, md);
+            let (x0, x1) = share(&mut g, &x, md);
             for incl in [false, true] {
                 let (r0, r1) = run(1, |e, p| {
                     let xs = if p == Party::Server { &x0 } else { &x1 };
                     e.avgpool(md, xs, shape, &pool, incl)
                 });
-                let want = reference_in(enc, &[(&x[..], &shape[..], Owner::Client)], |v| {
+                let want = reference(md, &[(&x[..], &shape[..], Owner::Client)], |v| {
                     Op::AvgPool {
                         x: v[0],
                         pool,
@@ -684,21 +683,21 @@ mod tests {
                     }
                 })
                 .0;
-                assert_eq!(open_mod(&r0, &r1, md), want, "n={n} incl={incl}");
+                assert_eq!(open(&r0, &r1, md), want, "n={n} incl={incl}");
             }
         }
     }
 
     #[test]
     fn every_non_linear_layer_over_a_field_on_several_lanes() {
-        use crate::proto::testutil::{field_values_with_edges, open_mod, reference_in, share_mod};
+        use crate::proto::testutil::{open, reference, share, values_with_edges};
         let n = 2_199_023_190_017u64;
         let md = Modulus::Odd(n);
         let enc = Encoding::field(n).expect("prime");
         let mut g = prg(79);
         let shape = [1usize, 3, 10, 10];
-        let x = field_values_with_edges(&mut g, 291, md);
-        let (x0, x1) = share_mod(&mut g, &x, md);
+        let x = values_with_edges(&mut g, 291, md);
+        let (x0, x1) = share(&mut g, &x, md);
         let pool = Pool2d {
             kernel: [3, 3],
             strides: [2, 2],
@@ -724,7 +723,7 @@ mod tests {
                 .iter()
                 .zip(&r1)
                 .take(7)
-                .map(|(a, b)| open_mod(a, b, md))
+                .map(|(a, b)| open(a, b, md))
                 .collect();
             let want: [Vec<u64>; 7] = [
                 x.iter()
@@ -732,20 +731,20 @@ mod tests {
                     .collect(),
                 x.iter().map(|&v| fixed::trunc(v, 12, enc)).collect(),
                 x.iter().map(|&v| fixed::rdiv(v, 49, enc)).collect(),
-                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::MaxPool { x: v[0], pool }).0,
-                reference_in(enc, &c(&[30, 10]), |v| Op::ArgMax {
+                reference(md, &c(&[1, 3, 10, 10]), |v| Op::MaxPool { x: v[0], pool }).0,
+                reference(md, &c(&[30, 10]), |v| Op::ArgMax {
                     x: v[0],
                     axis: 1,
                     keepdims: false,
                 })
                 .0,
-                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::AvgPool {
+                reference(md, &c(&[1, 3, 10, 10]), |v| Op::AvgPool {
                     x: v[0],
                     pool,
                     count_include_pad: false,
                 })
                 .0,
-                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::GlobalAvgPool { x: v[0] }).0,
+                reference(md, &c(&[1, 3, 10, 10]), |v| Op::GlobalAvgPool { x: v[0] }).0,
             ];
             for (k, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(g, w, "layer {k} with {t} lanes");
