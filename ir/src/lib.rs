@@ -18,7 +18,7 @@
 //!   server-only secret part; the client view; the program hash.
 //! * [`npy`]: NumPy `.npy` reading and writing (inputs, outputs, validation sets).
 //!
-//! The semantics are those of `shared/DESIGN.md`: arithmetic wraps in the ring (is mod n
+//! The semantics (also summarised in the repository's `ARCHITECTURE.md`): arithmetic wraps in the ring (is mod n
 //! in the field); products add scales; `trunc` is the floor shift of the signed value;
 //! division by a public integer is the paper's `rdiv`; MaxPool/ArgMax break ties by first
 //! index.
