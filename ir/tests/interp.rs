@@ -833,12 +833,8 @@ proptest! {
     ) {
         let enc = ring(bits);
         let (lo, hi) = enc.signed_range().unwrap();
-        let mut state = seed;
-        let mut rnd = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let r = (state >> 11) as i128;
-            (lo + r.rem_euclid(hi - lo + 1)) as i64
-        };
+        let mut lcg = sci_testkit::Lcg(seed);
+        let mut rnd = || lcg.in_range(lo, hi) as i64;
         let xd: Vec<i64> = (0..xs.iter().product::<usize>()).map(|_| rnd()).collect();
         let wd: Vec<i64> = (0..ws.iter().product::<usize>()).map(|_| rnd()).collect();
         let mut p = P::new(enc);

@@ -72,9 +72,18 @@ fn run_sessions(plan: &Plan, mut s0: Engine, mut s1: Engine, x: Vec<Tensor>) -> 
 fn mem_sessions(t: usize) -> (Engine, Engine) {
     let (a, b) = mem::pairs(t, Some(Duration::from_secs(20)));
     (
-        Engine::new(Session::new(Party::Server, a), 4),
-        Engine::new(Session::new(Party::Client, b), 4),
+        Engine::new(seeded_session(Party::Server, a), 4),
+        Engine::new(seeded_session(Party::Client, b), 4),
     )
+}
+
+/// A session of `party` whose randomness derives from the test process's seed
+/// ([`sci_testkit::seed`]: printed on failure, replayable with `SCI_TEST_SEED`).
+fn seeded_session(party: Party, chans: Vec<sci_runtime::net::Channel>) -> Session {
+    let seed = sci_runtime::crypto::Block(sci_testkit::seed().into());
+    let p = u64::from(party == Party::Client);
+    let root = sci_runtime::crypto::Prg::derive(seed, "test-session", p).next_block();
+    Session::with_seed(party, chans, root)
 }
 
 #[test]

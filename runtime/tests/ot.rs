@@ -37,6 +37,24 @@ fn rng(seed: u128) -> Prg {
     Prg::new(Block(seed))
 }
 
+/// The generator for `(label, index)` under the test process's seed
+/// ([`sci_testkit::seed`]: printed on failure, replayable with
+/// `SCI_TEST_SEED`).
+fn test_prg(label: &str, index: u64) -> Prg {
+    Prg::derive(Block(sci_testkit::seed().into()), label, index)
+}
+
+/// The OT pack of party `p` (0 or 1), its set-ups drawing from the test seed.
+fn pack(p: u64) -> OtPack {
+    OtPack::new(test_prg("test-pack", p))
+}
+
+/// A session of `party` seeded from the test seed.
+fn session(party: Party, chans: Vec<Channel>) -> Session {
+    let p = u64::from(party == Party::Client);
+    Session::with_seed(party, chans, test_prg("test-session", p).next_block())
+}
+
 /// Runs the two parties in two threads; returns their results and stats.
 fn run2<A, B>(
     (mut c0, mut c1): (Channel, Channel),
@@ -47,16 +65,11 @@ where
     A: Send,
     B: Send,
 {
-    std::thread::scope(|s| {
-        let h = s.spawn(move || {
-            let b = f1(&mut c1);
-            (b, c1.stats())
-        });
-        let a = f0(&mut c0);
-        let s0 = c0.stats();
-        let (b, s1) = h.join().expect("party 1 panicked");
-        (a, b, s0, s1)
-    })
+    let ((a, s0), (b, s1)) = sci_testkit::run2(
+        move || (f0(&mut c0), c0.stats()),
+        move || (f1(&mut c1), c1.stats()),
+    );
+    (a, b, s0, s1)
 }
 
 /// IKNP receiver-to-sender bytes of one batch.
@@ -79,11 +92,11 @@ fn check_ot(pair: (Channel, Channel), n: usize, bits: u32, seed: u128) {
     let (_, got, s0, s1) = run2(
         pair,
         |ch| {
-            let mut p = OtPack::new();
+            let mut p = pack(0);
             p.send_ot(ch, &msgs, bits).expect("send_ot");
         },
         |ch| {
-            let mut p = OtPack::new();
+            let mut p = pack(1);
             p.recv_ot::<u128>(ch, &choices, bits).expect("recv_ot")
         },
     );
@@ -135,13 +148,9 @@ fn random_ot_receiver_learns_only_its_message() {
     let choices = rng(3).bools(n);
     let (pads, got, s0, _) = run2(
         mem_pair(),
+        |ch| pack(0).send_rot::<u128>(ch, n, 128).expect("send_rot"),
         |ch| {
-            OtPack::new()
-                .send_rot::<u128>(ch, n, 128)
-                .expect("send_rot")
-        },
-        |ch| {
-            OtPack::new()
+            pack(1)
                 .recv_rot::<u128>(ch, &choices, 128)
                 .expect("recv_rot")
         },
@@ -163,8 +172,8 @@ fn check_cot(pair: (Channel, Channel), n: usize, bits: u32) {
     let b = g.bools(n);
     let (r, y, s0, s1) = run2(
         pair,
-        |ch| OtPack::new().send_cot(ch, &x, bits).expect("send_cot"),
-        |ch| OtPack::new().recv_cot(ch, &b, bits).expect("recv_cot"),
+        |ch| pack(0).send_cot(ch, &x, bits).expect("send_cot"),
+        |ch| pack(1).recv_cot(ch, &b, bits).expect("recv_cot"),
     );
     let m = mask(bits);
     let mut differs = 0;
@@ -236,14 +245,14 @@ fn cot_with_layouts() {
             mem_pair(),
             |ch| {
                 let mut r = vec![Vec::new(); n];
-                OtPack::new()
+                pack(0)
                     .send_cot_with(ch, n, shape, |j| &corr[j], |j, rj| r[j] = rj.to_vec())
                     .expect("send");
                 r
             },
             |ch| {
                 let mut v = vec![Vec::new(); n];
-                OtPack::new()
+                pack(1)
                     .recv_cot_with(ch, n, |j| b[j], shape, |j, vj| v[j] = vj.to_vec())
                     .expect("recv");
                 v
@@ -286,12 +295,12 @@ fn check_kk(pair: (Channel, Channel), n_msgs: usize, n: usize, bits: u32) {
     let (_, got, s0, s1) = run2(
         pair,
         |ch| {
-            OtPack::new()
+            pack(0)
                 .send_kkot(ch, n_msgs, &msgs, bits)
                 .expect("send_kkot")
         },
         |ch| {
-            OtPack::new()
+            pack(1)
                 .recv_kkot::<u128>(ch, n_msgs, &choices, bits)
                 .expect("recv_kkot")
         },
@@ -337,13 +346,9 @@ fn kkot_receiver_does_not_get_other_messages() {
     let choices: Vec<u8> = (0..n).map(|j| (j % n_msgs) as u8).collect();
     let (_, got, _, _) = run2(
         mem_pair(),
+        |ch| pack(0).send_kkot(ch, n_msgs, &msgs, bits).expect("send"),
         |ch| {
-            OtPack::new()
-                .send_kkot(ch, n_msgs, &msgs, bits)
-                .expect("send")
-        },
-        |ch| {
-            OtPack::new()
+            pack(1)
                 .recv_kkot::<u64>(ch, n_msgs, &choices, bits)
                 .expect("recv")
         },
@@ -404,7 +409,7 @@ fn kkot_several_classes_in_one_call() {
     let (_, got, s0, s1) = run2(
         tcp_pair(),
         |ch| {
-            OtPack::new()
+            pack(0)
                 .send_kkot_classes(ch, &classes, |c, range, out: &mut [u64]| {
                     let nm = classes[c].n_msgs;
                     calls.push((c, range.clone()));
@@ -413,7 +418,7 @@ fn kkot_several_classes_in_one_call() {
                 .expect("send")
         },
         |ch| {
-            OtPack::new()
+            pack(1)
                 .recv_kkot_classes::<u64>(ch, &classes, &choices)
                 .expect("recv")
         },
@@ -454,7 +459,7 @@ fn pack_reuse_both_directions() {
     let ((r1, r2, y3), (y1, y2, r3), s0, s1) = run2(
         mem_pair(),
         |ch| {
-            let mut p = OtPack::new();
+            let mut p = pack(0);
             let r1 = p.send_cot(ch, &x, 32).expect("a");
             let r2 = p.send_cot(ch, &x, 32).expect("b");
             let y3 = p.recv_cot(ch, &b, 32).expect("c");
@@ -462,7 +467,7 @@ fn pack_reuse_both_directions() {
             (r1, r2, y3)
         },
         |ch| {
-            let mut p = OtPack::new();
+            let mut p = pack(1);
             let y1 = p.recv_cot(ch, &b, 32).expect("a");
             let y2 = p.recv_cot(ch, &b, 32).expect("b");
             let r3 = p.send_cot(ch, &x, 32).expect("c");
@@ -505,8 +510,8 @@ fn session_results_independent_of_threads() {
     let mut prev: Option<Vec<u64>> = None;
     for t in [1usize, 2, 3] {
         let (c0, c1) = mem::pairs(t, TIMEOUT);
-        let mut s0 = Session::new(Party::Server, c0);
-        let mut s1 = Session::new(Party::Client, c1);
+        let mut s0 = session(Party::Server, c0);
+        let mut s1 = session(Party::Client, c1);
         // Each party holds x (as sender) or b (as receiver) per chunk role;
         // the reconstructed value r_s + r_r - r_s... is b·x in every chunk.
         let party = |s: &mut Session| -> Vec<(bool, Vec<u64>)> {
@@ -524,11 +529,7 @@ fn session_results_independent_of_threads() {
             })
             .expect("session run")
         };
-        let (o0, o1) = std::thread::scope(|sc| {
-            let h = sc.spawn(|| party(&mut s1));
-            let o0 = party(&mut s0);
-            (o0, h.join().expect("P1"))
-        });
+        let (o0, o1) = sci_testkit::run2(|| party(&mut s0), || party(&mut s1));
         let mut bx = Vec::with_capacity(n);
         for ((snd0, v0), (snd1, v1)) in o0.iter().zip(&o1) {
             assert_ne!(snd0, snd1);
@@ -553,7 +554,7 @@ fn session_results_independent_of_threads() {
 #[test]
 fn invalid_arguments_are_errors() {
     let (mut a, _b) = mem_pair();
-    let mut p = OtPack::new();
+    let mut p = pack(0);
     assert!(p.send_cot(&mut a, &[1], 65).is_err());
     assert!(p.send_cot(&mut a, &[1], 0).is_err());
     assert!(p.send_ot::<u8>(&mut a, &[[1, 2]], 9).is_err());
@@ -578,7 +579,7 @@ fn peer_disconnect_is_an_error() {
     let (c0, c1) = mem_pair();
     drop(c1);
     let mut c0 = c0;
-    let e = OtPack::new()
+    let e = pack(0)
         .send_cot(&mut c0, &[1, 2, 3], 8)
         .expect_err("peer gone");
     assert!(e.to_string().contains("receiving"), "{e}");
@@ -586,7 +587,7 @@ fn peer_disconnect_is_an_error() {
     let (c0, c1) = tcp_pair();
     let (r0, _, _, _) = run2(
         (c0, c1),
-        |ch| OtPack::new().send_cot(ch, &[1u64; 100], 8).map(drop),
+        |ch| pack(0).send_cot(ch, &[1u64; 100], 8).map(drop),
         |ch| {
             // Act as the base-OT sender, then vanish.
             ch.send(&[0u8; 32]).expect("send");
@@ -606,8 +607,8 @@ fn peer_disconnect_is_an_error() {
 #[test]
 fn session_setup_then_no_more_base_ots() {
     let (c0, c1) = mem::pairs(2, TIMEOUT);
-    let mut s0 = Session::new(Party::Server, c0);
-    let mut s1 = Session::new(Party::Client, c1);
+    let mut s0 = session(Party::Server, c0);
+    let mut s1 = session(Party::Client, c1);
     let n = 100usize;
     let x = rng(1).ring_elems(n, 16);
     let b = rng(2).bools(n);
@@ -624,10 +625,7 @@ fn session_setup_then_no_more_base_ots() {
         .expect("run");
         (after_setup, s.stats())
     };
-    let ((a0, z0), (a1, z1)) = std::thread::scope(|sc| {
-        let h = sc.spawn(|| work(&mut s1));
-        (work(&mut s0), h.join().expect("P1"))
-    });
+    let ((a0, z0), (a1, z1)) = sci_testkit::run2(|| work(&mut s0), || work(&mut s1));
     let setup_per_lane = 2 * IKNP_SETUP + 2 * KK_SETUP;
     assert_eq!(a0.bytes_sent + a1.bytes_sent, 2 * setup_per_lane);
     // Two chunks of 50 COT_16, no further set-up.

@@ -5,22 +5,8 @@
 use sci_ir::fixed::encode;
 use sci_ir::{Builder, Encoding, Op, Owner, Pool2d, Program, Tensor, Type, ValueId};
 
-/// Deterministic pseudo-random numbers in [-1, 1) (a 64-bit LCG).
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    pub fn next_f32(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-
-    pub fn vec(&mut self, n: usize) -> Vec<f32> {
-        (0..n).map(|_| self.next_f32()).collect()
-    }
-}
+/// Deterministic pseudo-random numbers (the workspace's test generator).
+pub use sci_testkit::Lcg;
 
 /// Builds a fixed-point (or, for `Encoding::Real`, float) CNN layer by layer: products
 /// are followed by a truncation back to `scale`.
@@ -49,7 +35,7 @@ impl Net {
     /// Weights (or biases, at `scale`) with values in [-1, 1) scaled by `gain`.
     pub fn weights(&mut self, name: &str, shape: &[usize], scale: u32, gain: f32) -> ValueId {
         let n = shape.iter().product();
-        let vals: Vec<f32> = self.rng.vec(n).into_iter().map(|v| v * gain).collect();
+        let vals: Vec<f32> = self.rng.f32s(n).into_iter().map(|v| v * gain).collect();
         let t = if self.enc.is_real() {
             Tensor::real(shape.to_vec(), vals).unwrap()
         } else {
@@ -258,7 +244,7 @@ pub fn squeezenet(enc: Encoding, scale: u32, hw: usize) -> Program {
 /// A deterministic input for `p`'s single input.
 pub fn input_for(p: &Program, seed: u64) -> Tensor {
     let ty = p.ty(p.inputs()[0]).clone();
-    let vals = Lcg(seed).vec(ty.numel());
+    let vals = Lcg(seed).f32s(ty.numel());
     let t = Tensor::real(ty.shape().to_vec(), vals).unwrap();
     if ty.encoding().is_real() {
         t

@@ -3,28 +3,8 @@
 
 use sci_ir::{Encoding, Program, Tensor, interp};
 
-/// A 64-bit LCG: deterministic pseudo-random numbers without a dependency.
-pub struct Lcg(pub u64);
-
-impl Lcg {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn f32(&mut self) -> f32 {
-        (self.next_u64() >> 29) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    }
-
-    /// Uniform in [-m, m].
-    pub fn int(&mut self, m: i64) -> i64 {
-        (self.next_u64() % (2 * m as u64 + 1)) as i64 - m
-    }
-}
+/// Deterministic pseudo-random numbers (the workspace's test generator).
+pub use sci_testkit::Lcg;
 
 /// Random inputs for every input of `p`: f32 in [-1, 1), or integers of magnitude at
 /// most `2^(s+1)` for a fixed-point input at scale `s` (i.e. reals in [-2, 2]).

@@ -8,7 +8,9 @@
 //! comparisons without sign tracking). `--n` counts elements, or windows for
 //! the pooling ones; `--bits` is ignored (`eta` = `⌈log₂ N⌉` is reported).
 //! Each party draws its own random shares; `formula_bits_per_op` is the
-//! exact cost formula of the protocol module divided by `n`.
+//! exact cost formula of the protocol module divided by `n`. These run the
+//! ring subcommands' generic workload ([`super::proto::layer_workload`])
+//! with an odd [`Modulus`].
 //!
 //! The HE linear layers: `conv-he --channels C --size HxW --kernel K --outs O
 //! [--stride S] [--pad P]` and `matmul-he --cols C --outs O` run `--n`
@@ -23,11 +25,11 @@ use sci_ir::ConvGeom;
 use sci_runtime::crypto::Prg;
 use sci_runtime::he::{self, Packing};
 use sci_runtime::ot::Session;
+use sci_runtime::proto::Modulus;
 use sci_runtime::proto::engine::Engine;
-use sci_runtime::proto::maxpool::{self, Compare, Windows};
-use sci_runtime::proto::{Modulus, rdiv, relu, sign};
 use serde_json::{Map, Value, json};
 
+use super::proto::{Layer, LayerParams, layer_workload};
 use super::{Common, Work};
 
 /// Parameters of the field benchmarks.
@@ -192,123 +194,62 @@ fn he_layer<'w>(cmd: &HeCmd, w: Option<&'w [u64]>) -> Result<Box<dyn Packing + '
 pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let a = cmd.args().clone();
     let c = cmd.common();
-    let (n, m) = (c.n, a.m);
-    let md = Modulus::Odd(a.modulus).check()?;
-    if !(1..=8).contains(&m) {
-        bail!("--m must be in 1..=8");
-    }
-    let per = |bits: u64| Some(bits as f64 / n.max(1) as f64);
-    let window = a.d as usize;
-    let elems = match cmd {
-        HeCmd::Maxpool(_) | HeCmd::Argmax(_) => n * window,
-        HeCmd::ConvHe(_) | HeCmd::MatmulHe(_) => he_layer(cmd, None)?.in_len(),
-        _ => n,
+    let md = Modulus::Odd(a.modulus);
+    let params = LayerParams {
+        m: a.m,
+        scale: a.scale,
+        d: a.d,
+        narrow: a.narrow,
     };
-    let x = md.random(&mut Prg::from_os()?, elems);
-    let (name, work, formula): (&str, Work, Option<f64>) = match cmd {
+    let layer = match cmd {
+        HeCmd::Drelu(_) => Layer::Drelu,
+        HeCmd::Relu(_) => Layer::Relu,
+        HeCmd::Trunc(_) => Layer::Trunc { nonneg: false },
+        HeCmd::Div(_) => Layer::Div,
+        HeCmd::Maxpool(_) => Layer::Maxpool,
+        HeCmd::Argmax(_) => Layer::Argmax,
         HeCmd::ConvHe(_) | HeCmd::MatmulHe(_) => {
-            let t = a.modulus;
-            he::Params::new(t)?;
-            let packing = he_layer(cmd, None)?;
-            let nw = match cmd {
-                HeCmd::ConvHe(_) => a.outs * a.channels * a.kernel * a.kernel,
-                _ => a.channels * a.outs,
-            };
-            let w: Vec<u64> = md
-                .random(&mut Prg::from_os()?, nw)
-                .iter()
-                .map(|&v| md.reduce_i128(i128::from(v % (1 << 13)) - (1 << 12)))
-                .collect();
-            let cmd_name = if matches!(cmd, HeCmd::ConvHe(_)) {
-                "conv-he"
-            } else {
-                "matmul-he"
-            };
-            let (ca, conv) = (a.clone(), matches!(cmd, HeCmd::ConvHe(_)));
-            drop(packing);
-            (
-                cmd_name,
-                Box::new(move |s: &mut Session| {
-                    let server = s.party() == sci_runtime::net::Party::Server;
-                    let geom = conv_geom(&ca)?;
-                    let wr = server.then_some(&w[..]);
-                    let p: Box<dyn Packing + '_> = if conv {
-                        Box::new(he::conv::Conv::new(&geom, wr)?)
-                    } else {
-                        Box::new(he::fc::MatMul::new((1, ca.channels, ca.outs), wr)?)
-                    };
-                    let mut e = Engine::new(s, m);
-                    for _ in 0..n {
-                        e.he_linear(t, p.as_ref(), &x)?;
-                    }
-                    Ok(())
-                }),
-                None,
-            )
-        }
-        HeCmd::Drelu(_) => (
-            "drelu-field",
-            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).msb(md, &x).map(drop)?)),
-            per(sign::cost_bits(md, m, n)),
-        ),
-        HeCmd::Relu(_) => (
-            "relu-field",
-            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).relu(md, &x).map(drop)?)),
-            per(relu::cost_bits(md, m, n)),
-        ),
-        HeCmd::Trunc(_) | HeCmd::Div(_) => {
-            let trunc = matches!(cmd, HeCmd::Trunc(_));
-            if trunc && (a.scale == 0 || u128::from(a.scale) >= u128::from(md.bits())) {
-                bail!("--scale must be in 1..⌈log₂ n⌉");
-            }
-            let d = if trunc { 1u64 << a.scale } else { a.d };
-            if d == 0 || u128::from(d) >= md.value() {
-                bail!("--d must be in 1..n");
-            }
-            (
-                if trunc { "trunc-field" } else { "div-field" },
-                Box::new(move |s: &mut Session| {
-                    Ok(Engine::new(s, m).rdiv(md, &x, &[d]).map(drop)?)
-                }),
-                per(rdiv::cost_bits(md, &[d], m, n)),
-            )
-        }
-        HeCmd::Maxpool(_) | HeCmd::Argmax(_) => {
-            let index = matches!(cmd, HeCmd::Argmax(_));
-            if window == 0 {
-                bail!("--d (the window size) must be at least 1");
-            }
-            let cmp = if a.narrow {
-                Compare::Narrow
-            } else {
-                Compare::Exact
-            };
-            let w = Windows::axis(&[n, window], 1)?;
-            let f = maxpool::cost_bits(md, m, n * window, &w, cmp, index);
-            (
-                if index {
-                    "argmax-field"
-                } else {
-                    "maxpool-field"
-                },
-                Box::new(move |s: &mut Session| {
-                    let mut e = Engine::new(s, m);
-                    if index {
-                        e.argmax(md, &x, &[n, window], 1, cmp)?;
-                    } else {
-                        let pool = sci_ir::Pool2d {
-                            kernel: [1, window],
-                            strides: [1, window],
-                            pads: [0; 4],
-                            ceil_mode: false,
-                        };
-                        e.maxpool(md, &x, [1, 1, n, window], &pool, cmp)?;
-                    }
-                    Ok(())
-                }),
-                per(f),
-            )
+            let (name, work) = he_workload(cmd, &a, md.check()?, c.n)?;
+            return Ok((name.into(), c, work, None));
         }
     };
-    Ok((name.into(), c, work, formula))
+    let (name, work, formula) = layer_workload(layer, md, c.n, params)?;
+    Ok((name, c, work, formula))
+}
+
+/// The HE linear layer benchmarks: `n` layers on one session.
+fn he_workload(cmd: &HeCmd, a: &FieldArgs, md: Modulus, n: usize) -> Result<(&'static str, Work)> {
+    let (m, t) = (a.m, a.modulus);
+    he::Params::new(t)?;
+    let x = md.random(&mut Prg::from_os()?, he_layer(cmd, None)?.in_len());
+    let conv = matches!(cmd, HeCmd::ConvHe(_));
+    let nw = if conv {
+        a.outs * a.channels * a.kernel * a.kernel
+    } else {
+        a.channels * a.outs
+    };
+    let w: Vec<u64> = md
+        .random(&mut Prg::from_os()?, nw)
+        .iter()
+        .map(|&v| md.reduce_i128(i128::from(v % (1 << 13)) - (1 << 12)))
+        .collect();
+    let ca = a.clone();
+    Ok((
+        if conv { "conv-he" } else { "matmul-he" },
+        Box::new(move |s: &mut Session| {
+            let server = s.party() == sci_runtime::net::Party::Server;
+            let geom = conv_geom(&ca)?;
+            let wr = server.then_some(&w[..]);
+            let p: Box<dyn Packing + '_> = if conv {
+                Box::new(he::conv::Conv::new(&geom, wr)?)
+            } else {
+                Box::new(he::fc::MatMul::new((1, ca.channels, ca.outs), wr)?)
+            };
+            let mut e = Engine::new(s, m);
+            for _ in 0..n {
+                e.he_linear(t, p.as_ref(), &x)?;
+            }
+            Ok(())
+        }),
+    ))
 }

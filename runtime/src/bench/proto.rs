@@ -10,15 +10,16 @@
 //! server matrix). `formula_bits_per_op` is the exact cost formula of the
 //! protocol module (without the one-time OT set-up) divided by `n`. The
 //! protocols run on an [`Engine`] over all `T` lanes (alternating roles).
+//! The non-linear layers are one generic workload over the [`Modulus`]
+//! ([`layer_workload`]), shared with their `-field` twins.
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::Session;
-use sci_runtime::pack::mask;
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::{self, Compare, Windows};
-use sci_runtime::proto::{Ctx, Role, drelu, matmul, mill, rdiv, relu, trunc};
+use sci_runtime::proto::{Ctx, Modulus, Role, matmul, mill, rdiv, relu, sign, trunc};
 use serde_json::{Map, Value, json};
 
 use super::{Common, Work};
@@ -111,6 +112,147 @@ impl ProtoCmd {
     }
 }
 
+/// A non-linear layer benchmarked over any [`Modulus`]: the ring
+/// subcommands and their `-field` twins ([`super::he`]) share this code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layer {
+    /// DReLU (`MSB` over a ring, [`sign::negative`]).
+    Drelu,
+    /// ReLU.
+    Relu,
+    /// Truncation by `2^scale` (`nonneg`: of non-negative inputs; over a
+    /// field, the division by `2^scale`).
+    Trunc {
+        /// Inputs known to be non-negative.
+        nonneg: bool,
+    },
+    /// Division by `d`.
+    Div,
+    /// Max of windows of `d` elements.
+    Maxpool,
+    /// Position of the first max of windows of `d` elements.
+    Argmax,
+}
+
+/// The parameters of a [`Layer`] benchmark.
+#[derive(Clone, Copy, Debug)]
+pub struct LayerParams {
+    /// Millionaires' radix (1..=8).
+    pub m: u32,
+    /// Shift of [`Layer::Trunc`].
+    pub scale: u32,
+    /// Divisor of [`Layer::Div`], window size of the pooling layers.
+    pub d: u64,
+    /// Pooling: inputs known to lie in a half-range interval.
+    pub narrow: bool,
+}
+
+/// The benchmark of `layer` on `n` elements (windows for the pooling
+/// layers) mod `md`: its name (the ring's, `-field` appended over an odd
+/// modulus), the work of each party (on its own random shares: the cost does
+/// not depend on the values) and the exact formula bits per op.
+pub fn layer_workload(
+    layer: Layer,
+    md: Modulus,
+    n: usize,
+    p: LayerParams,
+) -> Result<(String, Work, Option<f64>)> {
+    let md = md.check()?;
+    let m = p.m;
+    if !(1..=8).contains(&m) {
+        bail!("--m must be in 1..=8");
+    }
+    let per = |bits: u64| Some(bits as f64 / n.max(1) as f64);
+    let window = p.d as usize;
+    let pooling = matches!(layer, Layer::Maxpool | Layer::Argmax);
+    if pooling && window == 0 {
+        bail!("--d (the window size) must be at least 1");
+    }
+    let x = md.random(&mut Prg::from_os()?, if pooling { n * window } else { n });
+    let (name, work, formula): (&str, Work, Option<f64>) = match layer {
+        Layer::Drelu => (
+            "drelu",
+            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).msb(md, &x).map(drop)?)),
+            per(sign::cost_bits(md, m, n)),
+        ),
+        Layer::Relu => (
+            "relu",
+            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).relu(md, &x).map(drop)?)),
+            per(relu::cost_bits(md, m, n)),
+        ),
+        Layer::Trunc { nonneg } => {
+            let sh = p.scale;
+            let f = match md {
+                Modulus::Pow2(ell) if sh < ell && nonneg => trunc::cost_bits_nonneg(ell, sh, m, n),
+                Modulus::Pow2(ell) if sh < ell => trunc::cost_bits(ell, sh, m, n),
+                Modulus::Pow2(_) => bail!("--scale must be below --bits"),
+                Modulus::Odd(_) if sh == 0 || sh >= md.bits() => {
+                    bail!("--scale must be in 1..⌈log₂ n⌉")
+                }
+                Modulus::Odd(_) => rdiv::cost_bits(md, &[1 << sh], m, n),
+            };
+            (
+                if nonneg { "trunc-nonneg" } else { "trunc" },
+                Box::new(move |s: &mut Session| {
+                    Ok(Engine::new(s, m).trunc(md, sh, &x, nonneg).map(drop)?)
+                }),
+                per(f),
+            )
+        }
+        Layer::Div => {
+            let d = p.d;
+            if d == 0 || u128::from(d) >= md.value() {
+                match md {
+                    Modulus::Pow2(_) => bail!("--d must be in 1..2^ℓ"),
+                    Modulus::Odd(_) => bail!("--d must be in 1..n"),
+                }
+            }
+            (
+                "div",
+                Box::new(move |s: &mut Session| {
+                    Ok(Engine::new(s, m).rdiv(md, &x, &[d]).map(drop)?)
+                }),
+                per(rdiv::cost_bits(md, &[d], m, n)),
+            )
+        }
+        Layer::Maxpool | Layer::Argmax => {
+            let index = layer == Layer::Argmax;
+            let cmp = if p.narrow {
+                Compare::Narrow
+            } else {
+                Compare::Exact
+            };
+            let w = Windows::axis(&[n, window], 1)?;
+            let f = maxpool::cost_bits(md, m, n * window, &w, cmp, index);
+            (
+                if index { "argmax" } else { "maxpool" },
+                Box::new(move |s: &mut Session| {
+                    let mut e = Engine::new(s, m);
+                    if index {
+                        e.argmax(md, &x, &[n, window], 1, cmp)?;
+                    } else {
+                        // Windows of d consecutive elements: an [n, d] axis.
+                        let pool = sci_ir::Pool2d {
+                            kernel: [1, window],
+                            strides: [1, window],
+                            pads: [0; 4],
+                            ceil_mode: false,
+                        };
+                        e.maxpool(md, &x, [1, 1, n, window], &pool, cmp)?;
+                    }
+                    Ok(())
+                }),
+                per(f),
+            )
+        }
+    };
+    let name = match md {
+        Modulus::Pow2(_) => name.to_string(),
+        Modulus::Odd(_) => format!("{name}-field"),
+    };
+    Ok((name, work, formula))
+}
+
 /// The benchmark of `cmd`: name, common arguments, work, formula bits per op.
 pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let a = cmd.args().clone();
@@ -119,26 +261,68 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
     if !(1..=64).contains(&ell) {
         bail!("--bits must be in 1..=64");
     }
+    let params = LayerParams {
+        m,
+        scale: a.scale,
+        d: a.d,
+        narrow: a.narrow,
+    };
+    let layer = match cmd {
+        ProtoCmd::Drelu(_) => Layer::Drelu,
+        ProtoCmd::Relu(_) => Layer::Relu,
+        ProtoCmd::Trunc(_) => Layer::Trunc { nonneg: false },
+        ProtoCmd::TruncNonneg(_) => Layer::Trunc { nonneg: true },
+        ProtoCmd::Div(_) => Layer::Div,
+        ProtoCmd::Maxpool(_) => Layer::Maxpool,
+        ProtoCmd::Argmax(_) => Layer::Argmax,
+        ProtoCmd::Mill(_) | ProtoCmd::Matmul(_) => {
+            let (name, work, formula) = ring_only(cmd, &a, n, ell)?;
+            return Ok((name.into(), c, work, formula));
+        }
+    };
+    let (name, work, formula) = layer_workload(layer, Modulus::Pow2(ell), n, params)?;
+    Ok((name, c, work, formula))
+}
+
+/// The benchmarks without a field twin: the millionaires' and the OT-based
+/// matrix product.
+fn ring_only(
+    cmd: &ProtoCmd,
+    a: &ProtoArgs,
+    n: usize,
+    ell: u32,
+) -> Result<(&'static str, Work, Option<f64>)> {
+    let m = a.m;
     if !(1..=8).contains(&m) {
         bail!("--m must be in 1..=8");
     }
     let per = |bits: u64| Some(bits as f64 / n.max(1) as f64);
-    // Random shares (each party draws its own; the cost does not depend on
-    // the values).
-    let elems = match cmd {
-        ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => n * a.d as usize,
-        ProtoCmd::Matmul(_) => n * a.cols,
-        _ => n,
-    };
-    let x = Prg::from_os()?.ring_elems(elems, ell);
-    let (name, work, formula): (&str, Work, Option<f64>) = match cmd {
-        ProtoCmd::Mill(_) => (
+    Ok(if let ProtoCmd::Matmul(_) = cmd {
+        let (cols, outs) = (a.cols, a.outs);
+        let mut g = Prg::from_os()?;
+        let x = g.ring_elems(n * cols, ell);
+        let w = g.ring_elems(cols * outs, ell);
+        (
+            "matmul",
+            Box::new(move |s: &mut Session| {
+                let server = s.party() == sci_runtime::net::Party::Server;
+                let w = server.then_some(&w[..]);
+                Ok(Engine::new(s, m)
+                    .matmul(ell, (n, cols, outs), &x, w)
+                    .map(drop)?)
+            }),
+            per(matmul::cost_bits(ell, (n, cols, outs))),
+        )
+    } else {
+        let x = Prg::from_os()?.ring_elems(n, ell);
+        (
             "mill",
             Box::new(move |s: &mut Session| {
                 s.run(n, |ch| {
                     let mut ctx = Ctx::new(
                         &mut ch.lane.ch,
                         &mut ch.lane.ot,
+                        &mut ch.lane.prg,
                         Role::from_sender(ch.sender),
                     )
                     .with_radix(m);
@@ -147,98 +331,6 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
                 Ok(())
             }),
             per(mill::cost_bits(ell, m, 1, n)),
-        ),
-        ProtoCmd::Drelu(_) => (
-            "drelu",
-            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).msb(ell, &x).map(drop)?)),
-            per(drelu::cost_bits(ell, m, n)),
-        ),
-        ProtoCmd::Relu(_) => (
-            "relu",
-            Box::new(move |s: &mut Session| Ok(Engine::new(s, m).relu(ell, &x).map(drop)?)),
-            per(relu::cost_bits(ell, m, n)),
-        ),
-        ProtoCmd::Trunc(_) | ProtoCmd::TruncNonneg(_) => {
-            let nonneg = matches!(cmd, ProtoCmd::TruncNonneg(_));
-            let s_ = a.scale;
-            if s_ >= ell {
-                bail!("--scale must be below --bits");
-            }
-            let f = if nonneg {
-                trunc::cost_bits_nonneg(ell, s_, m, n)
-            } else {
-                trunc::cost_bits(ell, s_, m, n)
-            };
-            (
-                if nonneg { "trunc-nonneg" } else { "trunc" },
-                Box::new(move |s: &mut Session| {
-                    Ok(Engine::new(s, m).trunc(ell, s_, &x, nonneg).map(drop)?)
-                }),
-                per(f),
-            )
-        }
-        ProtoCmd::Div(_) => {
-            let d = a.d;
-            if d == 0 || d > mask(ell) {
-                bail!("--d must be in 1..2^ℓ");
-            }
-            (
-                "div",
-                Box::new(move |s: &mut Session| {
-                    Ok(Engine::new(s, m).rdiv(ell, &x, &[d]).map(drop)?)
-                }),
-                per(rdiv::cost_bits(ell, &[d], m, n)),
-            )
-        }
-        ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
-            let index = matches!(cmd, ProtoCmd::Argmax(_));
-            let d = a.d as usize;
-            if d == 0 {
-                bail!("--d (the window size) must be at least 1");
-            }
-            let cmp = if a.narrow {
-                Compare::Narrow
-            } else {
-                Compare::Exact
-            };
-            let w = Windows::axis(&[n, d], 1)?;
-            let f = maxpool::cost_bits(ell, m, n * d, &w, cmp, index);
-            (
-                if index { "argmax" } else { "maxpool" },
-                Box::new(move |s: &mut Session| {
-                    let mut e = Engine::new(s, m);
-                    if index {
-                        e.argmax(ell, &x, &[n, d], 1, cmp)?;
-                    } else {
-                        // Windows of d consecutive elements: an [n, d] axis.
-                        let pool = sci_ir::Pool2d {
-                            kernel: [1, d],
-                            strides: [1, d],
-                            pads: [0; 4],
-                            ceil_mode: false,
-                        };
-                        e.maxpool(ell, &x, [1, 1, n, d], &pool, cmp)?;
-                    }
-                    Ok(())
-                }),
-                per(f),
-            )
-        }
-        ProtoCmd::Matmul(_) => {
-            let (cols, outs) = (a.cols, a.outs);
-            let w = Prg::from_os()?.ring_elems(cols * outs, ell);
-            (
-                "matmul",
-                Box::new(move |s: &mut Session| {
-                    let server = s.party() == sci_runtime::net::Party::Server;
-                    let w = server.then_some(&w[..]);
-                    Ok(Engine::new(s, m)
-                        .matmul(ell, (n, cols, outs), &x, w)
-                        .map(drop)?)
-                }),
-                per(matmul::cost_bits(ell, (n, cols, outs))),
-            )
-        }
-    };
-    Ok((name.into(), c, work, formula))
+        )
+    })
 }

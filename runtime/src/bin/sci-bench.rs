@@ -332,8 +332,8 @@ fn main() -> Result<()> {
         None => {
             let (c0, c1) =
                 tcp::loopback_pairs(c.threads, &cfg).context("opening loopback connections")?;
-            let mut s0 = Session::new(Party::Server, c0);
-            let mut s1 = Session::new(Party::Client, c1);
+            let mut s0 = Session::new(Party::Server, c0)?;
+            let mut s1 = Session::new(Party::Client, c1)?;
             let start = Barrier::new(2);
             let (r0, r1) = std::thread::scope(|sc| {
                 let h = sc.spawn(|| party_run(&mut s1, &work, &start));
@@ -368,7 +368,7 @@ fn main() -> Result<()> {
                 ),
                 _ => bail!("--party must be 0 or 1"),
             };
-            let mut s = Session::new(party, chans);
+            let mut s = Session::new(party, chans)?;
             let (t, st) = party_run(&mut s, &work, &Barrier::new(1))?;
             (t, st.bytes(), st.rounds)
         }

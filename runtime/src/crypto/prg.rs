@@ -5,10 +5,24 @@
 //! Output is produced with `encrypt_blocks` on whole buffers. The counter
 //! never goes back, so two calls never return overlapping stream positions:
 //! the OT extensions rely on this to consume fresh columns on every batch.
+//!
+//! # Where protocol randomness comes from
+//! No protocol seeds itself: every run draws from a `Prg` it is handed (the
+//! lane's, in [`crate::proto::Ctx::prg`] and inside [`crate::ot::OtPack`]),
+//! as swanky's OT traits take an `rng`. In production the root of each
+//! session is one seed from the operating system ([`Prg::from_os`], used by
+//! [`crate::ot::Session::new`]); lanes and OT packs get children derived
+//! from it with domain separation ([`Prg::derive`]), and a protocol that
+//! needs a generator of its own takes a [`Prg::fork`] of the lane's, keyed
+//! by fresh output of it, so no stream is ever used twice. Tests seed the
+//! root from a printed seed instead ([`crate::ot::Session::with_seed`]), so
+//! that a failing run can be replayed bit for bit.
 
 use aes::Aes128;
 use aes::cipher::array::Array;
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
+
+use sha2::{Digest, Sha256};
 
 use super::{Block, RandomnessError, as_aes_blocks_mut, random_block};
 
@@ -36,9 +50,35 @@ impl Prg {
         }
     }
 
-    /// A generator seeded from the operating system.
+    /// A generator seeded from the operating system (the root of a
+    /// production session's randomness).
     pub fn from_os() -> Result<Prg, RandomnessError> {
         Ok(Prg::new(random_block()?))
+    }
+
+    /// The generator for purpose `(label, index)` under `seed`: keyed by the
+    /// first 128 bits of `SHA-256("sci/prg/derive" ‖ |label| ‖ label ‖ index
+    /// ‖ seed)`, so distinct purposes get independent streams of one seed.
+    /// One hash and one AES key expansion.
+    pub fn derive(seed: Block, label: &str, index: u64) -> Prg {
+        let d = Sha256::new()
+            .chain_update(b"sci/prg/derive")
+            .chain_update((label.len() as u64).to_le_bytes())
+            .chain_update(label.as_bytes())
+            .chain_update(index.to_le_bytes())
+            .chain_update(seed.to_bytes())
+            .finalize();
+        let mut k = [0u8; 16];
+        k.copy_from_slice(&d[..16]);
+        Prg::new(Block::from_bytes(k))
+    }
+
+    /// A child generator keyed by the next output block of this one: the
+    /// child's stream is independent of everything this generator outputs
+    /// before or after (the key is consumed, never output elsewhere). One AES
+    /// block and one key expansion.
+    pub fn fork(&mut self) -> Prg {
+        Prg::new(self.next_block())
     }
 
     /// Fills `out` with the next `out.len()` output blocks.
@@ -144,5 +184,27 @@ mod tests {
         }
         // Streams continue at the same position.
         assert_eq!(a.next_block(), b.next_block());
+    }
+
+    #[test]
+    fn derived_and_forked_streams_are_distinct_and_reproducible() {
+        let seed = Block(42);
+        let first = |mut p: Prg| p.next_block();
+        let lane0 = first(Prg::derive(seed, "lane", 0));
+        assert_eq!(lane0, first(Prg::derive(seed, "lane", 0)));
+        let others = [
+            first(Prg::derive(seed, "lane", 1)),
+            first(Prg::derive(seed, "ot", 0)),
+            first(Prg::derive(Block(43), "lane", 0)),
+            first(Prg::new(seed)),
+        ];
+        assert!(others.iter().all(|&b| b != lane0));
+        // Forks of one parent differ from each other and from the parent's
+        // later output, and replay alike from the same parent state.
+        let (mut p, mut q) = (Prg::new(seed), Prg::new(seed));
+        let (c1, c2) = (p.fork().next_block(), p.fork().next_block());
+        assert_ne!(c1, c2);
+        assert_ne!(c1, p.next_block());
+        assert_eq!(c1, q.fork().next_block());
     }
 }

@@ -53,7 +53,7 @@ fn finish(
     if t > 1 {
         channels.extend(more(t - 1).map_err(ExecError::Connect)?);
     }
-    let mut session = Session::new(party, channels);
+    let mut session = Session::new(party, channels).map_err(|e| ExecError::OtSetup(e.into()))?;
     session
         .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, party))
         .map_err(ExecError::OtSetup)?;

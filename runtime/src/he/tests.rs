@@ -13,9 +13,9 @@ use super::session::Keys;
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Party, Stats, mem};
 use crate::proto::Modulus;
-use crate::proto::testutil::{open_mod, reference_in, share_mod};
+use crate::proto::testutil::{open, reference, share};
 use sci_ir::ConvGeom;
-use sci_ir::{Encoding, Op, Owner};
+use sci_ir::{Op, Owner};
 
 /// The 33-bit field of ℓ = 32 and the 42-bit one of ℓ = 41.
 const T32: u64 = 4_295_049_217;
@@ -51,7 +51,7 @@ fn run_layer(
         let y0 = layer::run(sk, sch, server, x0).expect("server layer");
         (y0, c.join().expect("client thread"))
     });
-    (open_mod(&y0, &y1, md), sch.stats() - before)
+    (open(&y0, &y1, md), sch.stats() - before)
 }
 
 /// Random elements of `Z_t` with small signed values (weights) or any
@@ -80,7 +80,6 @@ type Case = (
 #[test]
 fn convolutions_equal_the_interpreter() {
     let md = Modulus::Odd(T32);
-    let enc = Encoding::field(T32).expect("prime");
     let mut keys = setup(T32);
     let mut g = Prg::new(Block(1));
     // (input, c_out, kernel, strides, pads, dilations, groups)
@@ -109,12 +108,12 @@ fn convolutions_equal_the_interpreter() {
         let x = elems(&mut g, input.iter().product(), md, None);
         let wshape = [c_out, input[1] / groups, kernel[0], kernel[1]];
         let w = elems(&mut g, wshape.iter().product(), md, Some(1 << 12));
-        let (x0, x1) = share_mod(&mut g, &x, md);
+        let (x0, x1) = share(&mut g, &x, md);
         let server = Conv::new(&geom, Some(&w)).expect("server packing");
         let client = Conv::new(&geom, None).expect("client packing");
         let (y, _) = run_layer(&mut keys, &server, &client, &x0, &x1, md);
-        let want = reference_in(
-            enc,
+        let want = reference(
+            md,
             &[(&x, &input, Owner::Client), (&w, &wshape, Owner::Server)],
             |v| Op::Conv2d {
                 x: v[0],
@@ -135,7 +134,6 @@ fn convolutions_equal_the_interpreter() {
 #[test]
 fn matrix_products_equal_the_interpreter() {
     let md = Modulus::Odd(T41);
-    let enc = Encoding::field(T41).expect("prime");
     let mut keys = setup(T41);
     let mut g = Prg::new(Block(2));
     for (rows, cols, outs) in [
@@ -146,12 +144,12 @@ fn matrix_products_equal_the_interpreter() {
     ] {
         let x = elems(&mut g, rows * cols, md, None);
         let w = elems(&mut g, cols * outs, md, Some(1 << 12));
-        let (x0, x1) = share_mod(&mut g, &x, md);
+        let (x0, x1) = share(&mut g, &x, md);
         let server = MatMul::new((rows, cols, outs), Some(&w)).expect("packing");
         let client = MatMul::new((rows, cols, outs), None).expect("packing");
         let (y, _) = run_layer(&mut keys, &server, &client, &x0, &x1, md);
-        let want = reference_in(
-            enc,
+        let want = reference(
+            md,
             &[
                 (&x, &[rows, cols], Owner::Client),
                 (&w, &[cols, outs], Owner::Server),
@@ -168,7 +166,7 @@ fn matrix_products_equal_the_interpreter() {
     let n = 9000;
     let x = elems(&mut g, n, md, None);
     let w = elems(&mut g, n, md, None);
-    let (x0, x1) = share_mod(&mut g, &x, md);
+    let (x0, x1) = share(&mut g, &x, md);
     let (server, client) = (
         Mul::new(n, Some(&w)).expect("mul"),
         Mul::new(n, None).expect("mul"),
@@ -240,7 +238,7 @@ fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
         );
     }
     // Communication: the client's ciphertexts up, the server's down.
-    let (x0, x1) = share_mod(&mut g, &x, md);
+    let (x0, x1) = share(&mut g, &x, md);
     let client = Conv::new(&geom, None).expect("packing");
     let (_, stats) = run_layer(&mut keys, &conv, &client, &x0, &x1, md);
     let (up, down) = (stats.bytes_recv as f64, stats.bytes_sent as f64);

@@ -19,31 +19,26 @@
 //! Cost: `32 + 32·n` bytes, two messages (one round for the sender). The
 //! sender does one variable-base multiplication per OT, the receiver one
 //! fixed-base and one variable-base; all messages of a batch go in one send.
-//! Scalars are `from_bytes_mod_order_wide` of 64 bytes from `getrandom`.
+//! Scalars are `from_bytes_mod_order_wide` of 64 bytes from the caller's
+//! [`Prg`] (seeded from the OS in production, see [`crate::crypto::Prg`]).
 
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
 use sha2::{Digest, Sha256};
 
 use super::OtError;
-use crate::crypto::{Block, RandomnessError};
+use crate::crypto::{Block, Prg};
 use crate::net::Channel;
 
-fn random_scalars(n: usize) -> Result<Vec<Scalar>, OtError> {
+fn random_scalars(prg: &mut Prg, n: usize) -> Vec<Scalar> {
     let mut bytes = vec![0u8; 64 * n];
-    getrandom::fill(&mut bytes).map_err(RandomnessError)?;
-    Ok(bytes
+    prg.fill_bytes(&mut bytes);
+    bytes
         .as_chunks::<64>()
         .0
         .iter()
         .map(Scalar::from_bytes_mod_order_wide)
-        .collect())
-}
-
-fn random_scalar() -> Result<Scalar, OtError> {
-    let mut bytes = [0u8; 64];
-    getrandom::fill(&mut bytes).map_err(RandomnessError)?;
-    Ok(Scalar::from_bytes_mod_order_wide(&bytes))
+        .collect()
 }
 
 fn kdf(i: usize, a: &CompressedRistretto, b: &CompressedRistretto, p: &RistrettoPoint) -> Block {
@@ -70,9 +65,10 @@ fn decompress(
     Ok((c, p))
 }
 
-/// Sender of `n` random base OTs: returns the key pairs `(k_{i,0}, k_{i,1})`.
-pub fn send(ch: &mut Channel, n: usize) -> Result<Vec<[Block; 2]>, OtError> {
-    let a = random_scalar()?;
+/// Sender of `n` random base OTs, drawing its scalar from `prg`: returns the
+/// key pairs `(k_{i,0}, k_{i,1})`.
+pub fn send(ch: &mut Channel, n: usize, prg: &mut Prg) -> Result<Vec<[Block; 2]>, OtError> {
+    let a = random_scalars(prg, 1)[0];
     let big_a = RistrettoPoint::mul_base(&a);
     let ca = big_a.compress();
     ch.send(ca.as_bytes())?;
@@ -91,9 +87,10 @@ pub fn send(ch: &mut Channel, n: usize) -> Result<Vec<[Block; 2]>, OtError> {
         .collect()
 }
 
-/// Receiver of random base OTs with the given choice bits: returns `k_{i,c_i}`.
-pub fn recv(ch: &mut Channel, choices: &[bool]) -> Result<Vec<Block>, OtError> {
-    let bs = random_scalars(choices.len())?;
+/// Receiver of random base OTs with the given choice bits, drawing its
+/// scalars from `prg`: returns `k_{i,c_i}`.
+pub fn recv(ch: &mut Channel, choices: &[bool], prg: &mut Prg) -> Result<Vec<Block>, OtError> {
+    let bs = random_scalars(prg, choices.len());
     let mut abytes = [0u8; 32];
     ch.recv(&mut abytes)?;
     let (ca, big_a) = decompress(&abytes, "base-OT sender message")?;
@@ -128,8 +125,10 @@ mod tests {
         let (mut a, mut b) = mem::pair(Some(Duration::from_secs(20)));
         let choices: Vec<bool> = (0..40).map(|i| i % 3 == 1).collect();
         let c2 = choices.clone();
-        let h = std::thread::spawn(move || recv(&mut b, &c2).map(|k| (k, b.stats())));
-        let keys = send(&mut a, 40).expect("sender");
+        let h = std::thread::spawn(move || {
+            recv(&mut b, &c2, &mut Prg::new(Block(1))).map(|k| (k, b.stats()))
+        });
+        let keys = send(&mut a, 40, &mut Prg::new(Block(2))).expect("sender");
         let (got, rs) = h.join().expect("thread").expect("receiver");
         for ((k, g), c) in keys.iter().zip(&got).zip(&choices) {
             assert_eq!(k[*c as usize], *g);
@@ -150,7 +149,7 @@ mod tests {
             b.flush().expect("flush");
             b
         });
-        let r = send(&mut a, 1);
+        let r = send(&mut a, 1, &mut Prg::new(Block(3)));
         assert!(matches!(r, Err(OtError::Protocol(_))), "{r:?}");
         drop(h.join());
     }

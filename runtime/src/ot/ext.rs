@@ -49,12 +49,13 @@ pub(crate) struct ExtSender<const W: usize> {
 }
 
 impl<const W: usize> ExtSender<W> {
-    /// Runs `128·W` base OTs as their receiver, with random choices `s`.
-    pub(crate) fn setup(ch: &mut Channel) -> Result<Self, OtError> {
+    /// Runs `128·W` base OTs as their receiver, with random choices `s`
+    /// (`s` and the base OTs' scalars from `prg`).
+    pub(crate) fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {
         let mut s = [Block::ZERO; W];
-        Prg::from_os()?.fill_blocks(&mut s);
+        prg.fill_blocks(&mut s);
         let choices: Vec<bool> = (0..128 * W).map(|i| s[i / 128].bit(i % 128)).collect();
-        let keys = base::recv(ch, &choices)?;
+        let keys = base::recv(ch, &choices, prg)?;
         Ok(ExtSender {
             s,
             prgs: keys.into_iter().map(Prg::new).collect(),
@@ -129,9 +130,9 @@ pub(crate) struct ExtReceiver<const W: usize> {
 }
 
 impl<const W: usize> ExtReceiver<W> {
-    /// Runs `128·W` base OTs as their sender.
-    pub(crate) fn setup(ch: &mut Channel) -> Result<Self, OtError> {
-        let keys = base::send(ch, 128 * W)?;
+    /// Runs `128·W` base OTs as their sender (scalar from `prg`).
+    pub(crate) fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {
+        let keys = base::send(ch, 128 * W, prg)?;
         Ok(ExtReceiver {
             prgs: keys
                 .into_iter()

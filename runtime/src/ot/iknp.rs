@@ -36,7 +36,7 @@
 
 use super::ext::{ExtReceiver, ExtSender};
 use super::{LAMBDA, OtError, Word, check, check_bits};
-use crate::crypto::{Block, Mmo, Tccr};
+use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::Channel;
 use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len};
 
@@ -225,11 +225,11 @@ fn sender_pads(
 }
 
 impl IknpSender {
-    /// Runs the 128 base OTs (as their receiver). Cost: 32 + 128·32 bytes,
-    /// one round.
-    pub fn setup(ch: &mut Channel) -> Result<Self, OtError> {
+    /// Runs the 128 base OTs (as their receiver), drawing the secret and the
+    /// base OTs' scalars from `prg`. Cost: 32 + 128·32 bytes, one round.
+    pub fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {
         Ok(IknpSender {
-            ext: ExtSender::setup(ch)?,
+            ext: ExtSender::setup(ch, prg)?,
             h: Tccr::new(),
             ex: Mmo::new(),
             pads: [Vec::new(), Vec::new()],
@@ -421,10 +421,11 @@ fn receiver_pads(
 }
 
 impl IknpReceiver {
-    /// Runs the 128 base OTs (as their sender). Cost: 32 + 128·32 bytes.
-    pub fn setup(ch: &mut Channel) -> Result<Self, OtError> {
+    /// Runs the 128 base OTs (as their sender, scalar from `prg`). Cost:
+    /// 32 + 128·32 bytes.
+    pub fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {
         Ok(IknpReceiver {
-            ext: ExtReceiver::setup(ch)?,
+            ext: ExtReceiver::setup(ch, prg)?,
             h: Tccr::new(),
             ex: Mmo::new(),
             step: Vec::new(),

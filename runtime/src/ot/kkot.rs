@@ -33,7 +33,7 @@ use std::ops::Range;
 
 use super::ext::{ExtReceiver, ExtSender, xor_into};
 use super::{LAMBDA, OtError, Word, check, check_bits};
-use crate::crypto::{Block, hash_rows, row_index, rows_len};
+use crate::crypto::{Block, Prg, hash_rows, row_index, rows_len};
 use crate::net::Channel;
 use crate::pack::{BitReader, BitWriter, mask128};
 
@@ -157,9 +157,10 @@ fn pack_group<T: Word>(
 }
 
 impl KkSender {
-    /// Runs the 256 base OTs (as their receiver). Cost 32 + 256·32 bytes.
-    pub fn setup(ch: &mut Channel) -> Result<Self, OtError> {
-        let ext = ExtSender::setup(ch)?;
+    /// Runs the 256 base OTs (as their receiver), drawing the secret and the
+    /// base OTs' scalars from `prg`. Cost 32 + 256·32 bytes.
+    pub fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {
+        let ext = ExtSender::setup(ch, prg)?;
         let s = *ext.s();
         let (m0, m1) = (0..=255u8)
             .map(|v| {
@@ -285,10 +286,11 @@ impl std::fmt::Debug for KkReceiver {
 }
 
 impl KkReceiver {
-    /// Runs the 256 base OTs (as their sender). Cost 32 + 256·32 bytes.
-    pub fn setup(ch: &mut Channel) -> Result<Self, OtError> {
+    /// Runs the 256 base OTs (as their sender, scalar from `prg`). Cost
+    /// 32 + 256·32 bytes.
+    pub fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {
         Ok(KkReceiver {
-            ext: ExtReceiver::setup(ch)?,
+            ext: ExtReceiver::setup(ch, prg)?,
             answer: Vec::new(),
         })
     }

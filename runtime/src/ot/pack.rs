@@ -14,38 +14,54 @@
 //! traffic). [`OtPack::setup`] runs all four set-ups eagerly, in an order
 //! that depends only on the party, so both sides may call it at the same
 //! point instead.
+//!
+//! # Randomness
+//! The set-ups (the extension secrets and the base OTs' scalars) draw from
+//! the pack's own [`Prg`], given at construction (in a [`super::Session`], a
+//! child of the lane's, itself derived from the session's OS seed). The
+//! extensions need no other randomness.
 
 use super::iknp::{CotFields, CotRing, IknpReceiver, IknpSender};
 use super::kkot::{KkClass, KkReceiver, KkSender, check_choices, check_classes};
 use super::{OtError, Word, check, check_bits};
+use crate::crypto::Prg;
 use crate::net::{Channel, Party};
 
 /// Lazily set-up OT extension states for one channel. See the
 /// [module documentation](self) for the contract between the two parties.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct OtPack {
+    prg: Prg,
     iknp_s: Option<IknpSender>,
     iknp_r: Option<IknpReceiver>,
     kk_s: Option<KkSender>,
     kk_r: Option<KkReceiver>,
 }
 
-/// Returns the state in `slot`, creating it with `setup` first if needed.
+/// Returns the state in `slot`, creating it with `setup` (drawing from
+/// `prg`) first if needed.
 fn lazy<'a, S>(
     slot: &'a mut Option<S>,
     ch: &mut Channel,
-    setup: fn(&mut Channel) -> Result<S, OtError>,
+    prg: &mut Prg,
+    setup: fn(&mut Channel, &mut Prg) -> Result<S, OtError>,
 ) -> Result<&'a mut S, OtError> {
     match slot {
         Some(s) => Ok(s),
-        None => Ok(slot.insert(setup(ch)?)),
+        None => Ok(slot.insert(setup(ch, prg)?)),
     }
 }
 
 impl OtPack {
-    /// A pack with nothing set up yet.
-    pub fn new() -> Self {
-        Self::default()
+    /// A pack with nothing set up yet, whose set-ups draw from `prg`.
+    pub fn new(prg: Prg) -> Self {
+        OtPack {
+            prg,
+            iknp_s: None,
+            iknp_r: None,
+            kk_s: None,
+            kk_r: None,
+        }
     }
 
     /// Sets up all four states now: `P0` in the order IKNP-send, IKNP-recv,
@@ -56,10 +72,18 @@ impl OtPack {
         for family_kk in [false, true] {
             for sending in [first_send, !first_send] {
                 match (family_kk, sending) {
-                    (false, true) => lazy(&mut self.iknp_s, ch, IknpSender::setup).map(drop)?,
-                    (false, false) => lazy(&mut self.iknp_r, ch, IknpReceiver::setup).map(drop)?,
-                    (true, true) => lazy(&mut self.kk_s, ch, KkSender::setup).map(drop)?,
-                    (true, false) => lazy(&mut self.kk_r, ch, KkReceiver::setup).map(drop)?,
+                    (false, true) => {
+                        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup).map(drop)?
+                    }
+                    (false, false) => {
+                        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup).map(drop)?
+                    }
+                    (true, true) => {
+                        lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup).map(drop)?
+                    }
+                    (true, false) => {
+                        lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup).map(drop)?
+                    }
                 }
             }
         }
@@ -77,7 +101,7 @@ impl OtPack {
             return Ok(());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_ot(ch, msgs, bits)
+        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_ot(ch, msgs, bits)
     }
 
     /// Chosen-message `(2 1)-OT_bits`, receiver side; see [`IknpReceiver::recv_ot`].
@@ -91,7 +115,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_ot(ch, choices, bits)
+        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?.recv_ot(ch, choices, bits)
     }
 
     /// Random 1-of-2 OT, sender side; see [`IknpSender::send_rot`].
@@ -105,7 +129,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_rot(ch, n, bits)
+        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_rot(ch, n, bits)
     }
 
     /// Random 1-of-2 OT, receiver side; see [`IknpReceiver::recv_rot`].
@@ -119,7 +143,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_rot(ch, choices, bits)
+        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?.recv_rot(ch, choices, bits)
     }
 
     /// `(2 1)-COT_bits`, sender side; see [`IknpSender::send_cot`].
@@ -133,7 +157,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_cot(ch, corr, bits)
+        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_cot(ch, corr, bits)
     }
 
     /// `(2 1)-COT_bits`, receiver side; see [`IknpReceiver::recv_cot`].
@@ -147,7 +171,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_cot(ch, choices, bits)
+        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?.recv_cot(ch, choices, bits)
     }
 
     /// Correlated OT with per-instance payloads, sender side; see
@@ -163,7 +187,8 @@ impl OtPack {
         if n == 0 {
             return Ok(());
         }
-        lazy(&mut self.iknp_s, ch, IknpSender::setup)?.send_cot_with(ch, n, widths, corr, out)
+        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
+            .send_cot_with(ch, n, widths, corr, out)
     }
 
     /// Correlated OT with per-instance payloads, receiver side; see
@@ -179,7 +204,8 @@ impl OtPack {
         if n == 0 {
             return Ok(());
         }
-        lazy(&mut self.iknp_r, ch, IknpReceiver::setup)?.recv_cot_with(ch, n, choice, widths, out)
+        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
+            .recv_cot_with(ch, n, choice, widths, out)
     }
 
     /// `(N 1)-OT_bits`, sender side; see [`KkSender::send`].
@@ -201,7 +227,7 @@ impl OtPack {
         check(msgs.len().is_multiple_of(n_msgs), || {
             format!("{} messages is not a multiple of N = {n_msgs}", msgs.len())
         })?;
-        lazy(&mut self.kk_s, ch, KkSender::setup)?.send(ch, n_msgs, msgs, bits)
+        lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?.send(ch, n_msgs, msgs, bits)
     }
 
     /// `(N 1)-OT_bits`, receiver side; see [`KkReceiver::recv`].
@@ -234,7 +260,7 @@ impl OtPack {
         if check_classes::<T>(classes)? == 0 {
             return Ok(());
         }
-        lazy(&mut self.kk_s, ch, KkSender::setup)?.send_classes(ch, classes, msgs)
+        lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?.send_classes(ch, classes, msgs)
     }
 
     /// Several classes of 1-of-N OT in one call, receiver side; see
@@ -249,6 +275,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_choices(classes, choices)?;
-        lazy(&mut self.kk_r, ch, KkReceiver::setup)?.recv_classes(ch, classes, choices)
+        lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup)?
+            .recv_classes(ch, classes, choices)
     }
 }

@@ -9,19 +9,30 @@
 //! chunk give results independent of `T` as long as each item's result does
 //! not depend on which party sends its OTs (true for all protocols of the
 //! paper, which are symmetric in that respect or re-randomise).
+//!
+//! # Randomness
+//! A session has one root seed: from the operating system ([`Session::new`],
+//! production) or given ([`Session::with_seed`], tests and replays). Lane `i`
+//! gets the generator `Prg::derive(seed, "lane", i)` for its protocols and
+//! `Prg::derive(seed, "lane-ot", i)` for its OT set-ups ([`Prg::derive`]), so
+//! lanes never share a stream and a run is reproducible from its seed.
 
 use std::ops::Range;
 
 use super::OtPack;
+use crate::crypto::{Block, Prg, RandomnessError, random_block};
 use crate::net::{Channel, Party, Stats};
 
-/// One channel to the peer with its OT extension states.
+/// One channel to the peer with its OT extension states and its generator.
 #[derive(Debug)]
 pub struct Lane {
     /// The channel.
     pub ch: Channel,
     /// The OT states used on this channel.
     pub ot: OtPack,
+    /// The randomness of the protocols run on this lane (see the [module
+    /// documentation](self)).
+    pub prg: Prg,
 }
 
 /// The work of one chunk, handed to the closure of [`Session::run`].
@@ -65,15 +76,26 @@ pub struct Session {
 
 impl Session {
     /// A session over the given channels (lane `i` uses `channels[i]`, which
-    /// must be connected to the peer's `channels[i]`).
-    pub fn new(party: Party, channels: Vec<Channel>) -> Self {
+    /// must be connected to the peer's `channels[i]`), its randomness seeded
+    /// from the operating system (one seed, see the [module
+    /// documentation](self)).
+    pub fn new(party: Party, channels: Vec<Channel>) -> Result<Self, RandomnessError> {
+        Ok(Self::with_seed(party, channels, random_block()?))
+    }
+
+    /// [`Session::new`] with the given root seed instead of the OS's: the same
+    /// seed and peer behaviour give the same transcript. For tests and
+    /// replays only; a production session must not reuse a seed.
+    pub fn with_seed(party: Party, channels: Vec<Channel>, seed: Block) -> Self {
         Session {
             party,
             lanes: channels
                 .into_iter()
-                .map(|ch| Lane {
+                .enumerate()
+                .map(|(i, ch)| Lane {
                     ch,
-                    ot: OtPack::new(),
+                    ot: OtPack::new(Prg::derive(seed, "lane-ot", i as u64)),
+                    prg: Prg::derive(seed, "lane", i as u64),
                 })
                 .collect(),
         }

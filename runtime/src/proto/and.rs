@@ -233,7 +233,7 @@ pub(crate) fn generate(
     n_reg: usize,
     n_cor: usize,
 ) -> Result<Triples, ProtoError> {
-    let mut prg = Prg::from_os()?;
+    let mut prg = ctx.prg.fork();
     let mut batch = KkBatch::new(ctx.role);
     let pending = request(&mut prg, n_reg, n_cor, &mut batch);
     let out = batch.run(ctx)?;

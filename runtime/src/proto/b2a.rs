@@ -71,7 +71,7 @@ pub fn b2a(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, c: &Bits) -> Result<Vec<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{ELLS, FIELDS, open, open_mod, prg, run2};
+    use crate::proto::testutil::{ELLS, FIELDS, open, prg, run2};
 
     #[test]
     fn converts_bits() {
@@ -106,7 +106,7 @@ mod tests {
             let r = run2(4, |ctx| {
                 b2a(ctx, md, if ctx.role == Role::P0 { &c0 } else { &c1 })
             });
-            let d = open_mod(&r.p0, &r.p1, md);
+            let d = open(&r.p0, &r.p1, md);
             assert!(d.iter().enumerate().all(|(i, &v)| v == c.bit(i)), "n={n}");
             let setup = 8 * (32 + 128 * 32);
             assert_eq!(r.bits(), setup + cost_bits(md, len));

@@ -21,7 +21,6 @@
 
 use super::bits::Bits;
 use super::{Ctx, ProtoError, Role, check, mill};
-use crate::crypto::Prg;
 
 /// `⌈log₂ n⌉`.
 fn eta(n: u64) -> u32 {
@@ -60,7 +59,7 @@ pub fn drelu_field(ctx: &mut Ctx<'_>, n: u64, a: &[u64]) -> Result<Bits, ProtoEr
     let cmp = mill::mill(ctx, bits, 2, &input)?;
     Ok(match ctx.role {
         Role::P0 => {
-            let z = Bits::random(&mut Prg::from_os()?, len);
+            let z = Bits::random(ctx.prg, len);
             let mut msgs = Vec::with_capacity(4 * len);
             for (i, &a0) in a.iter().enumerate() {
                 let (wrap0, xt0) = (cmp.bit(2 * i), cmp.bit(2 * i + 1));

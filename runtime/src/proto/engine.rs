@@ -119,6 +119,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
             let mut ctx = Ctx {
                 ch: &mut c.lane.ch,
                 ot: &mut c.lane.ot,
+                prg: &mut c.lane.prg,
                 role,
                 radix,
             };
@@ -382,7 +383,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
 mod tests {
     use super::*;
     use crate::net::{Channel, mem};
-    use crate::proto::testutil::{open, prg, reference, share};
+    use crate::proto::testutil::{open, prg, reference, role_prg, share};
     use sci_ir::{Encoding, Op, Owner, fixed};
     use std::time::Duration;
 
@@ -406,16 +407,15 @@ mod tests {
         b: Vec<Channel>,
         f: impl Fn(&mut Engine<&mut Session>, Party) -> Result<R, ProtoError> + Sync,
     ) -> (R, R) {
-        let party = |chans, p: Party| {
-            let mut s = Session::new(p, chans);
+        let party = |chans, p: Party, role| {
+            let mut s = Session::with_seed(p, chans, role_prg(role).next_block());
             let mut e = Engine::new(&mut s, 4);
             f(&mut e, p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
         };
-        std::thread::scope(|s| {
-            let h = s.spawn(|| party(b, Party::Client));
-            let r0 = party(a, Party::Server);
-            (r0, h.join().expect("party 1 panicked"))
-        })
+        sci_testkit::run2(
+            || party(a, Party::Server, Role::P0),
+            || party(b, Party::Client, Role::P1),
+        )
     }
 
     /// One run of every layer: the operand's shape, the layers' parameters and the
@@ -526,9 +526,7 @@ mod tests {
             let wshape = self.conv_shape();
             let cw = &self.w[..self.conv_weights()];
             vec![
-                x.iter()
-                    .map(|&v| if v >> 31 == 1 { 0 } else { v })
-                    .collect(),
+                reference_relu(x),
                 x.iter()
                     .map(|&v| fixed::trunc(v, self.shift, enc))
                     .collect(),
@@ -622,11 +620,47 @@ mod tests {
         }
     }
 
+    /// A run is a function of the sessions' seeds: the same seeds replay the same
+    /// shares on every lane, other seeds give other shares of the same values.
+    #[test]
+    fn runs_replay_from_their_seeds() {
+        let mut g = prg(80);
+        let x = g.ring_elems(500, 32);
+        let (x0, x1) = share(&mut g, &x, 32);
+        let run_with = |seeds: [u128; 2]| {
+            let (a, b) = mem::pairs(2, Some(Duration::from_secs(120)));
+            let party = |chans, p: Party, seed| {
+                let mut s = Session::with_seed(p, chans, crate::crypto::Block(seed));
+                let xs = if p == Party::Server { &x0 } else { &x1 };
+                let y = Engine::new(&mut s, 4).relu(32, xs).expect("relu");
+                (y, s.stats())
+            };
+            sci_testkit::run2(
+                || party(a, Party::Server, seeds[0]),
+                || party(b, Party::Client, seeds[1]),
+            )
+        };
+        let first = run_with([1, 2]);
+        assert_eq!(open(&first.0.0, &first.1.0, 32), reference_relu(&x));
+        assert_eq!(run_with([1, 2]), first);
+        let other = run_with([3, 2]);
+        assert_eq!(open(&other.0.0, &other.1.0, 32), reference_relu(&x));
+        assert_ne!(other.0.0, first.0.0);
+        assert_eq!((other.0.1, other.1.1), (first.0.1, first.1.1));
+    }
+
+    /// `ReLU` of 32-bit values in the clear.
+    fn reference_relu(x: &[u64]) -> Vec<u64> {
+        x.iter()
+            .map(|&v| if v >> 31 == 1 { 0 } else { v })
+            .collect()
+    }
+
     /// Average pooling over prime fields (sums wrap mod n, as in the
     /// interpreter), with and without the padding in the count.
     #[test]
     fn avgpool_over_fields_equals_reference() {
-        use crate::proto::testutil::{field_values_with_edges, open_mod, reference_in, share_mod};
+        use crate::proto::testutil::{open, reference, share, values_with_edges};
         let shape = [1usize, 3, 9, 10];
         let numel: usize = shape.iter().product();
         let pool = Pool2d {
@@ -637,16 +671,15 @@ mod tests {
         };
         for n in [65537u64, 4_293_918_721, 2_199_023_190_017, (1 << 61) - 1] {
             let md = Modulus::Odd(n);
-            let enc = Encoding::field(n).expect("prime");
             let mut g = prg(n as u128);
-            let x = field_values_with_edges(&mut g, numel - 9, md);
-            let (x0, x1) = share_mod(&mut g, &x, md);
+            let x = values_with_edges(&mut g, numel - 9, md);
+            let (x0, x1) = share(&mut g, &x, md);
             for incl in [false, true] {
                 let (r0, r1) = run(1, |e, p| {
                     let xs = if p == Party::Server { &x0 } else { &x1 };
                     e.avgpool(md, xs, shape, &pool, incl)
                 });
-                let want = reference_in(enc, &[(&x[..], &shape[..], Owner::Client)], |v| {
+                let want = reference(md, &[(&x[..], &shape[..], Owner::Client)], |v| {
                     Op::AvgPool {
                         x: v[0],
                         pool,
@@ -654,21 +687,21 @@ mod tests {
                     }
                 })
                 .0;
-                assert_eq!(open_mod(&r0, &r1, md), want, "n={n} incl={incl}");
+                assert_eq!(open(&r0, &r1, md), want, "n={n} incl={incl}");
             }
         }
     }
 
     #[test]
     fn every_non_linear_layer_over_a_field_on_several_lanes() {
-        use crate::proto::testutil::{field_values_with_edges, open_mod, reference_in, share_mod};
+        use crate::proto::testutil::{open, reference, share, values_with_edges};
         let n = 2_199_023_190_017u64;
         let md = Modulus::Odd(n);
         let enc = Encoding::field(n).expect("prime");
         let mut g = prg(79);
         let shape = [1usize, 3, 10, 10];
-        let x = field_values_with_edges(&mut g, 291, md);
-        let (x0, x1) = share_mod(&mut g, &x, md);
+        let x = values_with_edges(&mut g, 291, md);
+        let (x0, x1) = share(&mut g, &x, md);
         let pool = Pool2d {
             kernel: [3, 3],
             strides: [2, 2],
@@ -694,7 +727,7 @@ mod tests {
                 .iter()
                 .zip(&r1)
                 .take(7)
-                .map(|(a, b)| open_mod(a, b, md))
+                .map(|(a, b)| open(a, b, md))
                 .collect();
             let want: [Vec<u64>; 7] = [
                 x.iter()
@@ -702,20 +735,20 @@ mod tests {
                     .collect(),
                 x.iter().map(|&v| fixed::trunc(v, 12, enc)).collect(),
                 x.iter().map(|&v| fixed::rdiv(v, 49, enc)).collect(),
-                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::MaxPool { x: v[0], pool }).0,
-                reference_in(enc, &c(&[30, 10]), |v| Op::ArgMax {
+                reference(md, &c(&[1, 3, 10, 10]), |v| Op::MaxPool { x: v[0], pool }).0,
+                reference(md, &c(&[30, 10]), |v| Op::ArgMax {
                     x: v[0],
                     axis: 1,
                     keepdims: false,
                 })
                 .0,
-                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::AvgPool {
+                reference(md, &c(&[1, 3, 10, 10]), |v| Op::AvgPool {
                     x: v[0],
                     pool,
                     count_include_pad: false,
                 })
                 .0,
-                reference_in(enc, &c(&[1, 3, 10, 10]), |v| Op::GlobalAvgPool { x: v[0] }).0,
+                reference(md, &c(&[1, 3, 10, 10]), |v| Op::GlobalAvgPool { x: v[0] }).0,
             ];
             for (k, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(g, w, "layer {k} with {t} lanes");

@@ -448,34 +448,41 @@ mod tests {
     use crate::pack::mask;
     use crate::proto::testutil;
     use crate::proto::testutil::{
-        ELLS, FIELDS, field_values_with_edges, measured, open, open_mod, prg, run2, run2_tcp,
-        share, share_mod,
+        ELLS, FIELDS, measured, open, prg, run2, run2_tcp, share, values_with_edges,
     };
     use proptest::prelude::*;
     use sci_ir::Op;
 
-    /// The reference interpreter on one op over a ring tensor `x`.
+    /// The reference interpreter on one op over a tensor `x` mod `md`.
     fn reference(
-        ell: u32,
+        md: impl Into<Modulus>,
         shape: &[usize],
         x: &[u64],
         op: impl Fn(sci_ir::ValueId) -> Op,
     ) -> Vec<u64> {
-        testutil::reference(ell, &[(x, shape, sci_ir::Owner::Client)], |v| op(v[0])).0
+        testutil::reference(md, &[(x, shape, sci_ir::Owner::Client)], |v| op(v[0])).0
     }
 
-    /// Runs pooling or argmax securely and returns the opened result.
-    fn secure(ell: u32, x: &[u64], w: &Windows, cmp: Compare, index: bool, m: u32) -> Vec<u64> {
-        let (x0, x1) = share(&mut prg(11), x, ell);
+    /// Runs pooling or argmax securely mod `md` and returns the opened result.
+    fn secure(
+        md: impl Into<Modulus>,
+        x: &[u64],
+        w: &Windows,
+        cmp: Compare,
+        index: bool,
+        m: u32,
+    ) -> Vec<u64> {
+        let md = md.into();
+        let (x0, x1) = share(&mut prg(11), x, md);
         let r = run2(m, |ctx| {
             let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
             if index {
-                argmax(ctx, ell, x, w, cmp)
+                argmax(ctx, md, x, w, cmp)
             } else {
-                maxpool(ctx, ell, x, w, cmp)
+                maxpool(ctx, md, x, w, cmp)
             }
         });
-        open(&r.p0, &r.p1, ell)
+        open(&r.p0, &r.p1, md)
     }
 
     /// Random values; with `narrow`, non-negative ones; a few windows' worth
@@ -571,32 +578,37 @@ mod tests {
     fn communication() {
         let shape = [1usize, 2, 20, 20];
         let w = Windows::pool2d(shape, &pool(3, 2, 1)).expect("windows");
-        for (cmp, index, m) in [
-            (Compare::Exact, false, 4),
-            (Compare::Narrow, false, 4),
-            (Compare::Exact, true, 7),
-        ] {
-            let x = values(32, 800, true, 9);
-            let (x0, x1) = share(&mut prg(12), &x, 32);
-            let r = measured(m, |ctx, warm| {
-                let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
-                let w = if warm { w.slice(0..2) } else { w.clone() };
-                reduce_windows(ctx, 32, x, None, &w, false)?;
-                let s = signs(ctx, Modulus::Pow2(32), x, cmp)?;
-                reduce(ctx, Modulus::Pow2(32), x, s.as_ref(), &w, index)
-            });
-            let narrow_part = cost_bits(32, m, 800, &w, Compare::Narrow, false);
-            assert_eq!(
-                r.bits(),
-                narrow_part + cost_bits(32, m, 800, &w, cmp, index),
-                "{cmp:?} {index}"
-            );
-            let narrow_rounds = rounds(32, m, &w, Compare::Narrow);
-            assert_eq!(
-                r.stats[1].rounds,
-                narrow_rounds + rounds(32, m, &w, cmp),
-                "{cmp:?}"
-            );
+        for md in [Modulus::Pow2(32), Modulus::Odd(4_293_918_721)] {
+            for (cmp, index, m) in [
+                (Compare::Exact, false, 4),
+                (Compare::Narrow, false, 4),
+                (Compare::Exact, true, 7),
+            ] {
+                let x = match md {
+                    Modulus::Pow2(ell) => values(ell, 800, true, 9),
+                    Modulus::Odd(_) => md.random(&mut prg(17), 800),
+                };
+                let (x0, x1) = share(&mut prg(12), &x, md);
+                let r = measured(m, |ctx, warm| {
+                    let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
+                    let w = if warm { w.slice(0..2) } else { w.clone() };
+                    reduce_windows(ctx, md, x, None, &w, false)?;
+                    let s = signs(ctx, md, x, cmp)?;
+                    reduce(ctx, md, x, s.as_ref(), &w, index)
+                });
+                let narrow_part = cost_bits(md, m, 800, &w, Compare::Narrow, false);
+                assert_eq!(
+                    r.bits(),
+                    narrow_part + cost_bits(md, m, 800, &w, cmp, index),
+                    "{md} {cmp:?} {index}"
+                );
+                let narrow_rounds = rounds(md, m, &w, Compare::Narrow);
+                assert_eq!(
+                    r.stats[1].rounds,
+                    narrow_rounds + rounds(md, m, &w, cmp),
+                    "{md} {cmp:?}"
+                );
+            }
         }
         // 3×3 windows: 4 levels of 3 + 1 rounds at m = 4 (the DReLU's
         // millionaires' makes one OT call for all its classes).
@@ -606,18 +618,17 @@ mod tests {
 
     #[test]
     fn narrow_mode_is_wrong_on_overflowing_differences() {
-        // 2^(ℓ−1) − 1 against −2^(ℓ−1): L − R overflows.
-        let (ell, half) = (16u32, 1u64 << 15);
-        let x = vec![half - 1, half, half, half - 1];
-        let w = Windows::axis(&[2, 2], 1).expect("windows");
-        assert_eq!(
-            secure(ell, &x, &w, Compare::Exact, false, 4),
-            vec![half - 1, half - 1]
-        );
-        assert_ne!(
-            secure(ell, &x, &w, Compare::Narrow, false, 4),
-            vec![half - 1, half - 1]
-        );
+        // The signed range's ends hi and lo: hi − lo overflows it.
+        for md in [Modulus::Pow2(16), Modulus::Odd(65537)] {
+            let hi = md.half() - 1;
+            let lo = md.reduce_i128(i128::from(hi) + 1 - md.value() as i128);
+            let x = vec![hi, lo, lo, hi];
+            let w = Windows::axis(&[2, 2], 1).expect("windows");
+            for (cmp, ok) in [(Compare::Exact, true), (Compare::Narrow, false)] {
+                let got = secure(md, &x, &w, cmp, false, 4);
+                assert_eq!(got == vec![hi, hi], ok, "{md} {cmp:?}");
+            }
+        }
     }
 
     /// Secure pooling (4-D `shape`) or argmax (2-D) over `Z_n` (opened) and
@@ -631,19 +642,7 @@ mod tests {
         op: impl Fn(sci_ir::ValueId) -> Op,
     ) -> (Vec<u64>, Vec<u64>) {
         let index = shape.len() == 2;
-        let (x0, x1) = share_mod(&mut prg(15), x, md);
-        let r = run2(4, |ctx| {
-            let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
-            if index {
-                argmax(ctx, md, x, w, cmp)
-            } else {
-                maxpool(ctx, md, x, w, cmp)
-            }
-        });
-        let enc = sci_ir::Encoding::field(md.value() as u64).expect("prime");
-        let want =
-            testutil::reference_in(enc, &[(x, shape, sci_ir::Owner::Client)], |v| op(v[0])).0;
-        (open_mod(&r.p0, &r.p1, md), want)
+        (secure(md, x, w, cmp, index, 4), reference(md, shape, x, op))
     }
 
     #[test]
@@ -656,7 +655,7 @@ mod tests {
             let md = Modulus::Odd(n);
             let mut g = prg(n as u128);
             // Exact: any elements (with the edges ±(n−1)/2, repeated for ties).
-            let mut x = field_values_with_edges(&mut g, n_in - 9, md);
+            let mut x = values_with_edges(&mut g, n_in - 9, md);
             x.truncate(n_in);
             let (got, want) = field_case(md, &shape, &x, &w, Compare::Exact, |i| Op::MaxPool {
                 x: i,
@@ -691,62 +690,6 @@ mod tests {
                 let (got, want) = field_case(md, &ashape, xs, &aw, Compare::Exact, arg);
                 assert_eq!(got, want, "n={n} argmax");
             }
-        }
-    }
-
-    #[test]
-    fn field_narrow_mode_is_wrong_on_overflowing_differences() {
-        // (n−1)/2 against −(n−1)/2: L − R = n − 1 leaves the signed range.
-        let md = Modulus::Odd(65537);
-        let h = 32768u64;
-        let x = vec![h, md.neg(h), md.neg(h), h];
-        let w = Windows::axis(&[2, 2], 1).expect("windows");
-        for (cmp, ok) in [(Compare::Exact, true), (Compare::Narrow, false)] {
-            let (x0, x1) = share_mod(&mut prg(16), &x, md);
-            let r = run2(4, |ctx| {
-                maxpool(
-                    ctx,
-                    md,
-                    if ctx.role == Role::P0 { &x0 } else { &x1 },
-                    &w,
-                    cmp,
-                )
-            });
-            assert_eq!(open_mod(&r.p0, &r.p1, md) == vec![h, h], ok, "{cmp:?}");
-        }
-    }
-
-    #[test]
-    fn field_communication() {
-        let shape = [1usize, 2, 20, 20];
-        let w = Windows::pool2d(shape, &pool(3, 2, 1)).expect("windows");
-        let md = Modulus::Odd(4_293_918_721);
-        for (cmp, index, m) in [
-            (Compare::Exact, false, 4),
-            (Compare::Narrow, false, 4),
-            (Compare::Exact, true, 7),
-        ] {
-            let x = md.random(&mut prg(17), 800);
-            let (x0, x1) = share_mod(&mut prg(12), &x, md);
-            let r = measured(m, |ctx, warm| {
-                let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
-                let w = if warm { w.slice(0..2) } else { w.clone() };
-                reduce_windows(ctx, md, x, None, &w, false)?;
-                let s = signs(ctx, md, x, cmp)?;
-                reduce(ctx, md, x, s.as_ref(), &w, index)
-            });
-            let narrow_part = cost_bits(md, m, 800, &w, Compare::Narrow, false);
-            assert_eq!(
-                r.bits(),
-                narrow_part + cost_bits(md, m, 800, &w, cmp, index),
-                "{cmp:?} {index}"
-            );
-            let narrow_rounds = rounds(md, m, &w, Compare::Narrow);
-            assert_eq!(
-                r.stats[1].rounds,
-                narrow_rounds + rounds(md, m, &w, cmp),
-                "{cmp:?}"
-            );
         }
     }
 

@@ -56,7 +56,7 @@
 
 use super::and::{self, Job};
 use super::bits::Bits;
-use super::kk::KkBatch;
+use super::kk::{KkBatch, KkOut, ReqId};
 use super::{Ctx, ProtoError, Role, check};
 use crate::crypto::Prg;
 use crate::ot::KkClass;
@@ -136,100 +136,25 @@ pub fn mill(ctx: &mut Ctx<'_>, bits: u32, k: usize, input: &[u64]) -> Result<Bit
 /// apply once to the merged call ([`cost_bits_multi`]); rounds: those of the
 /// deepest one ([`rounds_multi`]).
 pub fn mill_multi(ctx: &mut Ctx<'_>, specs: &[MillSpec<'_>]) -> Result<Vec<Bits>, ProtoError> {
-    check((1..=8).contains(&ctx.radix), || {
-        format!("millionaires' radix {} not in 1..=8", ctx.radix)
-    })?;
-    let mut counts = Vec::with_capacity(specs.len());
-    for s in specs {
-        check(s.bits <= 64, || {
-            format!("millionaires' width {} > 64", s.bits)
-        })?;
-        check((1..=MAX_K).contains(&s.k), || {
-            format!("{} comparisons per element not in 1..={MAX_K}", s.k)
-        })?;
-        let n = match ctx.role {
-            Role::P0 => {
-                check(s.input.len().is_multiple_of(s.k), || {
-                    format!("{} inputs is not a multiple of k = {}", s.input.len(), s.k)
-                })?;
-                s.input.len() / s.k
-            }
-            Role::P1 => s.input.len(),
-        };
-        counts.push(if s.bits == 0 { 0 } else { n });
-    }
-    let m = ctx.radix;
-    let role = ctx.role;
-    let mut prg = Prg::from_os()?;
+    let counts = element_counts(ctx, specs)?;
+    let (m, role) = (ctx.radix, ctx.role);
+    let mut prg = ctx.prg.fork();
     let mut batch = KkBatch::new(role);
-    // Per spec: leaves (role P0's random shares; role P1's come from the
-    // OTs), request ids, pending triples.
+    // Per spec: the leaves (role P0's random shares; role P1's come from the
+    // OTs), their request ids, the pending triples of its tree.
     let mut trees: Vec<Vec<Node>> = Vec::with_capacity(specs.len());
     let mut ids = Vec::with_capacity(specs.len());
     let mut pendings = Vec::with_capacity(specs.len());
     for (s, &n) in specs.iter().zip(&counts) {
-        let (k, total) = (s.k, n * s.k);
         if n == 0 {
             trees.push(Vec::new());
             ids.push(Vec::new());
             pendings.push(None);
             continue;
         }
-        let widths = digit_widths(s.bits, m);
-        let q = widths.len();
-        let lv = levels(q);
-        let mut leaves = Vec::with_capacity(q);
-        let mut sid = Vec::with_capacity(q);
-        let mut shift = 0u32;
-        for (j, &w) in widths.iter().enumerate() {
-            let dmask = mask(w);
-            let n_msgs = 1usize << w;
-            let mbits = if j == 0 { k } else { 2 * k } as u32;
-            let input = s.input;
-            match role {
-                Role::P0 => {
-                    // Random shares of lt (and eq above digit 0); message v
-                    // of element e carries comparison c's lt bit at bit c
-                    // and its eq bit at bit k + c.
-                    let lt = Bits::random(&mut prg, total);
-                    let eq = (j > 0).then(|| Bits::random(&mut prg, total));
-                    let tab = leaf_table(n_msgs);
-                    let (l, e) = (lt.clone(), eq.clone());
-                    let eq_mask = if j > 0 { 3u8 } else { 1 };
-                    let sh = shift;
-                    sid.push(batch.add_send(n_msgs, mbits, n, move |range, out| {
-                        for (row, el) in out.chunks_exact_mut(n_msgs).zip(range) {
-                            for c in 0..k {
-                                let i = el * k + c;
-                                let x = ((input[i] >> sh) & dmask) as usize;
-                                let key = x << 2
-                                    | (l.bit(i) as usize) << 1
-                                    | e.as_ref().map_or(0, |e| e.bit(i) as usize);
-                                let t = &tab[key * n_msgs..(key + 1) * n_msgs];
-                                if k == 1 {
-                                    for (b, &v) in row.iter_mut().zip(t) {
-                                        *b = v & eq_mask;
-                                    }
-                                } else {
-                                    for (b, &v) in row.iter_mut().zip(t) {
-                                        *b |= (v & 1) << c | ((v & eq_mask) >> 1) << (k + c);
-                                    }
-                                }
-                            }
-                        }
-                    }));
-                    leaves.push(Node { lt, eq });
-                }
-                Role::P1 => {
-                    sid.push(batch.add_recv(n_msgs, mbits, n, |choices| {
-                        for (ch, &y) in choices.iter_mut().zip(input) {
-                            *ch = ((y >> shift) & dmask) as u8;
-                        }
-                    }));
-                }
-            }
-            shift += w;
-        }
+        let (leaves, sid) = request_leaves(s, n, m, &mut prg, &mut batch);
+        let q = sid.len();
+        let (lv, total) = (levels(q), n * s.k);
         pendings.push(Some(and::request(
             &mut prg,
             lv * total,
@@ -248,88 +173,199 @@ pub fn mill_multi(ctx: &mut Ctx<'_>, specs: &[MillSpec<'_>]) -> Result<Vec<Bits>
         .zip(&ids)
         .zip(pendings)
     {
-        let (k, total) = (s.k, n * s.k);
         if role == Role::P1 && n > 0 {
-            *tree = sid
-                .iter()
-                .enumerate()
-                .map(|(j, &id)| {
-                    let o = out.get(id);
-                    if k == 1 {
-                        Node {
-                            lt: Bits::from_bytes_bit(o, 0),
-                            eq: (j > 0).then(|| Bits::from_bytes_bit(o, 1)),
-                        }
-                    } else {
-                        Node {
-                            lt: Bits::from_fn(total, |i| (o[i / k] >> (i % k)) & 1 == 1),
-                            eq: (j > 0).then(|| {
-                                Bits::from_fn(total, |i| (o[i / k] >> (k + i % k)) & 1 == 1)
-                            }),
-                        }
-                    }
-                })
-                .collect();
+            *tree = received_leaves(s.k, n * s.k, sid, &out);
         }
         triples.push(pending.map(|p| p.finish(role, &out)));
     }
-
-    // The trees: one exchange per level for all specs.
     while trees.iter().any(|t| t.len() > 1) {
-        let mut jobs = Vec::new();
-        for ((tree, t), (&n, s)) in trees
-            .iter()
-            .zip(triples.iter_mut())
-            .zip(counts.iter().zip(specs))
-        {
-            let (Some(t), true) = (t.as_mut(), tree.len() > 1) else {
-                continue;
-            };
-            let total = n * s.k;
-            for pair in tree.chunks_exact(2) {
-                let (lo, hi) = (&pair[0], &pair[1]);
-                let eq_hi = hi.eq.as_ref().expect(
-                    "only the lowest node lacks eq, and it is never the upper one of a pair",
-                );
-                jobs.push(match &lo.eq {
-                    None => Job::Reg {
-                        x: &lo.lt,
-                        y: eq_hi,
-                        t: t.take_regular(total),
-                    },
-                    Some(eq_lo) => Job::Cor {
-                        x: &lo.lt,
-                        x2: eq_lo,
-                        y: eq_hi,
-                        t: t.take_correlated(total),
-                    },
-                });
-            }
-        }
-        let mut outs = and::eval(ctx, jobs)?.into_iter();
-        for tree in trees.iter_mut().filter(|t| t.len() > 1) {
-            let odd = (tree.len() % 2 == 1).then(|| tree.pop()).flatten();
-            let mut next: Vec<Node> = Vec::with_capacity(tree.len() / 2 + 1);
-            for pair in tree.chunks_exact(2) {
-                let (z, z2) = outs.next().unwrap_or_default();
-                next.push(Node {
-                    lt: pair[1].lt.xor(&z),
-                    eq: z2,
-                });
-            }
-            next.extend(odd);
-            *tree = next;
-        }
+        combine_level(ctx, &mut trees, &mut triples, specs, &counts)?;
     }
     Ok(trees
         .into_iter()
-        .zip(specs.iter().zip(&counts))
-        .map(|(mut t, (s, &n))| {
-            let _ = n;
+        .zip(specs)
+        .map(|(mut t, s)| {
             t.pop()
                 .map_or_else(|| Bits::zeros(out_len(s, role)), |r| r.lt)
         })
         .collect())
+}
+
+/// Checks the radix and the specs; returns each spec's number of elements
+/// `n` (0 for a width of 0: nothing to compare).
+fn element_counts(ctx: &Ctx<'_>, specs: &[MillSpec<'_>]) -> Result<Vec<usize>, ProtoError> {
+    check((1..=8).contains(&ctx.radix), || {
+        format!("millionaires' radix {} not in 1..=8", ctx.radix)
+    })?;
+    specs
+        .iter()
+        .map(|s| {
+            check(s.bits <= 64, || {
+                format!("millionaires' width {} > 64", s.bits)
+            })?;
+            check((1..=MAX_K).contains(&s.k), || {
+                format!("{} comparisons per element not in 1..={MAX_K}", s.k)
+            })?;
+            let n = match ctx.role {
+                Role::P0 => {
+                    check(s.input.len().is_multiple_of(s.k), || {
+                        format!("{} inputs is not a multiple of k = {}", s.input.len(), s.k)
+                    })?;
+                    s.input.len() / s.k
+                }
+                Role::P1 => s.input.len(),
+            };
+            Ok(if s.bits == 0 { 0 } else { n })
+        })
+        .collect()
+}
+
+/// Registers the leaf OTs of spec `s` (`n` elements, radix `m`) in `batch`,
+/// one `(2^{w_j} 1)`-OT class per digit `j`. Role `P0` draws its shares of
+/// each digit's `lt` (and, above digit 0, `eq`) from `prg` and sends, for
+/// message `v` of element `e`, comparison `c`'s `lt` bit at bit `c` and its
+/// `eq` bit at bit `k + c`; it returns those leaves. Role `P1` chooses its
+/// digits and returns no leaves (they come from the OT outputs,
+/// [`received_leaves`]). Also returns the request ids, one per digit.
+fn request_leaves<'a>(
+    s: &MillSpec<'a>,
+    n: usize,
+    m: u32,
+    prg: &mut Prg,
+    batch: &mut KkBatch<'a>,
+) -> (Vec<Node>, Vec<ReqId>) {
+    let (k, total, input) = (s.k, n * s.k, s.input);
+    let widths = digit_widths(s.bits, m);
+    let mut leaves = Vec::with_capacity(widths.len());
+    let mut ids = Vec::with_capacity(widths.len());
+    let mut shift = 0u32;
+    for (j, &w) in widths.iter().enumerate() {
+        let dmask = mask(w);
+        let n_msgs = 1usize << w;
+        let mbits = if j == 0 { k } else { 2 * k } as u32;
+        match batch.role() {
+            Role::P0 => {
+                let lt = Bits::random(prg, total);
+                let eq = (j > 0).then(|| Bits::random(prg, total));
+                let tab = leaf_table(n_msgs);
+                let (l, e) = (lt.clone(), eq.clone());
+                let eq_mask = if j > 0 { 3u8 } else { 1 };
+                let sh = shift;
+                ids.push(batch.add_send(n_msgs, mbits, n, move |range, out| {
+                    for (row, el) in out.chunks_exact_mut(n_msgs).zip(range) {
+                        for c in 0..k {
+                            let i = el * k + c;
+                            let x = ((input[i] >> sh) & dmask) as usize;
+                            let key = x << 2
+                                | (l.bit(i) as usize) << 1
+                                | e.as_ref().map_or(0, |e| e.bit(i) as usize);
+                            let t = &tab[key * n_msgs..(key + 1) * n_msgs];
+                            if k == 1 {
+                                for (b, &v) in row.iter_mut().zip(t) {
+                                    *b = v & eq_mask;
+                                }
+                            } else {
+                                for (b, &v) in row.iter_mut().zip(t) {
+                                    *b |= (v & 1) << c | ((v & eq_mask) >> 1) << (k + c);
+                                }
+                            }
+                        }
+                    }
+                }));
+                leaves.push(Node { lt, eq });
+            }
+            Role::P1 => {
+                ids.push(batch.add_recv(n_msgs, mbits, n, |choices| {
+                    for (ch, &y) in choices.iter_mut().zip(input) {
+                        *ch = ((y >> shift) & dmask) as u8;
+                    }
+                }));
+            }
+        }
+        shift += w;
+    }
+    (leaves, ids)
+}
+
+/// Role `P1`'s leaves of one spec from the outputs of its leaf OTs `ids`
+/// (`k` comparisons per element, `total = n·k` bits per leaf).
+fn received_leaves(k: usize, total: usize, ids: &[ReqId], out: &KkOut) -> Vec<Node> {
+    ids.iter()
+        .enumerate()
+        .map(|(j, &id)| {
+            let o = out.get(id);
+            if k == 1 {
+                Node {
+                    lt: Bits::from_bytes_bit(o, 0),
+                    eq: (j > 0).then(|| Bits::from_bytes_bit(o, 1)),
+                }
+            } else {
+                Node {
+                    lt: Bits::from_fn(total, |i| (o[i / k] >> (i % k)) & 1 == 1),
+                    eq: (j > 0)
+                        .then(|| Bits::from_fn(total, |i| (o[i / k] >> (k + i % k)) & 1 == 1)),
+                }
+            }
+        })
+        .collect()
+}
+
+/// One tree level of every spec with more than one node, in one exchange:
+/// adjacent nodes `(lo, hi)` combine by equation (1) (a regular AND when `lo`
+/// is the lowest node, else a correlated pair), an odd top node moves up.
+fn combine_level(
+    ctx: &mut Ctx<'_>,
+    trees: &mut [Vec<Node>],
+    triples: &mut [Option<and::Triples>],
+    specs: &[MillSpec<'_>],
+    counts: &[usize],
+) -> Result<(), ProtoError> {
+    let mut jobs = Vec::new();
+    for ((tree, t), (&n, s)) in trees
+        .iter()
+        .zip(triples.iter_mut())
+        .zip(counts.iter().zip(specs))
+    {
+        let (Some(t), true) = (t.as_mut(), tree.len() > 1) else {
+            continue;
+        };
+        let total = n * s.k;
+        for pair in tree.chunks_exact(2) {
+            let (lo, hi) = (&pair[0], &pair[1]);
+            let eq_hi = hi
+                .eq
+                .as_ref()
+                .expect("only the lowest node lacks eq, and it is never the upper one of a pair");
+            jobs.push(match &lo.eq {
+                None => Job::Reg {
+                    x: &lo.lt,
+                    y: eq_hi,
+                    t: t.take_regular(total),
+                },
+                Some(eq_lo) => Job::Cor {
+                    x: &lo.lt,
+                    x2: eq_lo,
+                    y: eq_hi,
+                    t: t.take_correlated(total),
+                },
+            });
+        }
+    }
+    let mut outs = and::eval(ctx, jobs)?.into_iter();
+    for tree in trees.iter_mut().filter(|t| t.len() > 1) {
+        let odd = (tree.len() % 2 == 1).then(|| tree.pop()).flatten();
+        let mut next: Vec<Node> = Vec::with_capacity(tree.len() / 2 + 1);
+        for pair in tree.chunks_exact(2) {
+            let (z, z2) = outs.next().unwrap_or_default();
+            next.push(Node {
+                lt: pair[1].lt.xor(&z),
+                eq: z2,
+            });
+        }
+        next.extend(odd);
+        *tree = next;
+    }
+    Ok(())
 }
 
 /// Output length of a spec: `n·k`.

@@ -47,7 +47,11 @@
 //! buffers (TCP).
 //!
 //! # Randomness
-//! Each protocol run seeds its own AES PRG from the operating system.
+//! No protocol seeds itself: each draws from the generator of its context
+//! ([`Ctx::prg`], the lane's, never rewound), so a run's randomness is fresh
+//! and a whole transcript is reproducible from the session's seed. In
+//! production that seed comes from the operating system
+//! ([`crate::ot::Session::new`]); see [`crate::crypto::Prg`].
 
 pub mod and;
 pub mod b2a;
@@ -72,7 +76,7 @@ pub(crate) mod testutil;
 pub use bits::Bits;
 pub use modulus::Modulus;
 
-use crate::crypto::RandomnessError;
+use crate::crypto::{Prg, RandomnessError};
 use crate::net::{Channel, NetError};
 use crate::ot::{OtError, OtPack};
 
@@ -142,14 +146,18 @@ impl Role {
 }
 
 /// What a protocol run needs: the channel to the peer, the OT states of that
-/// channel, this party's role in the run and the millionaires' radix `m`
-/// (1..=8; both parties must use the same).
+/// channel, the generator the run draws its randomness from, this party's
+/// role in the run and the millionaires' radix `m` (1..=8; both parties must
+/// use the same).
 #[derive(Debug)]
 pub struct Ctx<'a> {
     /// The channel.
     pub ch: &'a mut Channel,
     /// The OT extension states of this channel.
     pub ot: &'a mut OtPack,
+    /// The randomness of the run (the lane's generator: seeded from the OS
+    /// in production, from a test's seed in tests).
+    pub prg: &'a mut Prg,
     /// This party's role.
     pub role: Role,
     /// Radix `m` of the millionaires' protocol.
@@ -158,10 +166,11 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     /// A context with the [`DEFAULT_RADIX`].
-    pub fn new(ch: &'a mut Channel, ot: &'a mut OtPack, role: Role) -> Self {
+    pub fn new(ch: &'a mut Channel, ot: &'a mut OtPack, prg: &'a mut Prg, role: Role) -> Self {
         Ctx {
             ch,
             ot,
+            prg,
             role,
             radix: DEFAULT_RADIX,
         }

@@ -139,47 +139,19 @@ pub fn mux_fields<M: Copy + Into<Modulus>>(
 mod tests {
     use super::*;
     use crate::pack::mask;
-    use crate::proto::testutil::{
-        ELLS, FIELDS, field_values_with_edges, open, open_mod, prg, run2, share, share_mod,
-    };
+    use crate::proto::testutil::{moduli, open, prg, run2, share, values_with_edges};
 
     #[test]
     fn selects_value_or_zero() {
-        for ell in ELLS {
-            let mut g = prg(ell as u128 + 7);
-            let n = 10_000;
-            let x = g.ring_elems(n, ell);
-            let (x0, x1) = share(&mut g, &x, ell);
-            let (c, s) = (Bits::random(&mut g, n), Bits::random(&mut g, n));
-            let (c0, c1) = (s.clone(), c.xor(&s));
-            let r = run2(4, |ctx| {
-                let (x, c) = if ctx.role == Role::P0 {
-                    (&x0, &c0)
-                } else {
-                    (&x1, &c1)
-                };
-                mux(ctx, ell, x, c)
-            });
-            let z = open(&r.p0, &r.p1, ell);
-            for i in 0..n {
-                assert_eq!(z[i], if c.get(i) { x[i] } else { 0 }, "ℓ={ell}");
-            }
-            // 2λ + 2ℓ bits per element (+ two OT set-ups).
-            let setup = 2 * 8 * (32 + 128 * 32);
-            let per_dir = 128 * n as u64 + 8 * (n as u64 * ell as u64).div_ceil(8);
-            assert_eq!(r.bits(), setup + 2 * per_dir);
-            assert_eq!(cost_bits(&[ell], n), 2 * per_dir);
-        }
-    }
-
-    #[test]
-    fn selects_over_odd_moduli() {
-        for n in FIELDS {
-            let md = Modulus::Odd(n);
-            let mut g = prg(n as u128);
-            let len = 3000;
-            let x = field_values_with_edges(&mut g, len, md);
-            let (x0, x1) = share_mod(&mut g, &x, md);
+        for md in moduli() {
+            let mut g = prg(md.value() + 7);
+            let len = if let Modulus::Pow2(_) = md {
+                10_000
+            } else {
+                3000
+            };
+            let x = values_with_edges(&mut g, len, md);
+            let (x0, x1) = share(&mut g, &x, md);
             let k = x.len();
             let (c, s) = (Bits::random(&mut g, k), Bits::random(&mut g, k));
             let (c0, c1) = (s.clone(), c.xor(&s));
@@ -191,11 +163,11 @@ mod tests {
                 };
                 mux(ctx, md, x, c)
             });
-            let z = open_mod(&r.p0, &r.p1, md);
+            let z = open(&r.p0, &r.p1, md);
             for i in 0..k {
-                assert_eq!(z[i], if c.get(i) { x[i] } else { 0 }, "n={n}");
+                assert_eq!(z[i], if c.get(i) { x[i] } else { 0 }, "{md}");
             }
-            // 2λ + 2η bits per element (+ two OT set-ups).
+            // 2λ + 2·⌈log₂ n⌉ bits per element (+ two OT set-ups).
             let setup = 2 * 8 * (32 + 128 * 32);
             let per_dir =
                 128 * k.next_multiple_of(8) as u64 + 8 * (k as u64 * md.bits() as u64).div_ceil(8);

@@ -259,75 +259,81 @@ pub fn rounds(md: impl Into<Modulus>, d: &[u64], m: u32) -> u64 {
 mod tests {
     use super::*;
     use crate::proto::testutil::{
-        ELLS, FIELDS, RADICES, field_values_with_edges, measured, open, open_mod, prg, run2,
-        run2_tcp, share, share_mod,
+        RADICES, encoding, measured, moduli, open, prg, run2, run2_tcp, share, values_with_edges,
     };
-    use sci_ir::Encoding;
     use sci_ir::fixed;
 
-    /// Random values, extremes, and `k·d + {−1, 0, 1}` for small `k`.
-    fn inputs(ell: u32, d: u64, n: usize) -> Vec<u64> {
-        let mut g = prg((ell as u128) << 64 | d as u128);
-        let mut v = g.ring_elems(n, ell);
-        let half = 1i128 << (ell - 1);
+    /// Random elements mod `md`, the edges of its signed range, and
+    /// `k·d + {−1, 0, 1}` for small `k`.
+    fn inputs(md: Modulus, d: u64, len: usize) -> Vec<u64> {
+        let mut g = prg(md.value() ^ u128::from(d) << 64);
+        let mut v = values_with_edges(&mut g, len, md);
         for k in -3i128..=3 {
             for off in -1i128..=1 {
-                v.push((k * d as i128 + off) as u64);
+                v.push(md.reduce_i128(k * i128::from(d) + off));
             }
         }
-        v.extend([0, 1, -1, half - 1, -half, -half + 1].map(|x| x as u64));
-        v.iter().map(|&x| x & mask(ell)).collect()
+        v
     }
 
-    fn check(ell: u32, x: &[u64], d: &[u64], m: u32) {
-        let (a0, a1) = share(&mut prg(7), x, ell);
+    /// Secure division of `x` by `d` (one divisor or one per element) against
+    /// the reference's `rdiv`.
+    fn check(md: Modulus, x: &[u64], d: &[u64], m: u32) {
+        let (a0, a1) = share(&mut prg(7), x, md);
         let r = run2(m, |ctx| {
-            rdiv(ctx, ell, if ctx.role == Role::P0 { &a0 } else { &a1 }, d)
+            rdiv(ctx, md, if ctx.role == Role::P0 { &a0 } else { &a1 }, d)
         });
-        let enc = Encoding::ring(ell).expect("ring");
-        for (i, (&x, z)) in x.iter().zip(open(&r.p0, &r.p1, ell)).enumerate() {
+        let enc = encoding(md);
+        for (i, (&x, z)) in x.iter().zip(open(&r.p0, &r.p1, md)).enumerate() {
             let dv = divisor(d, i);
-            assert_eq!(z, fixed::rdiv(x, dv, enc), "ℓ={ell} d={dv} m={m} x={x:#x}");
+            assert_eq!(z, fixed::rdiv(x, dv, enc), "{md} d={dv} m={m} x={x:#x}");
         }
     }
 
-    fn divisors(ell: u32) -> Vec<u64> {
-        [
-            1u64,
-            2,
-            3,
-            7,
-            8,
-            49,
-            100,
-            12345,
-            mask(ell).min(u64::MAX / 6),
-        ]
-        .into_iter()
-        .filter(|&d| d <= mask(ell) && 6 * d as u128 <= 1 << 64)
-        .collect()
+    /// Divisors tested mod `md`: small ones, a power of two, and ones near
+    /// the largest element (at most `2^64/6`, the protocol's bound).
+    fn divisors(md: Modulus) -> Vec<u64> {
+        let top = (md.value() - 1) as u64;
+        let mut d: Vec<u64> = [1u64, 2, 3, 7, 8, 49, 100, 1 << 12, 12345, top / 3, top]
+            .into_iter()
+            .map(|d| d.min(u64::MAX / 6))
+            .filter(|&d| d >= 1 && d <= top)
+            .collect();
+        d.sort_unstable();
+        d.dedup();
+        d
     }
 
     #[test]
-    fn equals_reference_for_all_widths_and_divisors() {
-        for ell in ELLS {
-            for d in divisors(ell) {
-                let n = if d == 49 { 10_000 } else { 1500 };
-                check(ell, &inputs(ell, d, n), &[d], 4);
+    fn equals_reference_for_all_moduli_and_divisors() {
+        for md in moduli() {
+            for d in divisors(md) {
+                let len = match md {
+                    Modulus::Pow2(_) if d == 49 => 10_000,
+                    Modulus::Pow2(_) => 1500,
+                    Modulus::Odd(_) => 600,
+                };
+                check(md, &inputs(md, d, len), &[d], 4);
             }
         }
-        for m in RADICES {
-            check(41, &inputs(41, 49, 2000), &[49], m);
+        for md in [Modulus::Pow2(41), Modulus::Odd(2_199_023_190_017)] {
+            for m in RADICES {
+                check(md, &inputs(md, 49, 1000), &[49], m);
+            }
         }
     }
 
     #[test]
     fn per_element_divisors() {
         // The counts of a 3×3 average pool with padding 1, not counting pads.
-        for ell in [8u32, 32, 64] {
-            let x = inputs(ell, 9, 3000);
+        for md in [8u32, 32, 64]
+            .map(Modulus::Pow2)
+            .into_iter()
+            .chain([Modulus::Odd(4_293_918_721)])
+        {
+            let x = inputs(md, 9, 3000);
             let d: Vec<u64> = (0..x.len()).map(|i| [4, 6, 9, 9, 6, 1][i % 6]).collect();
-            check(ell, &x, &d, 4);
+            check(md, &x, &d, 4);
         }
     }
 
@@ -346,28 +352,28 @@ mod tests {
 
     #[test]
     fn communication_and_rounds() {
-        for (ell, d, m, n) in [
-            (32u32, 49u64, 8u32, 1000usize),
-            (32, 49, 4, 4096),
-            (37, 7, 7, 333),
-            (32, 16, 4, 512),
+        for (md, d, m, n) in [
+            (Modulus::Pow2(32), 49u64, 8u32, 1000usize),
+            (Modulus::Pow2(32), 49, 4, 4096),
+            (Modulus::Pow2(37), 7, 7, 333),
+            (Modulus::Pow2(32), 16, 4, 512),
+            (Modulus::Odd(4_293_918_721), 49, 7, 1000),
+            (Modulus::Odd(4_293_918_721), 1 << 12, 4, 777),
+            (Modulus::Odd(2_199_023_190_017), 169, 4, 500),
+            (Modulus::Odd((1 << 61) - 1), 1 << 20, 8, 300),
         ] {
-            let x = inputs(ell, d, n);
-            let (a0, a1) = share(&mut prg(8), &x, ell);
+            let x = inputs(md, d, n);
+            let (a0, a1) = share(&mut prg(8), &x, md);
             let r = measured(m, |ctx, warm| {
                 let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
-                rdiv(ctx, ell, if warm { &a[..8] } else { a }, &[d])
+                rdiv(ctx, md, if warm { &a[..8] } else { a }, &[d])
             });
             assert_eq!(
                 r.bits(),
-                cost_bits(ell, &[d], m, x.len()),
-                "ℓ={ell} d={d} m={m}"
+                cost_bits(md, &[d], m, x.len()),
+                "{md} d={d} m={m}"
             );
-            assert_eq!(
-                r.stats[1].rounds,
-                rounds(ell, &[d], m),
-                "ℓ={ell} d={d} m={m}"
-            );
+            assert_eq!(r.stats[1].rounds, rounds(md, &[d], m), "{md} d={d} m={m}");
         }
         // ℓ = 32, d = 49, m = 8 at n = 2^16: 5022 bits per element (paper 5570,
         // required ≤ 5849).
@@ -377,111 +383,9 @@ mod tests {
             (3134 + 384 + 1024 + 480) * n as u64
         );
         assert_eq!(rounds(32, &[49], 8), 2 + 1 + 1 + 1);
-    }
-
-    #[test]
-    fn over_tcp_loopback() {
-        let x = inputs(32, 49, 1 << 16);
-        check(32, &x[..0], &[49], 4);
-        let (a0, a1) = share(&mut prg(9), &x, 32);
-        let r = run2_tcp(4, |ctx| {
-            rdiv(ctx, 32, if ctx.role == Role::P0 { &a0 } else { &a1 }, &[49])
-        });
-        let enc = Encoding::ring(32).expect("ring");
-        let want: Vec<u64> = x.iter().map(|&x| fixed::rdiv(x, 49, enc)).collect();
-        assert_eq!(open(&r.p0, &r.p1, 32), want);
-    }
-
-    /// Field elements: random, the edges, and `k·d + {−1, 0, 1}`.
-    fn field_inputs(md: Modulus, d: u64, len: usize) -> Vec<u64> {
-        let mut g = prg(md.value() ^ u128::from(d) << 64);
-        let mut v = field_values_with_edges(&mut g, len, md);
-        for k in -3i128..=3 {
-            for off in -1i128..=1 {
-                v.push(md.reduce_i128(k * i128::from(d) + off));
-            }
-        }
-        v
-    }
-
-    fn check_field(md: Modulus, x: &[u64], d: &[u64], m: u32) {
-        let (a0, a1) = share_mod(&mut prg(8), x, md);
-        let r = run2(m, |ctx| {
-            rdiv(ctx, md, if ctx.role == Role::P0 { &a0 } else { &a1 }, d)
-        });
-        let enc = Encoding::field(md.value() as u64).expect("prime");
-        for (i, (&x, z)) in x.iter().zip(open_mod(&r.p0, &r.p1, md)).enumerate() {
-            let dv = divisor(d, i);
-            assert_eq!(z, fixed::rdiv(x, dv, enc), "{md} d={dv} m={m} x={x}");
-        }
-    }
-
-    #[test]
-    fn equals_reference_over_fields() {
-        for n in FIELDS {
-            let md = Modulus::Odd(n);
-            for d in [1u64, 2, 3, 7, 49, 1 << 12, 12345, n / 3, n - 1] {
-                if d >= 1 && d < n && 6 * u128::from(d) <= 1 << 64 {
-                    check_field(md, &field_inputs(md, d, 600), &[d], 4);
-                }
-            }
-        }
-        for m in RADICES {
-            let md = Modulus::Odd(2_199_023_190_017);
-            check_field(md, &field_inputs(md, 49, 1000), &[49], m);
-        }
-        // Per-element divisors (average pooling without the pads in the count).
-        let md = Modulus::Odd(4_293_918_721);
-        let x = field_inputs(md, 9, 2000);
-        let d: Vec<u64> = (0..x.len()).map(|i| [4, 6, 9, 9, 6, 1][i % 6]).collect();
-        check_field(md, &x, &d, 4);
-    }
-
-    #[test]
-    fn field_truncation_takes_two_comparisons() {
-        // HE plaintext primes n ≡ 1 mod 2^14: n⁰ = n mod 2^s = 1 ≤ 2^s / 2.
-        for n in [4_293_918_721u64, 2_199_023_190_017, 65537] {
-            let md = Modulus::Odd(n);
-            for s in [1u32, 5, 12] {
-                let d = 1u64 << s;
-                assert_eq!(batch_shape(md, &[d]), (2, s + 2), "n={n} s={s}");
-                check_field(md, &field_inputs(md, d, 1500), &[d], 4);
-            }
-        }
-        // 2^31 − 1 ≡ 2^s − 1 (mod 2^s): three comparisons.
-        assert_eq!(
-            batch_shape(Modulus::Odd((1 << 31) - 1), &[1 << 12]),
-            (3, 15)
-        );
-        // The optimisation applies to rings too: 2^37 ≡ 2 (mod 7).
-        assert_eq!(batch_shape(Modulus::Pow2(37), &[7]), (2, 5));
-    }
-
-    #[test]
-    fn field_communication_and_rounds() {
-        for (n, d, m, len) in [
-            (4_293_918_721u64, 49u64, 7u32, 1000usize),
-            (4_293_918_721, 1 << 12, 4, 777),
-            (2_199_023_190_017, 169, 4, 500),
-            ((1 << 61) - 1, 1 << 20, 8, 300),
-        ] {
-            let md = Modulus::Odd(n);
-            let x = field_inputs(md, d, len);
-            let (a0, a1) = share_mod(&mut prg(9), &x, md);
-            let r = measured(m, |ctx, warm| {
-                let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
-                rdiv(ctx, md, if warm { &a[..8] } else { a }, &[d])
-            });
-            assert_eq!(
-                r.bits(),
-                cost_bits(md, &[d], m, x.len()),
-                "n={n} d={d} m={m}"
-            );
-            assert_eq!(r.stats[1].rounds, rounds(md, &[d], m), "n={n} d={d} m={m}");
-        }
         // Table 3, Avgpool_49 over Z_n at η = 32, m = 7, three comparisons
         // (n = 2^32 − 5: n⁰ = 34 > 49/2).
-        let (md, n) = (Modulus::Odd(4_294_967_291), 1 << 16);
+        let md = Modulus::Odd(4_294_967_291);
         assert_eq!(batch_shape(md, &[49]), (3, 9));
         assert_eq!(cost_bits(md, &[49], 7, n), 7156 * n as u64);
         // Rounds: DReLU^{ring,n} (its millionaires' in one OT call: 3, plus
@@ -493,5 +397,39 @@ mod tests {
         assert_eq!(cost_bits(md, &[49], 7, n), 6152 * n as u64);
         assert_eq!(batch_shape(md, &[1 << 12]), (2, 14));
         assert_eq!(cost_bits(md, &[1 << 12], 7, n), 6984 * n as u64);
+    }
+
+    #[test]
+    fn over_tcp_loopback() {
+        let md = Modulus::Pow2(32);
+        let x = inputs(md, 49, 1 << 16);
+        check(md, &x[..0], &[49], 4);
+        let (a0, a1) = share(&mut prg(9), &x, md);
+        let r = run2_tcp(4, |ctx| {
+            rdiv(ctx, md, if ctx.role == Role::P0 { &a0 } else { &a1 }, &[49])
+        });
+        let enc = encoding(md);
+        let want: Vec<u64> = x.iter().map(|&x| fixed::rdiv(x, 49, enc)).collect();
+        assert_eq!(open(&r.p0, &r.p1, md), want);
+    }
+
+    #[test]
+    fn field_truncation_takes_two_comparisons() {
+        // HE plaintext primes n ≡ 1 mod 2^14: n⁰ = n mod 2^s = 1 ≤ 2^s / 2.
+        for n in [4_293_918_721u64, 2_199_023_190_017, 65537] {
+            let md = Modulus::Odd(n);
+            for s in [1u32, 5, 12] {
+                let d = 1u64 << s;
+                assert_eq!(batch_shape(md, &[d]), (2, s + 2), "n={n} s={s}");
+                check(md, &inputs(md, d, 1500), &[d], 4);
+            }
+        }
+        // 2^31 − 1 ≡ 2^s − 1 (mod 2^s): three comparisons.
+        assert_eq!(
+            batch_shape(Modulus::Odd((1 << 31) - 1), &[1 << 12]),
+            (3, 15)
+        );
+        // The optimisation applies to rings too: 2^37 ≡ 2 (mod 7).
+        assert_eq!(batch_shape(Modulus::Pow2(37), &[7]), (2, 5));
     }
 }

@@ -43,57 +43,67 @@ pub fn relu(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, a: &[u64]) -> Result<Vec<
 mod tests {
     use super::*;
     use crate::proto::Role;
-    use crate::proto::testutil;
     use crate::proto::testutil::{
-        ELLS, FIELDS, RADICES, field_values_with_edges, measured, open, open_mod, prg, run2,
-        run2_tcp, share, share_mod, signed, values_with_edges,
+        RADICES, measured, moduli, open, prg, reference, run2, run2_tcp, share, values_with_edges,
     };
 
-    /// The reference interpreter's ReLU on ring elements.
-    fn reference(x: &[u64], ell: u32) -> Vec<u64> {
-        testutil::reference(ell, &[(x, &[x.len()], sci_ir::Owner::Client)], |v| {
+    /// ReLU of `len` random values mod `md` and the edges of its signed range,
+    /// against the reference interpreter.
+    fn check(md: Modulus, m: u32, len: usize, tcp: bool) {
+        let mut g = prg(md.value() * 3 + m as u128);
+        let x = values_with_edges(&mut g, len, md);
+        let (a0, a1) = share(&mut g, &x, md);
+        let f = |ctx: &mut Ctx<'_>| relu(ctx, md, if ctx.role == Role::P0 { &a0 } else { &a1 });
+        let r = if tcp { run2_tcp(m, f) } else { run2(m, f) };
+        let z = open(&r.p0, &r.p1, md);
+        let want = reference(md, &[(&x, &[x.len()], sci_ir::Owner::Client)], |v| {
             sci_ir::Op::Relu { x: v[0] }
         })
-        .0
-    }
-
-    fn check(ell: u32, m: u32, n: usize, tcp: bool) {
-        let mut g = prg(ell as u128 * 3 + m as u128);
-        let x = values_with_edges(&mut g, n, ell);
-        let (a0, a1) = share(&mut g, &x, ell);
-        let f = |ctx: &mut Ctx<'_>| relu(ctx, ell, if ctx.role == Role::P0 { &a0 } else { &a1 });
-        let r = if tcp { run2_tcp(m, f) } else { run2(m, f) };
-        let z = open(&r.p0, &r.p1, ell);
-        assert_eq!(z, reference(&x, ell), "ℓ={ell} m={m}");
+        .0;
+        assert_eq!(z, want, "{md} m={m}");
         assert!(
             x.iter()
                 .zip(&z)
-                .all(|(&x, &z)| z == if signed(x, ell) < 0 { 0 } else { x })
+                .all(|(&x, &z)| z == if md.signed(x) < 0 { 0 } else { x })
         );
     }
 
     #[test]
     fn equals_reference_interpreter() {
-        for ell in ELLS {
-            check(ell, 4, 10_000, false);
+        for md in moduli() {
+            let len = if let Modulus::Pow2(_) = md {
+                10_000
+            } else {
+                3000
+            };
+            check(md, 4, len, false);
         }
-        for m in RADICES {
-            check(41, m, 2000, false);
+        for md in [Modulus::Pow2(41), Modulus::Odd(2_199_023_190_017)] {
+            for m in RADICES {
+                check(md, m, 1000, false);
+            }
         }
     }
 
     #[test]
     fn communication_and_rounds() {
-        for (m, n) in [(4u32, 4096usize), (7, 1000)] {
+        // Rings at ℓ = 32; fields at η = 32 (a 32-bit HE plaintext prime) and
+        // η = 41.
+        for (md, m, n) in [
+            (Modulus::Pow2(32), 4u32, 4096usize),
+            (Modulus::Pow2(32), 7, 1000),
+            (Modulus::Odd(4_293_918_721), 7, 1000),
+            (Modulus::Odd(2_199_023_190_017), 4, 2000),
+        ] {
             let mut g = prg(5);
-            let x = g.ring_elems(n, 32);
-            let (a0, a1) = share(&mut g, &x, 32);
+            let x = md.random(&mut g, n);
+            let (a0, a1) = share(&mut g, &x, md);
             let r = measured(m, |ctx, warm| {
                 let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
-                relu(ctx, 32, if warm { &a[..8] } else { a })
+                relu(ctx, md, if warm { &a[..8] } else { a })
             });
-            assert_eq!(r.bits(), cost_bits(32, m, n));
-            assert_eq!(r.stats[1].rounds, rounds(32, m));
+            assert_eq!(r.bits(), cost_bits(md, m, n), "{md} m={m}");
+            assert_eq!(r.stats[1].rounds, rounds(md, m), "{md} m={m}");
         }
         // Per element at n = 2^16 (including the one-time OT set-ups: 256
         // base OTs for 1-of-N OT one way, 128 for IKNP each way): the paper's
@@ -107,67 +117,15 @@ mod tests {
         assert!(per_elem(cost_bits(32, 4, n)) < 4151.0 && per_elem(cost_bits(32, 7, n)) < 3237.0);
         assert_eq!(rounds(32, 4), 4);
         assert_eq!(rounds(32, 7), 4);
+        // Table 2, ReLU over Z_n at η = 32, m = 7: the paper's 5288 bits less
+        // 2η for the correlated-OT multiplexer (required ≤ 5552 = 1.05·5288).
+        let md = Modulus::Odd(4_293_918_721);
+        assert_eq!(cost_bits(md, 7, n), (5288 - 64) * n as u64);
+        assert_eq!(rounds(md, 7), 5);
     }
 
     #[test]
     fn over_tcp_loopback() {
-        check(32, 4, 1 << 16, true);
-    }
-
-    fn check_field(n: u64, m: u32, len: usize) {
-        let md = Modulus::Odd(n);
-        let enc = sci_ir::Encoding::field(n).expect("prime");
-        let mut g = prg(n as u128 + m as u128);
-        let x = field_values_with_edges(&mut g, len, md);
-        let (a0, a1) = share_mod(&mut g, &x, md);
-        let r = run2(m, |ctx| {
-            relu(ctx, md, if ctx.role == Role::P0 { &a0 } else { &a1 })
-        });
-        let z = open_mod(&r.p0, &r.p1, md);
-        let want = testutil::reference_in(enc, &[(&x, &[x.len()], sci_ir::Owner::Client)], |v| {
-            sci_ir::Op::Relu { x: v[0] }
-        })
-        .0;
-        assert_eq!(z, want, "n={n} m={m}");
-        assert!(
-            x.iter()
-                .zip(&z)
-                .all(|(&x, &z)| z == if enc.signed(x) < 0 { 0 } else { x })
-        );
-    }
-
-    #[test]
-    fn equals_reference_interpreter_over_fields() {
-        for n in FIELDS {
-            check_field(n, 4, 3000);
-        }
-        for m in RADICES {
-            check_field(2_199_023_190_017, m, 1000);
-        }
-    }
-
-    #[test]
-    fn field_communication_and_rounds() {
-        // η = 32 (a 32-bit HE plaintext prime) and η = 41.
-        for (n, m, len) in [
-            (4_293_918_721u64, 7u32, 1000usize),
-            (2_199_023_190_017, 4, 2000),
-        ] {
-            let md = Modulus::Odd(n);
-            let mut g = prg(6);
-            let x = md.random(&mut g, len);
-            let (a0, a1) = share_mod(&mut g, &x, md);
-            let r = measured(m, |ctx, warm| {
-                let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
-                relu(ctx, md, if warm { &a[..8] } else { a })
-            });
-            assert_eq!(r.bits(), cost_bits(md, m, len), "n={n} m={m}");
-            assert_eq!(r.stats[1].rounds, rounds(md, m), "n={n} m={m}");
-        }
-        // Table 2, ReLU over Z_n at η = 32, m = 7: the paper's 5288 bits less
-        // 2η for the correlated-OT multiplexer (required ≤ 5552 = 1.05·5288).
-        let (md, n) = (Modulus::Odd(4_293_918_721), 1 << 16);
-        assert_eq!(cost_bits(md, 7, n), (5288 - 64) * n as u64);
-        assert_eq!(rounds(md, 7), 5);
+        check(Modulus::Pow2(32), 4, 1 << 16, true);
     }
 }

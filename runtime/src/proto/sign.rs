@@ -49,9 +49,7 @@ pub fn rounds(md: impl Into<Modulus>, m: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{
-        FIELDS, field_values_with_edges, open_bits, prg, run2, share, share_mod, values_with_edges,
-    };
+    use crate::proto::testutil::{FIELDS, open_bits, prg, run2, share, values_with_edges};
 
     #[test]
     fn negative_is_the_sign_of_the_signed_view() {
@@ -61,11 +59,11 @@ mod tests {
             let mut g = prg(md.value());
             let x = match md {
                 Modulus::Pow2(ell) => values_with_edges(&mut g, 1000, ell),
-                Modulus::Odd(_) => field_values_with_edges(&mut g, 1000, md),
+                Modulus::Odd(_) => values_with_edges(&mut g, 1000, md),
             };
             let (a0, a1) = match md {
                 Modulus::Pow2(ell) => share(&mut g, &x, ell),
-                Modulus::Odd(_) => share_mod(&mut g, &x, md),
+                Modulus::Odd(_) => share(&mut g, &x, md),
             };
             let r = run2(4, |ctx| {
                 let a = if ctx.role == Role::P0 { &a0 } else { &a1 };

@@ -7,7 +7,6 @@ use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Stats, mem, tcp};
 use crate::ot::OtPack;
-use crate::pack::mask;
 
 /// Results and counters of a two-party run, by role.
 pub(crate) struct Run<R> {
@@ -29,6 +28,13 @@ pub(crate) fn prg(seed: u128) -> Prg {
     Prg::new(Block(seed))
 }
 
+/// The protocol randomness of `role` in a test run: derived from the test
+/// process's seed ([`sci_testkit::seed`], printed on failure, replayable with
+/// `SCI_TEST_SEED`), one independent stream per role.
+pub(crate) fn role_prg(role: Role) -> Prg {
+    Prg::derive(Block(sci_testkit::seed().into()), "test-role", role as u64)
+}
+
 /// Runs `f` as role P0 on one end and role P1 on the other of a channel pair.
 /// `f` gets the context and may run several protocols (e.g. a warm-up).
 pub(crate) fn run_on<R, F>(a: Channel, b: Channel, radix: u32, f: F) -> Run<R>
@@ -37,16 +43,13 @@ where
     F: Fn(&mut Ctx<'_>) -> Result<R, ProtoError> + Sync,
 {
     let party = |mut ch: Channel, role: Role| {
-        let mut ot = OtPack::new();
-        let mut ctx = Ctx::new(&mut ch, &mut ot, role).with_radix(radix);
+        let mut prg = role_prg(role);
+        let mut ot = OtPack::new(prg.fork());
+        let mut ctx = Ctx::new(&mut ch, &mut ot, &mut prg, role).with_radix(radix);
         let r = f(&mut ctx).unwrap_or_else(|e| panic!("role {role:?}: {e}"));
         (r, ch.stats())
     };
-    let ((p0, s0), (p1, s1)) = std::thread::scope(|s| {
-        let h = s.spawn(|| party(b, Role::P1));
-        let r0 = party(a, Role::P0);
-        (r0, h.join().expect("role P1 panicked"))
-    });
+    let ((p0, s0), (p1, s1)) = sci_testkit::run2(|| party(a, Role::P0), || party(b, Role::P1));
     Run {
         p0,
         p1,
@@ -98,40 +101,18 @@ where
     run_on(a, b, radix, f)
 }
 
-/// Random additive shares of `x` in `Z_{2^ℓ}`, as (role P0's, role P1's).
-pub(crate) fn share(g: &mut Prg, x: &[u64], ell: u32) -> (Vec<u64>, Vec<u64>) {
-    let m = mask(ell);
-    let r = g.ring_elems(x.len(), ell);
-    let other = x
-        .iter()
-        .zip(&r)
-        .map(|(x, r)| x.wrapping_sub(*r) & m)
-        .collect();
-    (r, other)
-}
-
-/// `x_0 + x_1 mod 2^ℓ`.
-pub(crate) fn open(x0: &[u64], x1: &[u64], ell: u32) -> Vec<u64> {
-    assert_eq!(x0.len(), x1.len());
-    x0.iter()
-        .zip(x1)
-        .map(|(a, b)| {
-            assert!(*a <= mask(ell) && *b <= mask(ell), "share not reduced");
-            a.wrapping_add(*b) & mask(ell)
-        })
-        .collect()
-}
-
-/// Random additive shares of `x` (reduced) mod `md`, as (role P0's, role
-/// P1's).
-pub(crate) fn share_mod(g: &mut Prg, x: &[u64], md: Modulus) -> (Vec<u64>, Vec<u64>) {
+/// Random additive shares of `x` (reduced) mod `md` (`Z_{2^ℓ}` for an ℓ),
+/// as (role P0's, role P1's).
+pub(crate) fn share(g: &mut Prg, x: &[u64], md: impl Into<Modulus>) -> (Vec<u64>, Vec<u64>) {
+    let md = md.into();
     let r = md.random(g, x.len());
     let other = x.iter().zip(&r).map(|(&x, &r)| md.sub(x, r)).collect();
     (r, other)
 }
 
 /// `x_0 + x_1 mod md`; panics on an unreduced share.
-pub(crate) fn open_mod(x0: &[u64], x1: &[u64], md: Modulus) -> Vec<u64> {
+pub(crate) fn open(x0: &[u64], x1: &[u64], md: impl Into<Modulus>) -> Vec<u64> {
+    let md = md.into();
     assert_eq!(x0.len(), x1.len());
     x0.iter()
         .zip(x1)
@@ -145,15 +126,34 @@ pub(crate) fn open_mod(x0: &[u64], x1: &[u64], md: Modulus) -> Vec<u64> {
         .collect()
 }
 
-/// Random elements of `Z_n` followed by the edges 0, ±1, ±2, ±(n−1)/2,
-/// ±(n−3)/2 (reduced mod n).
-pub(crate) fn field_values_with_edges(g: &mut Prg, len: usize, md: Modulus) -> Vec<u64> {
+/// `len` random elements mod `md` followed by the edges of its signed range
+/// `[lo, hi]`: 0, ±1, ±2, `hi`, `lo`, `hi − 1`, `lo + 1` (reduced mod `md`).
+pub(crate) fn values_with_edges(g: &mut Prg, len: usize, md: impl Into<Modulus>) -> Vec<u64> {
+    let md = md.into();
     let mut v = md.random(g, len);
-    let h = (md.value() as i128 - 1) / 2;
-    for e in [0i128, 1, -1, 2, -2, h, -h, h - 1, -h + 1] {
+    let hi = i128::from(md.half()) - 1;
+    let lo = hi + 1 - md.value() as i128;
+    for e in [0i128, 1, -1, 2, -2, hi, lo, hi - 1, lo + 1] {
         v.push(md.reduce_i128(e));
     }
     v
+}
+
+/// The encoding of values mod `md` (a ring or a prime field).
+pub(crate) fn encoding(md: Modulus) -> sci_ir::Encoding {
+    match md {
+        Modulus::Pow2(ell) => sci_ir::Encoding::ring(ell),
+        Modulus::Odd(n) => sci_ir::Encoding::field(n),
+    }
+    .expect("a ring width or a prime")
+}
+
+/// Every modulus the protocols are tested at: the rings `Z_{2^ℓ}` of
+/// [`ELLS`], then the fields of [`FIELDS`].
+pub(crate) fn moduli() -> impl Iterator<Item = Modulus> {
+    ELLS.into_iter()
+        .map(Modulus::Pow2)
+        .chain(FIELDS.into_iter().map(Modulus::Odd))
 }
 
 /// Odd moduli every protocol over `Z_n` is tested at: small primes, the
@@ -182,17 +182,6 @@ pub(crate) fn signed(v: u64, ell: u32) -> i64 {
     ((v << (64 - ell)) as i64) >> (64 - ell)
 }
 
-/// Random ℓ-bit values followed by the edge values 0, ±1, ±2, 2^(ℓ−1)−1,
-/// −2^(ℓ−1), −2^(ℓ−1)+1 (reduced mod 2^ℓ).
-pub(crate) fn values_with_edges(g: &mut Prg, n: usize, ell: u32) -> Vec<u64> {
-    let mut v = g.ring_elems(n, ell);
-    let half = 1i128 << (ell - 1);
-    for e in [0i128, 1, -1, 2, -2, half - 1, -half, -half + 1] {
-        v.push(e as u64 & mask(ell));
-    }
-    v
-}
-
 /// The ring widths every protocol is tested at.
 pub(crate) const ELLS: [u32; 8] = [1, 2, 8, 31, 32, 37, 41, 64];
 
@@ -200,23 +189,15 @@ pub(crate) const ELLS: [u32; 8] = [1, 2, 8, 31, 32, 37, 41, 64];
 pub(crate) const RADICES: [u32; 5] = [1, 2, 4, 7, 8];
 
 /// The reference interpreter on one op: `inputs` are client inputs (or
-/// server constants, with `Owner::Server`) of the given shapes over
-/// `Z_{2^ℓ}` at scale 0. Returns the output data and shape.
+/// server constants, with `Owner::Server`) of the given shapes mod `md`
+/// (`Z_{2^ℓ}` for an ℓ) at scale 0. Returns the output data and shape.
 pub(crate) fn reference(
-    ell: u32,
-    inputs: &[(&[u64], &[usize], sci_ir::Owner)],
-    op: impl Fn(&[sci_ir::ValueId]) -> sci_ir::Op,
-) -> (Vec<u64>, Vec<usize>) {
-    reference_in(sci_ir::Encoding::ring(ell).expect("ring"), inputs, op)
-}
-
-/// [`reference`] over any encoding (e.g. a field `Z_n`).
-pub(crate) fn reference_in(
-    enc: sci_ir::Encoding,
+    md: impl Into<Modulus>,
     inputs: &[(&[u64], &[usize], sci_ir::Owner)],
     op: impl Fn(&[sci_ir::ValueId]) -> sci_ir::Op,
 ) -> (Vec<u64>, Vec<usize>) {
     use sci_ir::{Builder, Data, Owner, Tensor, Type, interp};
+    let enc = encoding(md.into());
     let tensor = |x: &[u64], s: &[usize]| {
         Tensor::new(enc, s.to_vec(), Data::U64(x.to_vec())).expect("tensor")
     };

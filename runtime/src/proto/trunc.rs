@@ -56,7 +56,6 @@ use super::bits::Bits;
 use super::mill::MillSpec;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, b2a, check, check_ell, drelu, mill};
-use crate::crypto::Prg;
 use crate::ot::{CotFields, KkClass, Word, cot_bits};
 use crate::pack::{mask, mask128};
 
@@ -159,7 +158,7 @@ fn corr_ot<T: Word>(
     let n = x.len();
     Ok(match ctx.role {
         Role::P0 => {
-            let mut prg = Prg::from_os()?;
+            let mut prg = ctx.prg.fork();
             let per_field: Vec<Vec<u64>> = fields.iter().map(|f| f.random(&mut prg, n)).collect();
             let corr0: Vec<u64> = (0..n * fields.len())
                 .map(|k| per_field[k % fields.len()][k / fields.len()])
