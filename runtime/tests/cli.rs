@@ -192,13 +192,13 @@ fn cleartext_local_and_two_processes_agree() {
 }
 
 /// A server and a client on a fresh port, each with extra arguments; both must fail
-/// with messages containing the given texts.
+/// with messages containing the given texts. Returns the server's stderr.
 fn both_fail(
     server: (&Path, Vec<String>),
     client: (&Path, Vec<String>),
     server_says: &str,
     client_says: &str,
-) {
+) -> String {
     let addr = free_port();
     let mut srv = vec![
         s("--party"),
@@ -220,6 +220,7 @@ fn both_fail(
     assert!(e0.contains(server_says), "server: {e0}");
     assert!(e1.contains(client_says), "client: {e1}");
     assert!(!e0.contains("panicked") && !e1.contains("panicked"));
+    e0
 }
 
 #[test]
@@ -253,7 +254,7 @@ fn setup_errors_stop_both_parties() {
     both_fail(
         (&plan, vec![]),
         (&cut, ins.clone()),
-        "the peer stopped",
+        "the peer stopped: plan rejected",
         "truncated plan file",
     );
     // The client's plan given to the server (a plan with weights).
@@ -264,7 +265,7 @@ fn setup_errors_stop_both_parties() {
         (&lclient, vec![]),
         (&lclient, lins),
         "no weights",
-        "the peer stopped",
+        "the peer stopped: plan rejected",
     );
     // An input of the wrong shape, and of the wrong dtype.
     let bad = dir.path().join("bad.npy");
@@ -273,11 +274,16 @@ fn setup_errors_stop_both_parties() {
         .write(&bad)
         .unwrap();
     let bad_in = vec![s("--input"), p(&bad)];
-    both_fail(
+    let server_err = both_fail(
         (&plan, vec![]),
         (&client, bad_in),
-        "the peer stopped",
+        "the peer stopped: input rejected",
         "shape [3,6,5] where the plan expects [2,3,6,5]",
+    );
+    // Nothing of the client's error reaches the server: neither the shape nor the file.
+    assert!(
+        !server_err.contains("[3,6,5]") && !server_err.contains("bad.npy"),
+        "{server_err}"
     );
     let ints = dir.path().join("ints.npy");
     Array::from_i64(vec![2, 3, 6, 5], vec![0; 180])
@@ -285,12 +291,13 @@ fn setup_errors_stop_both_parties() {
         .write(&ints)
         .unwrap();
     let int_in = vec![s("--input"), p(&ints)];
-    both_fail(
+    let server_err = both_fail(
         (&plan, vec![]),
         (&client, int_in),
-        "the peer stopped",
+        "the peer stopped: input rejected",
         "float32",
     );
+    assert!(!server_err.contains("float32"), "{server_err}");
 }
 
 #[test]
@@ -410,6 +417,23 @@ fn a_killed_or_silent_peer_stops_the_other_within_the_timeout() {
     }
 }
 
+/// The first `n` JSON lines of a `--serve` report, waiting up to 20 s for them.
+fn wait_lines(report: &Path, n: usize) -> Vec<serde_json::Value> {
+    let t0 = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(report).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "report: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn serve_answers_clients_one_after_another() {
     let dir = tempfile::tempdir().unwrap();
@@ -457,17 +481,13 @@ fn serve_answers_clients_one_after_another() {
         srv.try_wait().unwrap().is_none(),
         "the server keeps serving"
     );
-    // A client's session report (the server writes it after the client is done).
-    let t0 = Instant::now();
-    let json: serde_json::Value = loop {
-        if let Ok(text) = std::fs::read_to_string(&report) {
-            break serde_json::from_str(&text).unwrap();
-        }
-        assert!(t0.elapsed() < Duration::from_secs(10), "no report");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(json["mode"], "server");
-    assert_eq!(json["parties"][0]["party"], "server");
+    // One report line per finished session (written after the client is done).
+    let lines = wait_lines(&report, 3);
+    for l in &lines {
+        assert_eq!(l["outcome"], "ok", "{l}");
+        assert_eq!(l["session"].as_str().unwrap().len(), 32, "{l}");
+        assert!(l["totals"]["bytes_sent"].as_u64().unwrap() > 0, "{l}");
+    }
     srv.kill().unwrap();
     let _ = srv.wait();
     assert_eq!(outs[0], outs[1]);

@@ -13,7 +13,8 @@ use super::handshake::{Hello, Status};
 use super::link;
 use super::report::PartyReport;
 use crate::net::Party;
-use crate::net::tcp::{self, TcpConfig};
+use crate::net::session::Acceptor;
+use crate::net::tcp::TcpConfig;
 use sci_ir::{Plan, Tensor};
 
 /// The result of [`run_pair`].
@@ -56,21 +57,14 @@ pub fn run_pair(
     let program = plan.program();
     executor::check_plan(program, Party::Server).map_err(server_err)?;
     let client_plan = plan.client_view();
-    let listener = tcp::listen("127.0.0.1:0").map_err(|e| server_err(ExecError::Connect(e)))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| {
-            server_err(ExecError::Connect(crate::net::NetError::new(
-                "loopback address",
-                e,
-            )))
-        })?
-        .to_string();
+    let acceptor =
+        Acceptor::bind("127.0.0.1:0", cfg).map_err(|e| server_err(ExecError::Connect(e)))?;
+    let addr = acceptor.local_addr().to_string();
     let rounds = inputs.len();
     let (srv, cl) = std::thread::scope(|sc| {
         let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
             let hello = Hello::new(Party::Server, threads, plan.hash(), Status::Ready);
-            let conn = link::accept(&listener, Party::Server, &hello, cfg)?;
+            let conn = link::accept(&acceptor, Party::Server, &hello, cfg)?;
             let (mut engine, setup) = conn.engine(program);
             let mut setup = Some(setup);
             (0..rounds)
