@@ -378,7 +378,18 @@ fn serve(
     let max = cli.max_sessions as usize;
     let report = std::sync::Mutex::new(());
     std::thread::scope(|sc| -> Result<()> {
-        while !stop.load(Ordering::Relaxed) {
+        let mut stopping = false;
+        loop {
+            if !stopping && stop.load(Ordering::Relaxed) {
+                stopping = true;
+                eprintln!(
+                    "sci-run: stopping: no new sessions; waiting for {} running",
+                    running.load(Ordering::SeqCst)
+                );
+            }
+            if stopping && running.load(Ordering::SeqCst) == 0 {
+                return Ok(());
+            }
             let incoming = match acceptor.next(Duration::from_millis(100)) {
                 Ok(Ok(i)) => i,
                 Ok(Err(rejected)) => {
@@ -388,8 +399,9 @@ fn serve(
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
                 Err(e) => return Err(e).context("accepting connections"),
             };
-            if running.load(Ordering::SeqCst) >= max {
-                eprintln!("sci-run: {}: busy ({max} sessions running)", incoming.peer);
+            // Sessions beyond the limit, and any after a stop signal, hear "busy".
+            if stopping || running.load(Ordering::SeqCst) >= max {
+                eprintln!("sci-run: {}: busy", incoming.peer);
                 sc.spawn(|| link::refuse(incoming, hello, AbortReason::Busy));
                 continue;
             }
@@ -406,11 +418,6 @@ fn serve(
                 running.fetch_sub(1, Ordering::SeqCst);
             });
         }
-        eprintln!(
-            "sci-run: stopping: no new sessions; waiting for {} running",
-            running.load(Ordering::SeqCst)
-        );
-        Ok(())
     })
 }
 
