@@ -310,17 +310,36 @@ impl Bar {
     }
 }
 
-/// Executes with a progress bar.
+/// Executes the session's inferences one after another (the first report includes the
+/// set-up), with a progress bar per inference if `bar`.
 fn execute(
     program: &Program,
     conn: link::Connected,
-    inputs: Option<Vec<Tensor>>,
-) -> Result<Execution, ExecError> {
+    inputs: impl Iterator<Item = Option<Vec<Tensor>>>,
+    bar: bool,
+) -> Result<Vec<Execution>, ExecError> {
     let (mut engine, setup) = conn.engine(program);
-    let bar = Bar::new(program.instrs().len());
-    let r = exec::execute(program, &mut engine, inputs, setup, &mut |p| bar.show(p));
-    bar.finish();
-    r
+    let mut setup = Some(setup);
+    inputs
+        .map(|x| {
+            let bar = Bar::new(if bar { program.instrs().len() } else { 0 });
+            let s = setup.take().unwrap_or_default();
+            let r = exec::execute(program, &mut engine, x, s, &mut |p| bar.show(p));
+            bar.finish();
+            r
+        })
+        .collect()
+}
+
+/// The server's side of a session: as many inferences as the client announced.
+fn serve_inferences(
+    program: &Program,
+    conn: link::Connected,
+    bar: bool,
+) -> Result<Vec<PartyReport>, ExecError> {
+    let n = conn.inferences;
+    let exs = execute(program, conn, (0..n).map(|_| None), bar)?;
+    Ok(exs.into_iter().map(|e| e.report).collect())
 }
 
 fn mib(b: u64) -> f64 {
@@ -352,9 +371,9 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
         }
         _ => {
             let conn = open(cli, acceptor.as_ref(), party, &hello, cfg)?;
-            let ex = execute(plan.program(), conn, None)?;
-            print_costs("server", &ex.report);
-            Ok((plan.hash_hex(), vec![ex.report]))
+            let reports = serve_inferences(plan.program(), conn, true)?;
+            print_costs("server", &reports);
+            Ok((plan.hash_hex(), reports))
         }
     }
 }
@@ -434,8 +453,7 @@ fn session(
     let mut id = None;
     let run = link::accept_incoming(acceptor, incoming, Party::Server, hello, cfg).and_then(|c| {
         id = Some(c.id.to_string());
-        let (mut engine, setup) = c.engine(plan.program());
-        exec::execute(plan.program(), &mut engine, None, setup, &mut |_| {})
+        serve_inferences(plan.program(), c, false)
     });
     let seconds = t0.elapsed().as_secs_f64();
     let mut line = serde_json::json!({
@@ -446,16 +464,18 @@ fn session(
         "seconds": seconds,
     });
     match run {
-        Ok(ex) => {
+        Ok(reports) => {
             eprintln!(
                 "sci-run: session {} from {peer}: done",
                 id.unwrap_or_default()
             );
-            print_costs("server", &ex.report);
+            print_costs("server", &reports);
             line["outcome"] = "ok".into();
-            line["instructions"] = ex.report.instructions.len().into();
-            line["setup"] = serde_json::to_value(&ex.report.setup).unwrap_or_default();
-            line["totals"] = serde_json::to_value(&ex.report.totals).unwrap_or_default();
+            line["inferences"] = reports.len().into();
+            line["instructions"] = plan.program().instrs().len().into();
+            let setup = reports.first().map(|r| r.setup.clone()).unwrap_or_default();
+            line["setup"] = serde_json::to_value(setup).unwrap_or_default();
+            line["totals"] = serde_json::to_value(sum_totals(&reports)).unwrap_or_default();
         }
         Err(e) => {
             eprintln!("sci-run: session from {peer} failed: {e}");
@@ -491,16 +511,22 @@ fn client(
             Ok(p)
         })
         .map_err(|e| (AbortReason::PlanRejected, e))
-        .and_then(|p| match io::load_inputs(p.program(), files) {
-            Ok(x) => Ok((p, x)),
+        .and_then(|p| match io::load_batch(p.program(), files) {
+            Ok(b) => match u32::try_from(b.inputs.len()) {
+                Ok(n) => Ok((p, b, n)),
+                Err(_) => Err((AbortReason::InputRejected, anyhow!("more than 2^32 inputs"))),
+            },
             Err(e) => Err((AbortReason::InputRejected, e.into())),
         });
-    let (plan, inputs) = match prepared {
+    let (plan, batch, n) = match prepared {
         Ok(p) => p,
         Err((reason, e)) => return Err(abort(cli, acceptor.as_ref(), party, cfg, reason, e)),
     };
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
-    let hello = Hello::new(party, threads, plan.hash(), Status::Ready);
+    let hello = Hello {
+        inferences: n,
+        ..Hello::new(party, threads, plan.hash(), Status::Ready)
+    };
     let conn = open(cli, acceptor.as_ref(), party, &hello, cfg).map_err(|e| match e {
         ExecError::Connect(_) => anyhow::Error::new(e).context(format!(
             "is the server running? (sci-run --party 0 plan.bin, at {})",
@@ -508,13 +534,24 @@ fn client(
         )),
         e => e.into(),
     })?;
-    let ex = execute(plan.program(), conn, Some(inputs))?;
-    let outs = ex
-        .outputs
-        .ok_or_else(|| anyhow!("internal error: the client has no outputs"))?;
-    finish_outputs(plan.program(), out_files, &outs)?;
-    print_costs("client", &ex.report);
-    Ok((plan.hash_hex(), vec![ex.report]))
+    let exs = execute(
+        plan.program(),
+        conn,
+        batch.inputs.into_iter().map(Some),
+        true,
+    )?;
+    let mut outs = Vec::with_capacity(exs.len());
+    let mut reports = Vec::with_capacity(exs.len());
+    for e in exs {
+        outs.push(
+            e.outputs
+                .ok_or_else(|| anyhow!("internal error: the client has no outputs"))?,
+        );
+        reports.push(e.report);
+    }
+    finish_batch(plan.program(), out_files, &batch.form, &outs)?;
+    print_costs("client", &reports);
+    Ok((plan.hash_hex(), reports))
 }
 
 /// Both parties on threads over loopback TCP.
@@ -525,19 +562,15 @@ fn local(
     out_files: &[FileArg],
 ) -> Result<(String, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
-    let inputs = io::load_inputs(plan.program(), files)?;
+    let batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
     let bar = Bar::new(plan.program().instrs().len());
-    let mut run = exec::run_pair(&plan, vec![inputs], threads, cfg, &mut |p| bar.show(p))?;
+    let run = exec::run_pair(&plan, batch.inputs, threads, cfg, &mut |p| bar.show(p))?;
     bar.finish();
-    let (Some(outs), Some(s), Some(c)) = (run.outputs.pop(), run.server.pop(), run.client.pop())
-    else {
-        bail!("internal error: no result from the local run");
-    };
-    finish_outputs(plan.program(), out_files, &outs)?;
-    print_costs("server", &s);
-    print_costs("client", &c);
-    Ok((plan.hash_hex(), vec![s, c]))
+    finish_batch(plan.program(), out_files, &batch.form, &run.outputs)?;
+    print_costs("server", &run.server);
+    print_costs("client", &run.client);
+    Ok((plan.hash_hex(), [run.server, run.client].concat()))
 }
 
 /// The reference interpreter on the plan.
@@ -548,12 +581,16 @@ fn cleartext(
 ) -> Result<(String, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
     let program = plan.program();
-    let inputs = io::load_inputs(program, files)?;
+    let batch = io::load_batch(program, files)?;
     let t0 = Instant::now();
-    let outs =
-        sci_ir::interp::run(program, &inputs).context("running the reference interpreter")?;
+    let outs = batch
+        .inputs
+        .iter()
+        .map(|x| sci_ir::interp::run(program, x))
+        .collect::<Result<Vec<_>, _>>()
+        .context("running the reference interpreter")?;
     let seconds = t0.elapsed().as_secs_f64();
-    finish_outputs(program, out_files, &outs)?;
+    finish_batch(program, out_files, &batch.form, &outs)?;
     let report = PartyReport {
         party: "cleartext",
         threads: 1,
@@ -578,12 +615,21 @@ fn cleartext(
     Ok((plan.hash_hex(), vec![report]))
 }
 
-/// Writes the outputs and prints the predicted classes.
-fn finish_outputs(program: &Program, files: &[FileArg], outs: &[Tensor]) -> Result<()> {
-    let arrays = io::decode_outputs(program, outs);
+/// Writes a batch's outputs as its inputs were given and prints the predicted classes.
+fn finish_batch(
+    program: &Program,
+    files: &[FileArg],
+    form: &io::BatchForm,
+    outs: &[Vec<Tensor>],
+) -> Result<()> {
     if !files.is_empty() {
-        io::write_outputs(program, files, &arrays)?;
+        io::write_batch(program, files, form, outs)?;
     }
+    outs.iter().try_for_each(|o| print_classes(program, o))
+}
+
+/// Prints the predicted classes of one inference's outputs.
+fn print_classes(program: &Program, outs: &[Tensor]) -> Result<()> {
     for (name, t) in io::output_names(program).iter().zip(outs) {
         match io::predicted_classes(t).as_slice() {
             [c] => println!("{name}: predicted class {c}"),
@@ -600,14 +646,29 @@ fn finish_outputs(program: &Program, files: &[FileArg], outs: &[Tensor]) -> Resu
     Ok(())
 }
 
-/// A one-line summary of a party's costs on stderr.
-fn print_costs(who: &str, r: &PartyReport) {
+/// The totals of a session's inferences (seconds, bytes and rounds added up).
+fn sum_totals(reports: &[PartyReport]) -> Cost {
+    reports.iter().fold(Cost::default(), |a, r| Cost {
+        seconds: a.seconds + r.totals.seconds,
+        bytes_sent: a.bytes_sent + r.totals.bytes_sent,
+        bytes_recv: a.bytes_recv + r.totals.bytes_recv,
+        rounds: a.rounds + r.totals.rounds,
+    })
+}
+
+/// A one-line summary of a party's costs on stderr (a session's inferences added up).
+fn print_costs(who: &str, reports: &[PartyReport]) {
+    let t = sum_totals(reports);
+    let setup = reports.first().map_or(0.0, |r| r.setup.seconds);
+    let n = match reports.len() {
+        1 => String::new(),
+        n => format!(" for {n} inferences"),
+    };
     eprintln!(
-        "{who}: {:.3} s (set-up {:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
-        r.totals.seconds,
-        r.setup.seconds,
-        mib(r.totals.bytes_sent),
-        mib(r.totals.bytes_recv),
-        r.totals.rounds
+        "{who}: {:.3} s{n} (set-up {setup:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
+        t.seconds,
+        mib(t.bytes_sent),
+        mib(t.bytes_recv),
+        t.rounds
     );
 }

@@ -24,6 +24,7 @@
 //! sw_len       u8       length of the software version string
 //! party        u8       0 = server, 1 = client
 //! threads      u32      number of TCP connections (lanes)
+//! inferences   u32      client: how many inputs it runs in this session; server: 0
 //! plan_hash    32 bytes
 //! session      16 bytes the session id: fresh random from the listening side (the
 //!                       server by default), zero from the connecting side
@@ -48,8 +49,9 @@ pub const MAGIC: [u8; 8] = *b"SCI-RUN\0";
 ///
 /// History: 1 — first release; 2 — hellos carry the plan format version and abort
 /// categories instead of free text; 3 — every connection starts with a lane preamble
-/// ([`crate::net::session`]) and hellos carry the session id.
-pub const WIRE_VERSION: u32 = 3;
+/// ([`crate::net::session`]) and hellos carry the session id; 4 — the client's hello
+/// carries the number of inferences of the session (batched inference).
+pub const WIRE_VERSION: u32 = 4;
 
 /// The plan format version sent in the hello.
 pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
@@ -58,7 +60,7 @@ pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
 pub const SOFTWARE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Size of the fixed part of a hello (everything but the software version).
-pub const HELLO_LEN: usize = 8 + 4 + 4 + 1 + 1 + 4 + 32 + 16 + 1;
+pub const HELLO_LEN: usize = 8 + 4 + 4 + 1 + 1 + 4 + 4 + 32 + 16 + 1;
 
 /// Why a party cannot run: the only thing an abort tells the peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +132,9 @@ pub struct Hello {
     pub party: Party,
     /// Number of lanes the sender will open.
     pub threads: u32,
+    /// The client: inferences (input sets) it runs in this session, one after
+    /// another; the server: 0.
+    pub inferences: u32,
     /// [`sci_ir::Plan::hash`] of the sender's plan.
     pub plan_hash: [u8; 32],
     /// The session id (see the module docs).
@@ -248,6 +253,7 @@ impl Hello {
             software: SOFTWARE_VERSION.to_string(),
             party,
             threads,
+            inferences: u32::from(party == Party::Client),
             plan_hash,
             session: SessionId::NONE,
             status,
@@ -264,6 +270,7 @@ impl Hello {
         out.push(sw.len() as u8);
         out.push(self.party.index() as u8);
         out.extend_from_slice(&self.threads.to_le_bytes());
+        out.extend_from_slice(&self.inferences.to_le_bytes());
         out.extend_from_slice(&self.plan_hash);
         out.extend_from_slice(&self.session.0);
         out.push(match self.status {
@@ -312,11 +319,12 @@ impl Hello {
             _ => return Err(HandshakeError::Malformed("party is neither 0 nor 1")),
         };
         let threads = u32::from_le_bytes([rest[2], rest[3], rest[4], rest[5]]);
+        let inferences = u32::from_le_bytes([rest[6], rest[7], rest[8], rest[9]]);
         let mut plan_hash = [0u8; 32];
-        plan_hash.copy_from_slice(&rest[6..38]);
+        plan_hash.copy_from_slice(&rest[10..42]);
         let mut session = SessionId::NONE;
-        session.0.copy_from_slice(&rest[38..54]);
-        let status = match rest[54] {
+        session.0.copy_from_slice(&rest[42..58]);
+        let status = match rest[58] {
             0 => Status::Ready,
             c => Status::Abort(
                 AbortReason::from_code(c)
@@ -331,6 +339,7 @@ impl Hello {
             software,
             party,
             threads,
+            inferences,
             plan_hash,
             session,
             status,
@@ -418,19 +427,20 @@ mod tests {
     /// (and then this test's figures).
     #[test]
     fn wire_version_is_pinned() {
-        assert_eq!(WIRE_VERSION, 3);
+        assert_eq!(WIRE_VERSION, 4);
         let mut h = Hello::new(Party::Client, 3, [9; 32], Status::Ready);
         h.software = "0.1.0".into();
         h.plan_format = 1;
         h.session = SessionId([0xee; 16]);
+        h.inferences = 360;
         let bytes = h.to_bytes();
         assert_eq!(bytes.len(), HELLO_LEN + 5);
-        assert_eq!(&bytes[54..70], &[0xee; 16]);
         assert_eq!(
-            &bytes[..24],
-            b"SCI-RUN\0\x03\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x09\x09"
+            &bytes[..28],
+            b"SCI-RUN\0\x04\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
         );
-        assert_eq!(&bytes[70..], b"\x000.1.0");
+        assert_eq!(&bytes[58..74], &[0xee; 16]);
+        assert_eq!(&bytes[74..], b"\x000.1.0");
     }
 
     #[test]
@@ -525,7 +535,7 @@ mod tests {
             },
             {
                 let mut h = hello(Party::Server).to_bytes();
-                h[70] = 9; // status byte
+                h[74] = 9; // status byte
                 h
             },
             hello(Party::Server).to_bytes()[..20].to_vec(),

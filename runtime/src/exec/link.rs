@@ -35,6 +35,8 @@ pub struct Connected {
     pub id: SessionId,
     /// The peer's address (`None` when this side connected).
     pub peer: Option<SocketAddr>,
+    /// Inferences the client runs in this session ([`Hello::inferences`]).
+    pub inferences: u32,
     /// Handshake and OT set-up: time from the first connection, bytes and rounds.
     pub setup: Cost,
 }
@@ -49,11 +51,19 @@ impl Connected {
     }
 }
 
+/// The client's number of inferences, from whichever hello is the client's.
+fn client_inferences(party: Party, ours: &Hello, theirs: &Hello) -> u32 {
+    match party {
+        Party::Client => ours.inferences,
+        Party::Server => theirs.inferences,
+    }
+}
+
 /// Sets up OT on every lane.
 fn finish(
     party: Party,
     channels: Vec<Channel>,
-    id: SessionId,
+    (id, inferences): (SessionId, u32),
     peer: Option<SocketAddr>,
     start: Instant,
 ) -> Result<Connected, ExecError> {
@@ -66,6 +76,7 @@ fn finish(
         session,
         id,
         peer,
+        inferences,
         setup,
     })
 }
@@ -117,7 +128,8 @@ pub fn accept_incoming(
         session: id,
         ..hello.clone()
     };
-    handshake::handshake(&mut channel, &hello)?;
+    let theirs = handshake::handshake(&mut channel, &hello)?;
+    let inferences = client_inferences(party, &hello, &theirs);
     let mut channels = vec![channel];
     let t = hello.threads as usize;
     if t > 1 {
@@ -127,7 +139,7 @@ pub fn accept_incoming(
                 .map_err(ExecError::Connect)?,
         );
     }
-    finish(party, channels, id, Some(peer), start)
+    finish(party, channels, (id, inferences), Some(peer), start)
 }
 
 /// Answers a new session's lane 0 with an abort hello (e.g. [`AbortReason::Busy`]),
@@ -159,5 +171,6 @@ pub fn connect(
             session::connect_lanes(addr, theirs.session, t - 1, cfg).map_err(ExecError::Connect)?,
         );
     }
-    finish(party, channels, theirs.session, None, start)
+    let inferences = client_inferences(party, hello, &theirs);
+    finish(party, channels, (theirs.session, inferences), None, start)
 }
