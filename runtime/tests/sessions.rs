@@ -165,7 +165,12 @@ fn a_wrong_pinned_key_stops_both_sides() {
         let (s, cl, _) = run(&plan, x.clone(), 1, &scfg, &ccfg, |_| {});
         let (se, ce) = (s.unwrap_err().to_string(), cl.unwrap_err().to_string());
         assert!(se.contains("TLS") && se.contains("cert"), "server: {se}");
-        assert!(ce.contains("TLS") && ce.contains("cert"), "client: {ce}");
+        // A client without TLS may only see the server close the connection.
+        let plain = ccfg.tls.is_none();
+        assert!(
+            (ce.contains("TLS") && ce.contains("cert")) || (plain && ce.contains("handshake")),
+            "client: {ce}"
+        );
         assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
     }
 }

@@ -17,7 +17,8 @@
 //! `--insecure-plaintext` is given. `--serve` runs up to `--max-sessions` clients at
 //! once until SIGINT or SIGTERM (then it stops accepting and lets running sessions
 //! finish). `--input NAME=FILE.npy` names the input of a multi-input plan (likewise
-//! `--output`). `--report FILE.json` writes the costs (all modes); with `--serve` one
+//! `--output`); for a single-input plan `--input` may also be a batch (one `.npy` with
+//! a leading batch dimension, or a directory of `.npy` files), run in one session. `--report FILE.json` writes the costs (all modes); with `--serve` one
 //! JSON line per finished session is appended to it. Exit status: 0 on success, 1 on
 //! any error, with the error on stderr.
 
@@ -322,7 +323,11 @@ fn execute(
     let mut setup = Some(setup);
     inputs
         .map(|x| {
-            let bar = Bar::new(if bar { program.instrs().len() } else { 0 });
+            let bar = if bar {
+                Bar::new(program.instrs().len())
+            } else {
+                Bar(None)
+            };
             let s = setup.take().unwrap_or_default();
             let r = exec::execute(program, &mut engine, x, s, &mut |p| bar.show(p));
             bar.finish();

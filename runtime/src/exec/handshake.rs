@@ -396,9 +396,20 @@ pub fn check(ours: &Hello, theirs: &Hello) -> Result<(), HandshakeError> {
 
 /// Sends `ours`, reads the peer's hello and checks the pair ([`check`]). Returns the
 /// peer's hello on success.
+///
+/// If sending fails (the peer may already have closed the connection, e.g. after a TLS
+/// alert rejecting this party's certificate), whatever the peer did send is still read:
+/// its error, if it says more than "connection closed", is returned.
 pub fn handshake(ch: &mut Channel, ours: &Hello) -> Result<Hello, HandshakeError> {
-    ch.send(&ours.to_bytes())?;
-    ch.flush()?;
+    if let Err(sent) = ch.send(&ours.to_bytes()).and_then(|()| ch.flush()) {
+        return Err(match Hello::read(ch) {
+            Err(HandshakeError::Net(r)) if r.kind() != std::io::ErrorKind::PermissionDenied => {
+                HandshakeError::Net(sent)
+            }
+            Ok(_) => HandshakeError::Net(sent),
+            Err(e) => e,
+        });
+    }
     let theirs = Hello::read(ch)?;
     check(ours, &theirs)?;
     Ok(theirs)
