@@ -234,3 +234,86 @@ fn single_op_models() {
         check_model(m, None, 2, 2);
     }
 }
+
+/// Runs a server and a client process over loopback with the client's extra arguments;
+/// both must succeed.
+fn two_processes(plan: &Path, client: &Path, client_args: &[String]) {
+    let addr = free_port();
+    let srv = spawn(&[
+        "--party".into(),
+        "0".into(),
+        plan.display().to_string(),
+        "--listen".into(),
+        addr.clone(),
+    ]);
+    let mut a = vec![
+        "--party".into(),
+        "1".into(),
+        client.display().to_string(),
+        "--connect".into(),
+        addr,
+    ];
+    a.extend_from_slice(client_args);
+    let c = run(&a);
+    let s = wait(srv);
+    ok(&c, "batch client");
+    ok(&s, "batch server");
+}
+
+#[test]
+fn a_batch_of_the_digits_test_split_in_one_session_equals_each_image_alone() {
+    use sci_ir::npy::Array;
+    use sci_runtime::exec::io::{self, FileArg};
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, client) = compile(dir.path(), "digits/digits_lenet.onnx", None, 1);
+    let program = Plan::load(&plan).unwrap().program().clone();
+    let x = testdata().join("digits/test/x.npy");
+    let images = Array::read(&x).unwrap();
+    assert_eq!(images.shape, [360, 1, 8, 8]);
+    // Each image alone, as its own file, through the reference interpreter.
+    let each = dir.path().join("each");
+    std::fs::create_dir(&each).unwrap();
+    let want: Vec<Vec<f32>> = images
+        .to_f32()
+        .chunks(64)
+        .enumerate()
+        .map(|(k, img)| {
+            let f = each.join(format!("img_{k:03}.npy"));
+            Array::from_f32(vec![1, 1, 8, 8], img)
+                .unwrap()
+                .write(&f)
+                .unwrap();
+            let arg = FileArg {
+                name: None,
+                path: f,
+            };
+            let xs = io::load_inputs(&program, &[arg]).unwrap();
+            let ys = sci_ir::interp::run(&program, &xs).unwrap();
+            io::decode_outputs(&program, &ys)[0].to_f32()
+        })
+        .collect();
+    // The whole split as one .npy in one session: one .npy of 360 rows.
+    let y = dir.path().join("y.npy");
+    let files = |i: &Path, o: &Path| {
+        [
+            "--input".to_string(),
+            i.display().to_string(),
+            "--output".to_string(),
+            o.display().to_string(),
+        ]
+    };
+    two_processes(&plan, &client, &files(&x, &y));
+    let got = Array::read(&y).unwrap();
+    assert_eq!(got.shape, [360, 10]);
+    for (k, (row, w)) in got.to_f32().chunks(10).zip(&want).enumerate() {
+        assert_eq!(row, &w[..], "image {k}");
+    }
+    // The directory of single images in one session: a directory of outputs.
+    let out = dir.path().join("out");
+    two_processes(&plan, &client, &files(&each, &out));
+    for (k, w) in want.iter().enumerate() {
+        let o = Array::read(out.join(format!("img_{k:03}.npy"))).unwrap();
+        assert_eq!(o.shape, [1, 10]);
+        assert_eq!(&o.to_f32(), w, "image {k} (directory)");
+    }
+}

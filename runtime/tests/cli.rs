@@ -2,7 +2,10 @@
 //! runs give byte-identical outputs; every failure (mismatched or truncated plan, wrong
 //! input, same role twice, a client plan at the server, a killed or silent peer, no
 //! peer) ends both processes with a clear message and exit status 1, within the
-//! timeout.
+//! timeout; the server hears only a category of the client's error. TLS runs equal
+//! cleartext and wrong keys stop both sides; plain TCP beyond loopback is refused;
+//! `--serve` runs sessions at once, a silent client holding up only its own, and
+//! stops on SIGTERM.
 
 mod common;
 
@@ -192,13 +195,13 @@ fn cleartext_local_and_two_processes_agree() {
 }
 
 /// A server and a client on a fresh port, each with extra arguments; both must fail
-/// with messages containing the given texts.
+/// with messages containing the given texts. Returns the server's stderr.
 fn both_fail(
     server: (&Path, Vec<String>),
     client: (&Path, Vec<String>),
     server_says: &str,
     client_says: &str,
-) {
+) -> String {
     let addr = free_port();
     let mut srv = vec![
         s("--party"),
@@ -220,6 +223,7 @@ fn both_fail(
     assert!(e0.contains(server_says), "server: {e0}");
     assert!(e1.contains(client_says), "client: {e1}");
     assert!(!e0.contains("panicked") && !e1.contains("panicked"));
+    e0
 }
 
 #[test]
@@ -253,7 +257,7 @@ fn setup_errors_stop_both_parties() {
     both_fail(
         (&plan, vec![]),
         (&cut, ins.clone()),
-        "the peer stopped",
+        "the peer stopped: plan rejected",
         "truncated plan file",
     );
     // The client's plan given to the server (a plan with weights).
@@ -264,7 +268,7 @@ fn setup_errors_stop_both_parties() {
         (&lclient, vec![]),
         (&lclient, lins),
         "no weights",
-        "the peer stopped",
+        "the peer stopped: plan rejected",
     );
     // An input of the wrong shape, and of the wrong dtype.
     let bad = dir.path().join("bad.npy");
@@ -273,11 +277,16 @@ fn setup_errors_stop_both_parties() {
         .write(&bad)
         .unwrap();
     let bad_in = vec![s("--input"), p(&bad)];
-    both_fail(
+    let server_err = both_fail(
         (&plan, vec![]),
         (&client, bad_in),
-        "the peer stopped",
+        "the peer stopped: input rejected",
         "shape [3,6,5] where the plan expects [2,3,6,5]",
+    );
+    // Nothing of the client's error reaches the server: neither the shape nor the file.
+    assert!(
+        !server_err.contains("[3,6,5]") && !server_err.contains("bad.npy"),
+        "{server_err}"
     );
     let ints = dir.path().join("ints.npy");
     Array::from_i64(vec![2, 3, 6, 5], vec![0; 180])
@@ -285,12 +294,13 @@ fn setup_errors_stop_both_parties() {
         .write(&ints)
         .unwrap();
     let int_in = vec![s("--input"), p(&ints)];
-    both_fail(
+    let server_err = both_fail(
         (&plan, vec![]),
         (&client, int_in),
-        "the peer stopped",
+        "the peer stopped: input rejected",
         "float32",
     );
+    assert!(!server_err.contains("float32"), "{server_err}");
 }
 
 #[test]
@@ -410,6 +420,23 @@ fn a_killed_or_silent_peer_stops_the_other_within_the_timeout() {
     }
 }
 
+/// The first `n` JSON lines of a `--serve` report, waiting up to 20 s for them.
+fn wait_lines(report: &Path, n: usize) -> Vec<serde_json::Value> {
+    let t0 = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(report).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "report: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn serve_answers_clients_one_after_another() {
     let dir = tempfile::tempdir().unwrap();
@@ -457,17 +484,13 @@ fn serve_answers_clients_one_after_another() {
         srv.try_wait().unwrap().is_none(),
         "the server keeps serving"
     );
-    // A client's session report (the server writes it after the client is done).
-    let t0 = Instant::now();
-    let json: serde_json::Value = loop {
-        if let Ok(text) = std::fs::read_to_string(&report) {
-            break serde_json::from_str(&text).unwrap();
-        }
-        assert!(t0.elapsed() < Duration::from_secs(10), "no report");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(json["mode"], "server");
-    assert_eq!(json["parties"][0]["party"], "server");
+    // One report line per finished session (written after the client is done).
+    let lines = wait_lines(&report, 3);
+    for l in &lines {
+        assert_eq!(l["outcome"], "ok", "{l}");
+        assert_eq!(l["session"].as_str().unwrap().len(), 32, "{l}");
+        assert!(l["totals"]["bytes_sent"].as_u64().unwrap() > 0, "{l}");
+    }
     srv.kill().unwrap();
     let _ = srv.wait();
     assert_eq!(outs[0], outs[1]);
@@ -518,4 +541,244 @@ fn no_server_is_an_error_after_the_connect_timeout() {
     assert!(!o.status.success());
     assert!(err.contains("is the server running?"), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+/// A spawned `sci-run` that listens on `127.0.0.1:0`: its bound address (read from the
+/// line it prints) and a thread collecting the rest of its stderr.
+fn listening(mut c: Child) -> (Child, String, std::thread::JoinHandle<String>) {
+    use std::io::BufRead;
+    let err = c.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines() {
+            let line = line.unwrap_or_default();
+            if let Some(a) = line.strip_prefix("sci-run: listening on ") {
+                let _ = tx.send(a.to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(addr) => (c, addr, t),
+        Err(_) => {
+            let _ = c.kill();
+            panic!("no address printed: {}", t.join().unwrap());
+        }
+    }
+}
+
+/// Waits (at most `limit`) for a child whose stderr is collected by `err`.
+fn exit(mut c: Child, err: std::thread::JoinHandle<String>, limit: Duration) -> (bool, String) {
+    let start = Instant::now();
+    loop {
+        if let Some(st) = c.try_wait().unwrap() {
+            return (st.success(), err.join().unwrap());
+        }
+        if start.elapsed() > limit {
+            let _ = c.kill();
+            panic!("still running after {limit:?}: {}", err.join().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A key and certificate written by `sci-keygen` into `dir`.
+fn keygen(dir: &Path, name: &str) -> (String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_sci-keygen"))
+        .args(["--out", &p(dir), "--name", name])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("fingerprint"));
+    let f = |ext: &str| p(&dir.join(format!("{name}.{ext}")));
+    (f("key"), f("crt"))
+}
+
+fn tls_args(me: &(String, String), peer: &(String, String)) -> Vec<String> {
+    vec![
+        s("--key"),
+        me.0.clone(),
+        s("--cert"),
+        me.1.clone(),
+        s("--peer-cert"),
+        peer.1.clone(),
+    ]
+}
+
+#[test]
+fn tls_two_processes_equal_cleartext_and_wrong_keys_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, m) = (
+        keygen(dir.path(), "a"),
+        keygen(dir.path(), "b"),
+        keygen(dir.path(), "m"),
+    );
+    let prog = protocol_program(16);
+    let (plan, client) = save(dir.path(), "p", &prog);
+    let ins = args("--input", &write_inputs(dir.path(), &prog, 3));
+    let (clear_o, clear_f) = outputs(dir.path(), &prog, "clear");
+    let mut c = vec![s("--cleartext"), p(&plan)];
+    c.extend(ins.clone());
+    c.extend(args("--output", &clear_o));
+    let o = run(&c);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // (server pins, client is, client pins, succeeds)
+    for (srv_peer, cl_me, cl_peer, good) in
+        [(&b, &b, &a, true), (&m, &b, &a, false), (&b, &b, &m, false)]
+    {
+        let mut sa = vec![
+            s("--party"),
+            s("0"),
+            p(&plan),
+            s("--listen"),
+            s("127.0.0.1:0"),
+        ];
+        sa.extend(tls_args(&a, srv_peer));
+        sa.extend(fast());
+        let (srv, addr, serr) = listening(spawn(&sa));
+        let (tls_o, tls_f) = outputs(dir.path(), &prog, "tls");
+        let mut ca = vec![s("--party"), s("1"), p(&client), s("--connect"), addr];
+        ca.extend(tls_args(cl_me, cl_peer));
+        ca.extend(ins.clone());
+        ca.extend(args("--output", &tls_o));
+        ca.extend(fast());
+        let (ok1, e1) = finish(spawn(&ca), Duration::from_secs(60));
+        let (ok0, e0) = exit(srv, serr, Duration::from_secs(60));
+        if good {
+            assert!(ok0 && ok1, "server: {e0}\nclient: {e1}");
+            assert!(e0.contains("TLS 1.3"), "{e0}");
+            for (x, y) in clear_f.iter().zip(&tls_f) {
+                assert_eq!(std::fs::read(x).unwrap(), std::fs::read(y).unwrap());
+            }
+        } else {
+            assert!(!ok0 && !ok1, "server: {e0}\nclient: {e1}");
+            for e in [&e0, &e1] {
+                assert!(e.contains("TLS") && e.contains("certificate"), "{e}");
+                assert!(!e.contains("panicked"), "{e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn plain_tcp_beyond_loopback_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, _) = save(dir.path(), "a", &protocol_program(16));
+    let o = run(&[
+        s("--party"),
+        s("0"),
+        p(&plan),
+        s("--listen"),
+        s("0.0.0.0:0"),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("refusing plain TCP") && err.contains("--insecure-plaintext"),
+        "{err}"
+    );
+    assert!(!err.contains("listening on"), "{err}");
+}
+
+#[test]
+fn serve_runs_sessions_at_once_and_a_silent_client_costs_only_its_own() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let prog = protocol_program(16);
+    let (plan, client) = save(dir.path(), "a", &prog);
+    let report = dir.path().join("serve.jsonl");
+    let srv = spawn(&[
+        s("--party"),
+        s("0"),
+        p(&plan),
+        s("--listen"),
+        s("127.0.0.1:0"),
+        s("--serve"),
+        s("--max-sessions"),
+        s("3"),
+        s("--threads"),
+        s("2"),
+        s("--report"),
+        p(&report),
+        s("--timeout"),
+        s("60"),
+    ]);
+    let (mut srv, addr, serr) = listening(srv);
+    // A client that opens its session and then says nothing.
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    let mut pre = b"SCI-LANE".to_vec();
+    pre.extend([0u8; 20]);
+    silent.write_all(&pre).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = Instant::now();
+    let clients: Vec<_> = (0..2)
+        .map(|k| {
+            let (o, paths) = outputs(dir.path(), &prog, &format!("c{k}"));
+            let mut a = vec![
+                s("--party"),
+                s("1"),
+                p(&client),
+                s("--connect"),
+                addr.clone(),
+            ];
+            a.extend([s("--threads"), s("2")]);
+            a.extend(args("--input", &write_inputs(dir.path(), &prog, 4)));
+            a.extend(args("--output", &o));
+            a.extend(fast());
+            (spawn(&a), paths)
+        })
+        .collect();
+    let mut outs = Vec::new();
+    for (c, paths) in clients {
+        let (ok, e) = finish(c, Duration::from_secs(60));
+        assert!(ok, "{e}");
+        outs.push(
+            paths
+                .iter()
+                .map(|f| std::fs::read(f).unwrap())
+                .collect::<Vec<_>>(),
+        );
+    }
+    // Both finished while the silent session still waits (its timeout is 60 s).
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert_eq!(outs[0], outs[1]);
+    let lines = wait_lines(&report, 2);
+    assert!(lines.iter().all(|l| l["outcome"] == "ok"), "{lines:?}");
+    assert!(
+        srv.try_wait().unwrap().is_none(),
+        "the server keeps serving"
+    );
+    // SIGTERM: no new sessions (a new client hears "busy"); the silent one ends when
+    // its client goes away.
+    let k = Command::new("kill")
+        .args(["-TERM", &srv.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(k.success());
+    std::thread::sleep(Duration::from_millis(300));
+    let mut late = vec![
+        s("--party"),
+        s("1"),
+        p(&client),
+        s("--connect"),
+        addr.clone(),
+    ];
+    late.extend([s("--threads"), s("2")]);
+    late.extend(args("--input", &write_inputs(dir.path(), &prog, 4)));
+    late.extend(fast());
+    let (ok, e) = finish(spawn(&late), Duration::from_secs(30));
+    assert!(!ok && e.contains("the peer stopped: server busy"), "{e}");
+    drop(silent);
+    let (ok, e) = exit(srv, serr, Duration::from_secs(30));
+    assert!(ok, "{e}");
+    assert!(e.contains("stopping"), "{e}");
+    let lines = wait_lines(&report, 3);
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[2]["outcome"].as_str().unwrap().starts_with("error"),
+        "{lines:?}"
+    );
 }

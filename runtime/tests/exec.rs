@@ -9,7 +9,8 @@ use sci_ir::{Builder, Owner, Plan, Tensor, Type};
 use sci_runtime::exec::handshake::{Hello, Status};
 use sci_runtime::exec::report::{Cost, PartyReport};
 use sci_runtime::exec::{self, ExecError, link};
-use sci_runtime::net::tcp::{self, TcpConfig};
+use sci_runtime::net::session::Acceptor;
+use sci_runtime::net::tcp::TcpConfig;
 use sci_runtime::net::{Party, mem};
 use sci_runtime::ot::Session;
 use sci_runtime::proto::engine::Engine;
@@ -128,14 +129,14 @@ fn runs_over_tcp_with_handshake_and_ot_setup() {
         connect_timeout: Duration::from_secs(10),
         ..TcpConfig::default()
     };
-    let listener = tcp::listen("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
+    let acceptor = Acceptor::bind("127.0.0.1:0", &cfg).unwrap();
+    let addr = acceptor.local_addr().to_string();
     let client = plan.client_view();
     assert_eq!(client.hash(), plan.hash());
     let (c0, c1) = std::thread::scope(|sc| {
         let h = sc.spawn(|| {
             let hello = Hello::new(Party::Server, 2, plan.hash(), Status::Ready);
-            link::accept(&listener, Party::Server, &hello, &cfg).unwrap()
+            link::accept(&acceptor, Party::Server, &hello, &cfg).unwrap()
         });
         let hello = Hello::new(Party::Client, 2, client.hash(), Status::Ready);
         let c1 = link::connect(&addr, Party::Client, &hello, &cfg).unwrap();

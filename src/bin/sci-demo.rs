@@ -4,6 +4,10 @@
 //! loopback TCP on a bundled test image, and prints the prediction, the true label, the
 //! wall time and the communication of every layer.
 //!
+//! The model, the validation split and the test images are compiled into the binary
+//! (about 110 KiB) and unpacked into a temporary directory for the run, so the demo
+//! works from any directory, also when installed with `cargo install`.
+//!
 //! ```text
 //! cargo run --release --bin sci-demo [-- --digit D] [--bits L --scale S] [--threads T]
 //! ```
@@ -34,8 +38,53 @@ struct Cli {
     threads: u32,
 }
 
-fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/digits")
+/// The bundled files, by path under `testdata/digits/`.
+macro_rules! bundled {
+    ($($path:literal),* $(,)?) => {
+        &[$(($path, include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/digits/", $path)))),*]
+    };
+}
+
+const BUNDLED: &[(&str, &[u8])] = bundled!(
+    "digits_lenet.onnx",
+    "val/x.npy",
+    "val/y.npy",
+    "samples/labels.json",
+    "samples/digit_0.npy",
+    "samples/digit_1.npy",
+    "samples/digit_2.npy",
+    "samples/digit_3.npy",
+    "samples/digit_4.npy",
+    "samples/digit_5.npy",
+    "samples/digit_6.npy",
+    "samples/digit_7.npy",
+    "samples/digit_8.npy",
+    "samples/digit_9.npy",
+);
+
+/// A temporary directory holding the bundled files, removed when dropped.
+struct Unpacked(PathBuf);
+
+impl Unpacked {
+    fn new() -> Result<Unpacked> {
+        let dir = std::env::temp_dir().join(format!("sci-demo-{}", std::process::id()));
+        let u = Unpacked(dir);
+        for (path, bytes) in BUNDLED {
+            let p = u.0.join(path);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating {}", parent.display()))?;
+            }
+            std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+        }
+        Ok(u)
+    }
+}
+
+impl Drop for Unpacked {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn main() {
@@ -45,8 +94,15 @@ fn main() {
     }
 }
 
+/// `path` shown relative to the unpacked directory, as under `testdata/digits/`.
+fn shown(dir: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    format!("testdata/digits/{}", rel.display())
+}
+
 fn run(cli: &Cli) -> Result<()> {
-    let dir = testdata();
+    let unpacked = Unpacked::new()?;
+    let dir = unpacked.0.clone();
     let model = dir.join("digits_lenet.onnx");
     let quantization = match (cli.bits, cli.scale) {
         (Some(bits), Some(scale)) => Quantization::Fixed {
@@ -69,10 +125,10 @@ fn run(cli: &Cli) -> Result<()> {
         },
         false,
     )
-    .with_context(|| format!("compiling {}", model.display()))?;
+    .with_context(|| format!("compiling {}", shown(&dir, &model)))?;
     println!(
         "compiled {} in {:.2} s: ring Z_2^{}, scale {}{}",
-        model.display(),
+        shown(&dir, &model),
         t0.elapsed().as_secs_f64(),
         compiled.bits,
         compiled.scale,
@@ -111,7 +167,7 @@ fn run(cli: &Cli) -> Result<()> {
         .first()
         .ok_or_else(|| anyhow!("the model has no output"))?;
     let predicted = io::predicted_classes(logits);
-    println!("input: {} (true label {label})", image.display());
+    println!("input: {} (true label {label})", shown(&dir, &image));
     println!(
         "secure prediction: {} ({})",
         predicted.first().copied().unwrap_or(-1),

@@ -2,7 +2,7 @@
 //! process, or in the clear.
 //!
 //! ```text
-//! sci-run --party 0 plan.bin   [--listen ADDR] [--threads T] [--serve]
+//! sci-run --party 0 plan.bin   [--listen ADDR] [--threads T] [--serve [--max-sessions K]]
 //! sci-run --party 1 client.bin [--connect ADDR] --input x.npy --output y.npy [--threads T]
 //! sci-run --local plan.bin     --input x.npy --output y.npy [--threads T]
 //! sci-run --cleartext plan.bin --input x.npy --output y.npy
@@ -10,23 +10,35 @@
 //!
 //! The server listens and the client connects, on `127.0.0.1:7070` by default
 //! ([`sci_runtime::exec::DEFAULT_PORT`]); either party may instead be told to listen
-//! (`--listen`) or connect (`--connect`). `--input NAME=FILE.npy` names the input of a
-//! multi-input plan (likewise `--output`). `--report FILE.json` writes the costs (all
-//! modes). Exit status: 0 on success, 1 on any error, with the error on stderr.
+//! (`--listen`, port 0 for any free port: the bound address is printed) or connect
+//! (`--connect`). With `--cert`, `--key` and `--peer-cert` (files written by
+//! `sci-keygen`) every connection is TLS 1.3 and authenticates the peer by its pinned
+//! certificate; plain TCP to or from an address other than loopback is refused unless
+//! `--insecure-plaintext` is given. `--serve` runs up to `--max-sessions` clients at
+//! once until SIGINT or SIGTERM (then it stops accepting and lets running sessions
+//! finish). `--input NAME=FILE.npy` names the input of a multi-input plan (likewise
+//! `--output`); for a single-input plan `--input` may also be a batch (one `.npy` with
+//! a leading batch dimension, or a directory of `.npy` files), run in one session. `--report FILE.json` writes the costs (all modes); with `--serve` one
+//! JSON line per finished session is appended to it. Exit status: 0 on success, 1 on
+//! any error, with the error on stderr.
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{ArgGroup, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 use sci_ir::{Plan, Program, Tensor};
-use sci_runtime::exec::handshake::{Hello, Status};
+use sci_runtime::exec::handshake::{AbortReason, Hello, Status};
 use sci_runtime::exec::io::{self, FileArg};
 use sci_runtime::exec::report::{Cost, PartyReport, RunReport};
 use sci_runtime::exec::{self, DEFAULT_PORT, ExecError, Execution, Progress, link};
 use sci_runtime::net::Party;
-use sci_runtime::net::tcp::{self, TcpConfig};
-use std::io::IsTerminal;
-use std::net::TcpListener;
+use sci_runtime::net::session::{Acceptor, Incoming};
+use sci_runtime::net::tcp::TcpConfig;
+use sci_runtime::net::tls::Tls;
+use std::io::{IsTerminal, Write};
+use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
@@ -60,9 +72,26 @@ struct Cli {
     /// Connect to the peer at ADDR (default for party 1: 127.0.0.1:7070).
     #[arg(long, value_name = "ADDR", requires = "party")]
     connect: Option<String>,
-    /// Party 0: keep serving clients one after another (each with fresh randomness).
+    /// Party 0: keep serving clients (each session with its own threads, OT state and
+    /// fresh randomness) until SIGINT/SIGTERM.
     #[arg(long, requires = "party")]
     serve: bool,
+    /// With --serve: most sessions run at once (a client beyond is told "server busy").
+    #[arg(long, value_name = "K", default_value_t = 4, requires = "serve",
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    max_sessions: u32,
+    /// This party's TLS private key (PEM, from sci-keygen); with --cert and --peer-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["cert", "peer_cert"])]
+    key: Option<PathBuf>,
+    /// This party's TLS certificate (PEM, from sci-keygen).
+    #[arg(long, value_name = "FILE", requires_all = ["key", "peer_cert"])]
+    cert: Option<PathBuf>,
+    /// The peer's certificate (PEM): the only one accepted (pinned, no CA).
+    #[arg(long, value_name = "FILE", requires_all = ["key", "cert"])]
+    peer_cert: Option<PathBuf>,
+    /// Allow plain TCP (no TLS) with an address other than loopback.
+    #[arg(long, conflicts_with = "peer_cert")]
+    insecure_plaintext: bool,
     /// Input: FILE.npy (float32, the plan's input shape) or NAME=FILE.npy, once per input.
     #[arg(long, value_name = "[NAME=]FILE")]
     input: Vec<String>,
@@ -82,6 +111,9 @@ struct Cli {
     /// seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     connect_timeout: f64,
+    /// Longest life of a session's connections, in seconds (0: no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 3600.0)]
+    session_timeout: f64,
 }
 
 fn main() {
@@ -97,9 +129,24 @@ fn run(cli: &Cli) -> Result<()> {
     let secs = |s: f64, what: &str| {
         Duration::try_from_secs_f64(s).map_err(|_| anyhow!("--{what} {s}: not a valid duration"))
     };
+    let tls = match (&cli.key, &cli.cert, &cli.peer_cert) {
+        (Some(k), Some(c), Some(p)) => {
+            let t = Tls::from_files(k, c, p).context("setting up TLS")?;
+            eprintln!(
+                "sci-run: TLS 1.3, this party {}, pinned peer {}",
+                t.fingerprint(),
+                t.peer_fingerprint()
+            );
+            Some(Arc::new(t))
+        }
+        _ => None,
+    };
     let cfg = TcpConfig {
         timeout: Some(secs(cli.timeout, "timeout")?),
         connect_timeout: secs(cli.connect_timeout, "connect-timeout")?,
+        session_timeout: Some(secs(cli.session_timeout, "session-timeout")?)
+            .filter(|d| !d.is_zero()),
+        tls,
         ..TcpConfig::default()
     };
     let inputs: Vec<FileArg> = cli.input.iter().map(|s| FileArg::parse(s)).collect();
@@ -124,7 +171,8 @@ fn write_report(
     parties: Vec<PartyReport>,
     start: Instant,
 ) -> Result<()> {
-    let Some(path) = &cli.report else {
+    // With --serve, each session has appended its own line instead.
+    let Some(path) = cli.report.as_ref().filter(|_| !cli.serve) else {
         return Ok(());
     };
     let r = RunReport {
@@ -134,8 +182,7 @@ fn write_report(
         parties,
     };
     let json = serde_json::to_string_pretty(&r).context("encoding the report")?;
-    // Written aside and renamed, so a reader never sees half a report (with --serve it
-    // is rewritten after every client).
+    // Written aside and renamed, so a reader never sees half a report.
     let mut tmp = path.clone().into_os_string();
     tmp.push(".tmp");
     std::fs::write(&tmp, json + "\n")
@@ -157,55 +204,73 @@ fn endpoint(cli: &Cli, party: Party) -> (String, bool) {
     }
 }
 
+/// Refuses plain TCP with an address that is not loopback, unless allowed.
+fn check_plaintext(cli: &Cli, cfg: &TcpConfig, addr: &str) -> Result<()> {
+    if cfg.tls.is_some() || cli.insecure_plaintext {
+        return Ok(());
+    }
+    let addrs: Vec<_> = addr
+        .to_socket_addrs()
+        .with_context(|| format!("resolving {addr}"))?
+        .collect();
+    if addrs.iter().all(|a| a.ip().is_loopback()) {
+        return Ok(());
+    }
+    bail!(
+        "refusing plain TCP with {addr}, which is not a loopback address: give --key, --cert \
+         and --peer-cert (TLS, keys from sci-keygen), or --insecure-plaintext"
+    )
+}
+
 /// A session with the peer, listening or connecting as the CLI says.
 fn open(
     cli: &Cli,
-    listener: Option<&TcpListener>,
+    acceptor: Option<&Acceptor>,
     party: Party,
     hello: &Hello,
     cfg: &TcpConfig,
 ) -> Result<link::Connected, ExecError> {
-    match listener {
-        Some(l) => link::accept(l, party, hello, cfg),
+    match acceptor {
+        Some(a) => link::accept(a, party, hello, cfg),
         None => link::connect(&endpoint(cli, party).0, party, hello, cfg),
     }
 }
 
-/// A listener if this party listens.
-fn bind(cli: &Cli, party: Party) -> Result<Option<TcpListener>> {
+/// An acceptor if this party listens (printing the address it bound), after checking
+/// the address is allowed.
+fn bind(cli: &Cli, party: Party, cfg: &TcpConfig) -> Result<Option<Acceptor>> {
     let (addr, listen) = endpoint(cli, party);
+    check_plaintext(cli, cfg, &addr)?;
     if !listen {
         return Ok(None);
     }
-    tcp::listen(addr.as_str())
-        .map(Some)
-        .with_context(|| format!("listening on {addr}"))
+    let a = Acceptor::bind(addr.as_str(), cfg).with_context(|| format!("listening on {addr}"))?;
+    eprintln!("sci-run: listening on {}", a.local_addr());
+    Ok(Some(a))
 }
 
-/// The plan's hash and hello, or an abort hello carrying `err` (sent so that the peer
-/// stops with the reason instead of waiting).
-fn hello_for(party: Party, threads: u32, hash: [u8; 32], err: Option<&anyhow::Error>) -> Hello {
-    let status = match err {
-        None => Status::Ready,
-        Some(e) => Status::Abort(format!("{e:#}")),
-    };
-    Hello::new(party, threads, hash, status)
-}
-
-/// Tells the peer why this party cannot run (best effort), then returns the error.
+/// Tells the peer that this party cannot run (best effort), then returns the error.
+/// The peer hears only the category `reason`; the details of `err` (which can name
+/// files, shapes or input values) are printed here only.
 fn abort(
     cli: &Cli,
-    listener: Option<&TcpListener>,
+    acceptor: Option<&Acceptor>,
     party: Party,
     cfg: &TcpConfig,
+    reason: AbortReason,
     err: anyhow::Error,
 ) -> anyhow::Error {
     eprintln!(
-        "sci-run: error: {err:#}\nsci-run: telling the peer (waiting up to {} s for it)",
+        "sci-run: error: {err:#}\nsci-run: telling the peer \"{reason}\" (waiting up to {} s for it)",
         cfg.connect_timeout.as_secs_f64()
     );
-    let hello = hello_for(party, cli.threads.unwrap_or(1), [0; 32], Some(&err));
-    let _ = open(cli, listener, party, &hello, cfg);
+    let hello = Hello::new(
+        party,
+        cli.threads.unwrap_or(1),
+        [0; 32],
+        Status::Abort(reason),
+    );
+    let _ = open(cli, acceptor, party, &hello, cfg);
     err
 }
 
@@ -246,27 +311,50 @@ impl Bar {
     }
 }
 
-/// Executes with a progress bar.
+/// Executes the session's inferences one after another (the first report includes the
+/// set-up), with a progress bar per inference if `bar`.
 fn execute(
     program: &Program,
     conn: link::Connected,
-    inputs: Option<Vec<Tensor>>,
-) -> Result<Execution, ExecError> {
+    inputs: impl Iterator<Item = Option<Vec<Tensor>>>,
+    bar: bool,
+) -> Result<Vec<Execution>, ExecError> {
     let (mut engine, setup) = conn.engine(program);
-    let bar = Bar::new(program.instrs().len());
-    let r = exec::execute(program, &mut engine, inputs, setup, &mut |p| bar.show(p));
-    bar.finish();
-    r
+    let mut setup = Some(setup);
+    inputs
+        .map(|x| {
+            let bar = if bar {
+                Bar::new(program.instrs().len())
+            } else {
+                Bar(None)
+            };
+            let s = setup.take().unwrap_or_default();
+            let r = exec::execute(program, &mut engine, x, s, &mut |p| bar.show(p));
+            bar.finish();
+            r
+        })
+        .collect()
+}
+
+/// The server's side of a session: as many inferences as the client announced.
+fn serve_inferences(
+    program: &Program,
+    conn: link::Connected,
+    bar: bool,
+) -> Result<Vec<PartyReport>, ExecError> {
+    let n = conn.inferences;
+    let exs = execute(program, conn, (0..n).map(|_| None), bar)?;
+    Ok(exs.into_iter().map(|e| e.report).collect())
 }
 
 fn mib(b: u64) -> f64 {
     b as f64 / (1u64 << 20) as f64
 }
 
-/// Party 0 (with `--serve`, until killed).
+/// Party 0: one session, or with `--serve` sessions until SIGINT/SIGTERM.
 fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
     let party = Party::Server;
-    let listener = bind(cli, party)?;
+    let acceptor = bind(cli, party, cfg)?;
     let loaded = load_plan(&cli.plan).and_then(|p| {
         exec::check_plan(p.program(), party)
             .with_context(|| format!("plan {}", cli.plan.display()))?;
@@ -274,33 +362,142 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
     });
     let plan = match loaded {
         Ok(p) => p,
-        Err(e) => return Err(abort(cli, listener.as_ref(), party, cfg, e)),
+        Err(e) => {
+            let reason = AbortReason::PlanRejected;
+            return Err(abort(cli, acceptor.as_ref(), party, cfg, reason, e));
+        }
     };
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
-    let hello = hello_for(party, threads, plan.hash(), None);
-    loop {
-        let session = Instant::now();
-        let conn = match open(cli, listener.as_ref(), party, &hello, cfg) {
-            Err(ExecError::NoPeer(_)) if cli.serve => continue,
-            r => r,
-        };
-        match (
-            conn.and_then(|c| execute(plan.program(), c, None)),
-            cli.serve,
-        ) {
-            (Ok(ex), false) => {
-                print_costs("server", &ex.report);
-                return Ok((plan.hash_hex(), vec![ex.report]));
-            }
-            (Ok(ex), true) => {
-                // Each client's report replaces the previous one.
-                print_costs("server", &ex.report);
-                write_report(cli, "server", plan.hash_hex(), vec![ex.report], session)?;
-            }
-            (Err(e), false) => return Err(e.into()),
-            (Err(e), true) => eprintln!("sci-run: client session failed: {e}"),
+    let hello = Hello::new(party, threads, plan.hash(), Status::Ready);
+    match (&acceptor, cli.serve) {
+        (Some(a), true) => {
+            serve(cli, cfg, a, &plan, &hello)?;
+            Ok((plan.hash_hex(), Vec::new()))
+        }
+        _ => {
+            let conn = open(cli, acceptor.as_ref(), party, &hello, cfg)?;
+            let reports = serve_inferences(plan.program(), conn, true)?;
+            print_costs("server", &reports);
+            Ok((plan.hash_hex(), reports))
         }
     }
+}
+
+/// `--serve`: accepts sessions until SIGINT/SIGTERM, running up to `--max-sessions` at
+/// once, each on threads of its own; then stops accepting and waits for the running
+/// ones. Each finished session appends one JSON line to `--report`.
+fn serve(
+    cli: &Cli,
+    cfg: &TcpConfig,
+    acceptor: &Acceptor,
+    plan: &Plan,
+    hello: &Hello,
+) -> Result<()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .context("installing signal handlers")?;
+    }
+    let running = AtomicUsize::new(0);
+    let max = cli.max_sessions as usize;
+    let report = std::sync::Mutex::new(());
+    std::thread::scope(|sc| -> Result<()> {
+        let mut stopping = false;
+        loop {
+            if !stopping && stop.load(Ordering::Relaxed) {
+                stopping = true;
+                eprintln!(
+                    "sci-run: stopping: no new sessions; waiting for {} running",
+                    running.load(Ordering::SeqCst)
+                );
+            }
+            if stopping && running.load(Ordering::SeqCst) == 0 {
+                return Ok(());
+            }
+            let incoming = match acceptor.next(Duration::from_millis(100)) {
+                Ok(Ok(i)) => i,
+                Ok(Err(rejected)) => {
+                    eprintln!("sci-run: rejected {rejected}");
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+                Err(e) => return Err(e).context("accepting connections"),
+            };
+            // Sessions beyond the limit, and any after a stop signal, hear "busy".
+            if stopping || running.load(Ordering::SeqCst) >= max {
+                eprintln!("sci-run: {}: busy", incoming.peer);
+                sc.spawn(|| link::refuse(incoming, hello, AbortReason::Busy));
+                continue;
+            }
+            running.fetch_add(1, Ordering::SeqCst);
+            let (running, report) = (&running, &report);
+            sc.spawn(move || {
+                let line = session(cfg, acceptor, plan, hello, incoming);
+                if let Some(path) = &cli.report {
+                    let _guard = report.lock();
+                    if let Err(e) = append_line(path, &line) {
+                        eprintln!("sci-run: {e:#}");
+                    }
+                }
+                running.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    })
+}
+
+/// One served session; its report line.
+fn session(
+    cfg: &TcpConfig,
+    acceptor: &Acceptor,
+    plan: &Plan,
+    hello: &Hello,
+    incoming: Incoming,
+) -> serde_json::Value {
+    let t0 = Instant::now();
+    let peer = incoming.peer.to_string();
+    let mut id = None;
+    let run = link::accept_incoming(acceptor, incoming, Party::Server, hello, cfg).and_then(|c| {
+        id = Some(c.id.to_string());
+        serve_inferences(plan.program(), c, false)
+    });
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut line = serde_json::json!({
+        "session": id,
+        "peer": peer,
+        "plan_hash": plan.hash_hex(),
+        "threads": hello.threads,
+        "seconds": seconds,
+    });
+    match run {
+        Ok(reports) => {
+            eprintln!(
+                "sci-run: session {} from {peer}: done",
+                id.unwrap_or_default()
+            );
+            print_costs("server", &reports);
+            line["outcome"] = "ok".into();
+            line["inferences"] = reports.len().into();
+            line["instructions"] = plan.program().instrs().len().into();
+            let setup = reports.first().map(|r| r.setup.clone()).unwrap_or_default();
+            line["setup"] = serde_json::to_value(setup).unwrap_or_default();
+            line["totals"] = serde_json::to_value(sum_totals(&reports)).unwrap_or_default();
+        }
+        Err(e) => {
+            eprintln!("sci-run: session from {peer} failed: {e}");
+            line["outcome"] = format!("error: {e}").into();
+        }
+    }
+    line
+}
+
+/// Appends one JSON line to `path`.
+fn append_line(path: &Path, line: &serde_json::Value) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening the report {}", path.display()))?;
+    writeln!(f, "{line}").with_context(|| format!("writing the report {}", path.display()))
 }
 
 /// Party 1.
@@ -311,33 +508,55 @@ fn client(
     out_files: &[FileArg],
 ) -> Result<(String, Vec<PartyReport>)> {
     let party = Party::Client;
-    let listener = bind(cli, party)?;
-    let prepared = load_plan(&cli.plan).and_then(|p| {
-        exec::check_plan(p.program(), party)
-            .with_context(|| format!("plan {}", cli.plan.display()))?;
-        let x = io::load_inputs(p.program(), files)?;
-        Ok((p, x))
-    });
-    let (plan, inputs) = match prepared {
+    let acceptor = bind(cli, party, cfg)?;
+    let prepared = load_plan(&cli.plan)
+        .and_then(|p| {
+            exec::check_plan(p.program(), party)
+                .with_context(|| format!("plan {}", cli.plan.display()))?;
+            Ok(p)
+        })
+        .map_err(|e| (AbortReason::PlanRejected, e))
+        .and_then(|p| match io::load_batch(p.program(), files) {
+            Ok(b) => match u32::try_from(b.inputs.len()) {
+                Ok(n) => Ok((p, b, n)),
+                Err(_) => Err((AbortReason::InputRejected, anyhow!("more than 2^32 inputs"))),
+            },
+            Err(e) => Err((AbortReason::InputRejected, e.into())),
+        });
+    let (plan, batch, n) = match prepared {
         Ok(p) => p,
-        Err(e) => return Err(abort(cli, listener.as_ref(), party, cfg, e)),
+        Err((reason, e)) => return Err(abort(cli, acceptor.as_ref(), party, cfg, reason, e)),
     };
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
-    let hello = hello_for(party, threads, plan.hash(), None);
-    let conn = open(cli, listener.as_ref(), party, &hello, cfg).map_err(|e| match e {
+    let hello = Hello {
+        inferences: n,
+        ..Hello::new(party, threads, plan.hash(), Status::Ready)
+    };
+    let conn = open(cli, acceptor.as_ref(), party, &hello, cfg).map_err(|e| match e {
         ExecError::Connect(_) => anyhow::Error::new(e).context(format!(
             "is the server running? (sci-run --party 0 plan.bin, at {})",
             endpoint(cli, party).0
         )),
         e => e.into(),
     })?;
-    let ex = execute(plan.program(), conn, Some(inputs))?;
-    let outs = ex
-        .outputs
-        .ok_or_else(|| anyhow!("internal error: the client has no outputs"))?;
-    finish_outputs(plan.program(), out_files, &outs)?;
-    print_costs("client", &ex.report);
-    Ok((plan.hash_hex(), vec![ex.report]))
+    let exs = execute(
+        plan.program(),
+        conn,
+        batch.inputs.into_iter().map(Some),
+        true,
+    )?;
+    let mut outs = Vec::with_capacity(exs.len());
+    let mut reports = Vec::with_capacity(exs.len());
+    for e in exs {
+        outs.push(
+            e.outputs
+                .ok_or_else(|| anyhow!("internal error: the client has no outputs"))?,
+        );
+        reports.push(e.report);
+    }
+    finish_batch(plan.program(), out_files, &batch.form, &outs)?;
+    print_costs("client", &reports);
+    Ok((plan.hash_hex(), reports))
 }
 
 /// Both parties on threads over loopback TCP.
@@ -348,19 +567,15 @@ fn local(
     out_files: &[FileArg],
 ) -> Result<(String, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
-    let inputs = io::load_inputs(plan.program(), files)?;
+    let batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
     let bar = Bar::new(plan.program().instrs().len());
-    let mut run = exec::run_pair(&plan, vec![inputs], threads, cfg, &mut |p| bar.show(p))?;
+    let run = exec::run_pair(&plan, batch.inputs, threads, cfg, &mut |p| bar.show(p))?;
     bar.finish();
-    let (Some(outs), Some(s), Some(c)) = (run.outputs.pop(), run.server.pop(), run.client.pop())
-    else {
-        bail!("internal error: no result from the local run");
-    };
-    finish_outputs(plan.program(), out_files, &outs)?;
-    print_costs("server", &s);
-    print_costs("client", &c);
-    Ok((plan.hash_hex(), vec![s, c]))
+    finish_batch(plan.program(), out_files, &batch.form, &run.outputs)?;
+    print_costs("server", &run.server);
+    print_costs("client", &run.client);
+    Ok((plan.hash_hex(), [run.server, run.client].concat()))
 }
 
 /// The reference interpreter on the plan.
@@ -371,12 +586,16 @@ fn cleartext(
 ) -> Result<(String, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
     let program = plan.program();
-    let inputs = io::load_inputs(program, files)?;
+    let batch = io::load_batch(program, files)?;
     let t0 = Instant::now();
-    let outs =
-        sci_ir::interp::run(program, &inputs).context("running the reference interpreter")?;
+    let outs = batch
+        .inputs
+        .iter()
+        .map(|x| sci_ir::interp::run(program, x))
+        .collect::<Result<Vec<_>, _>>()
+        .context("running the reference interpreter")?;
     let seconds = t0.elapsed().as_secs_f64();
-    finish_outputs(program, out_files, &outs)?;
+    finish_batch(program, out_files, &batch.form, &outs)?;
     let report = PartyReport {
         party: "cleartext",
         threads: 1,
@@ -401,12 +620,21 @@ fn cleartext(
     Ok((plan.hash_hex(), vec![report]))
 }
 
-/// Writes the outputs and prints the predicted classes.
-fn finish_outputs(program: &Program, files: &[FileArg], outs: &[Tensor]) -> Result<()> {
-    let arrays = io::decode_outputs(program, outs);
+/// Writes a batch's outputs as its inputs were given and prints the predicted classes.
+fn finish_batch(
+    program: &Program,
+    files: &[FileArg],
+    form: &io::BatchForm,
+    outs: &[Vec<Tensor>],
+) -> Result<()> {
     if !files.is_empty() {
-        io::write_outputs(program, files, &arrays)?;
+        io::write_batch(program, files, form, outs)?;
     }
+    outs.iter().try_for_each(|o| print_classes(program, o))
+}
+
+/// Prints the predicted classes of one inference's outputs.
+fn print_classes(program: &Program, outs: &[Tensor]) -> Result<()> {
     for (name, t) in io::output_names(program).iter().zip(outs) {
         match io::predicted_classes(t).as_slice() {
             [c] => println!("{name}: predicted class {c}"),
@@ -423,14 +651,29 @@ fn finish_outputs(program: &Program, files: &[FileArg], outs: &[Tensor]) -> Resu
     Ok(())
 }
 
-/// A one-line summary of a party's costs on stderr.
-fn print_costs(who: &str, r: &PartyReport) {
+/// The totals of a session's inferences (seconds, bytes and rounds added up).
+fn sum_totals(reports: &[PartyReport]) -> Cost {
+    reports.iter().fold(Cost::default(), |a, r| Cost {
+        seconds: a.seconds + r.totals.seconds,
+        bytes_sent: a.bytes_sent + r.totals.bytes_sent,
+        bytes_recv: a.bytes_recv + r.totals.bytes_recv,
+        rounds: a.rounds + r.totals.rounds,
+    })
+}
+
+/// A one-line summary of a party's costs on stderr (a session's inferences added up).
+fn print_costs(who: &str, reports: &[PartyReport]) {
+    let t = sum_totals(reports);
+    let setup = reports.first().map_or(0.0, |r| r.setup.seconds);
+    let n = match reports.len() {
+        1 => String::new(),
+        n => format!(" for {n} inferences"),
+    };
     eprintln!(
-        "{who}: {:.3} s (set-up {:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
-        r.totals.seconds,
-        r.setup.seconds,
-        mib(r.totals.bytes_sent),
-        mib(r.totals.bytes_recv),
-        r.totals.rounds
+        "{who}: {:.3} s{n} (set-up {setup:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
+        t.seconds,
+        mib(t.bytes_sent),
+        mib(t.bytes_recv),
+        t.rounds
     );
 }

@@ -55,6 +55,14 @@ pub enum IoError {
     /// The files given do not match the plan's inputs or outputs.
     #[error("{0}")]
     Match(String),
+    /// A directory of inputs or outputs could not be read or created.
+    #[error("{path}: {source}")]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
     /// An input file has the wrong element type.
     #[error(
         "input {name} ({path}): element type {dtype} where float32 ('<f4') is expected; convert it with x.astype(numpy.float32)"
@@ -210,6 +218,166 @@ fn encode_input(
     }
     sci_ir::fixed::encode_tensor(&real, ty.scale(), ty.encoding())
         .map_err(|e| encode_err(e.to_string()))
+}
+
+/// A client's inputs for one session: one input set per inference.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    /// The encoded input sets, in order.
+    pub inputs: Vec<Vec<Tensor>>,
+    /// How the batch was given, so the outputs can be written alike.
+    pub form: BatchForm,
+}
+
+/// How a [`Batch`] was given on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BatchForm {
+    /// One file per input, of the plan's shapes: one inference.
+    Single,
+    /// One `.npy` with a leading batch dimension (single-input plans): of shape
+    /// `[N] ++ shape` (`new_axis`), or `[N, ...]` for a plan input of shape `[1, ...]`.
+    /// The outputs are written as one `.npy` per output, stacked alike.
+    Stacked {
+        /// The batch dimension is a new leading axis (else it replaces a leading 1).
+        new_axis: bool,
+    },
+    /// A directory of `.npy` files, these names in this order (single-input plans); the
+    /// outputs are written into a directory under the same names.
+    Directory(Vec<std::ffi::OsString>),
+}
+
+/// Reads the client's inputs as a batch ([`BatchForm`]): files of the plan's input
+/// shapes are one inference ([`load_inputs`]); for a single-input plan, a directory is
+/// one inference per `.npy` file in it (sorted by name), and one `.npy` of shape
+/// `[N] ++ shape` is `N` inferences (as is one of shape `[N, ...]` for an input of
+/// shape `[1, ...]`).
+pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError> {
+    let single = || {
+        Ok(Batch {
+            inputs: vec![load_inputs(program, files)?],
+            form: BatchForm::Single,
+        })
+    };
+    let ins = program.inputs();
+    let ([file], &[v]) = (files, ins.as_slice()) else {
+        return single();
+    };
+    let name = external_names(program, false).pop().unwrap_or_default();
+    if file.path.is_dir() {
+        let dir_err = |source| IoError::Dir {
+            path: file.path.clone(),
+            source,
+        };
+        let mut names: Vec<_> = std::fs::read_dir(&file.path)
+            .map_err(dir_err)?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(dir_err)?;
+        names.retain(|n| Path::new(n).extension().is_some_and(|e| e == "npy"));
+        names.sort();
+        if names.is_empty() {
+            return Err(IoError::Match(format!(
+                "{}: no .npy files in the directory",
+                file.path.display()
+            )));
+        }
+        let inputs = names
+            .iter()
+            .map(|n| {
+                let one = FileArg {
+                    name: file.name.clone(),
+                    path: file.path.join(n),
+                };
+                load_inputs(program, std::slice::from_ref(&one))
+            })
+            .collect::<Result<_, _>>()?;
+        return Ok(Batch {
+            inputs,
+            form: BatchForm::Directory(names),
+        });
+    }
+    let arr = Array::read(&file.path).map_err(|source| IoError::Npy {
+        path: file.path.clone(),
+        source,
+    })?;
+    let shape = program.ty(v).shape();
+    let new_axis = arr.shape.len() == shape.len() + 1 && arr.shape[1..] == *shape;
+    let replaced = arr.shape.len() == shape.len()
+        && shape.first() == Some(&1)
+        && arr.shape.first() != Some(&1)
+        && arr.shape[1..] == shape[1..];
+    if arr.dtype != "f4" || !(new_axis || replaced) {
+        return single();
+    }
+    let per: usize = shape.iter().product();
+    let data = arr.to_f32();
+    let inputs = data
+        .chunks(per.max(1))
+        .take(arr.shape[0])
+        .map(|chunk| {
+            let one = Array::from_f32(shape.to_vec(), chunk).map_err(|source| IoError::Npy {
+                path: file.path.clone(),
+                source,
+            })?;
+            Ok(vec![encode_input(program, v, &name, &file.path, &one)?])
+        })
+        .collect::<Result<_, IoError>>()?;
+    Ok(Batch {
+        inputs,
+        form: BatchForm::Stacked { new_axis },
+    })
+}
+
+/// Writes the outputs of a batch as it was given ([`BatchForm`]): to the files named
+/// (one inference), stacked along a new leading dimension (a stacked batch), or into the
+/// directory named, one file per input under the input's name.
+pub fn write_batch(
+    program: &Program,
+    files: &[FileArg],
+    form: &BatchForm,
+    outputs: &[Vec<Tensor>],
+) -> Result<(), IoError> {
+    match form {
+        BatchForm::Single => outputs
+            .iter()
+            .try_for_each(|o| write_outputs(program, files, &decode_outputs(program, o))),
+        BatchForm::Stacked { new_axis } => {
+            let per: Vec<Vec<Array>> = outputs.iter().map(|o| decode_outputs(program, o)).collect();
+            let stacked = (0..program.outputs().len())
+                .map(|k| {
+                    let one = per.first().map_or(&[][..], |a| &a[k].shape[..]);
+                    let shape = match (new_axis, one.split_first()) {
+                        (false, Some((first, rest))) => [&[first * per.len()][..], rest].concat(),
+                        _ => [&[per.len()][..], one].concat(),
+                    };
+                    let data: Vec<f32> = per.iter().flat_map(|a| a[k].to_f32()).collect();
+                    Array::from_f32(shape, &data).map_err(|source| IoError::Npy {
+                        path: PathBuf::new(),
+                        source,
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            write_outputs(program, files, &stacked)
+        }
+        BatchForm::Directory(names) => {
+            let [dir] = files else {
+                return Err(IoError::Match(
+                    "a directory of inputs needs one --output DIRECTORY".into(),
+                ));
+            };
+            std::fs::create_dir_all(&dir.path).map_err(|source| IoError::Dir {
+                path: dir.path.clone(),
+                source,
+            })?;
+            names.iter().zip(outputs).try_for_each(|(n, o)| {
+                let one = FileArg {
+                    name: dir.name.clone(),
+                    path: dir.path.join(n),
+                };
+                write_outputs(program, &[one], &decode_outputs(program, o))
+            })
+        }
+    }
 }
 
 /// The program's outputs decoded to float32 arrays (ring/field values at their scale;

@@ -1,23 +1,29 @@
-//! Connection set-up for one run: lane 0, the [`handshake`], the other `T − 1` lanes,
-//! and the OT set-up of every lane.
+//! Connection set-up for one session: lane 0, the [`handshake`], the other `T − 1`
+//! lanes, and the OT set-up of every lane.
 //!
-//! The listening side (by default the server) accepts lane 0, the connecting side (by
-//! default the client) connects it, retrying a refused connection for
-//! [`TcpConfig::connect_timeout`] so the two processes may start in either order. The
-//! hellos are exchanged on lane 0 *before* the remaining lanes are opened, so a thread
-//! count mismatch is reported as such instead of leaving one side waiting for
+//! The listening side (by default the server) takes a new session's lane 0 from an
+//! [`Acceptor`]; the connecting side (by default the client) opens it, retrying a
+//! refused connection for [`TcpConfig::connect_timeout`] so the two processes may start
+//! in either order. The listening side picks a fresh random [`SessionId`], awaits the
+//! session's further lanes under it ([`Acceptor::expect`]) and sends it in its hello;
+//! the connecting side opens lanes `1..T` presenting it ([`session::connect_lanes`]).
+//! A connection that presents another id (a stray client, a second client during this
+//! one's set-up, a third party trying to splice in) is never mixed into this session.
+//! The hellos are exchanged on lane 0 *before* the remaining lanes are opened, so a
+//! thread count mismatch is reported as such instead of leaving one side waiting for
 //! connections that never come. Then both sides run the base OTs of every lane
 //! ([`crate::ot::OtPack::setup`], in parallel over lanes) so that the per-instruction
 //! costs of the report exclude them.
 
-use super::handshake::{self, Hello};
+use super::handshake::{self, AbortReason, Hello, Status};
 use super::{ExecError, report::Cost};
-use crate::net::tcp::{self, TcpConfig};
-use crate::net::{Channel, Party};
+use crate::net::session::{self, Acceptor, Incoming, SessionId};
+use crate::net::tcp::TcpConfig;
+use crate::net::{Channel, NetError, Party};
 use crate::ot::Session;
 use crate::proto::engine::Engine;
 use sci_ir::Program;
-use std::net::TcpListener;
+use std::net::SocketAddr;
 use std::time::Instant;
 
 /// A connected, handshaken session with its set-up cost.
@@ -25,6 +31,12 @@ use std::time::Instant;
 pub struct Connected {
     /// The lanes to the peer, OT set-up done.
     pub session: Session,
+    /// The session's id.
+    pub id: SessionId,
+    /// The peer's address (`None` when this side connected).
+    pub peer: Option<SocketAddr>,
+    /// Inferences the client runs in this session ([`Hello::inferences`]).
+    pub inferences: u32,
     /// Handshake and OT set-up: time from the first connection, bytes and rounds.
     pub setup: Cost,
 }
@@ -39,46 +51,106 @@ impl Connected {
     }
 }
 
-/// Handshakes on lane 0, then opens the other lanes with `more` and sets up OT.
+/// The client's number of inferences, from whichever hello is the client's.
+fn client_inferences(party: Party, ours: &Hello, theirs: &Hello) -> u32 {
+    match party {
+        Party::Client => ours.inferences,
+        Party::Server => theirs.inferences,
+    }
+}
+
+/// Sets up OT on every lane.
 fn finish(
     party: Party,
-    mut lane0: Channel,
-    hello: &Hello,
+    channels: Vec<Channel>,
+    (id, inferences): (SessionId, u32),
+    peer: Option<SocketAddr>,
     start: Instant,
-    more: impl FnOnce(usize) -> Result<Vec<Channel>, crate::net::NetError>,
 ) -> Result<Connected, ExecError> {
-    handshake::handshake(&mut lane0, hello)?;
-    let t = hello.threads as usize;
-    let mut channels = vec![lane0];
-    if t > 1 {
-        channels.extend(more(t - 1).map_err(ExecError::Connect)?);
-    }
     let mut session = Session::new(party, channels).map_err(|e| ExecError::OtSetup(e.into()))?;
     session
         .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, party))
         .map_err(ExecError::OtSetup)?;
     let setup = Cost::from_stats(session.stats(), start.elapsed().as_secs_f64());
-    Ok(Connected { session, setup })
+    Ok(Connected {
+        session,
+        id,
+        peer,
+        inferences,
+        setup,
+    })
 }
 
-/// Accepts a peer on `listener` (waiting at most `cfg.connect_timeout`, else
-/// [`ExecError::NoPeer`]) and sets up a session with it.
+/// Waits (at most `cfg.connect_timeout`, else [`ExecError::NoPeer`]) for a new
+/// session's lane 0 on `acceptor` and sets the session up ([`accept_incoming`]). A
+/// connection that fails TLS authentication is [`ExecError::Rejected`].
 pub fn accept(
-    listener: &TcpListener,
+    acceptor: &Acceptor,
     party: Party,
     hello: &Hello,
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
-    let lane0 = tcp::accept(listener, cfg).map_err(|e| {
+    let incoming = acceptor.next(cfg.connect_timeout).map_err(|e| {
         if e.kind() == std::io::ErrorKind::TimedOut {
             ExecError::NoPeer(cfg.connect_timeout.as_secs_f64())
         } else {
             ExecError::Connect(e)
         }
     })?;
-    finish(party, lane0, hello, Instant::now(), |n| {
-        tcp::accept_many(listener, n, cfg)
-    })
+    accept_incoming(
+        acceptor,
+        incoming.map_err(ExecError::Rejected)?,
+        party,
+        hello,
+        cfg,
+    )
+}
+
+/// Sets up the session whose lane 0 is `incoming`: a fresh session id, the handshake,
+/// the further lanes (waiting at most `cfg.connect_timeout` for them), OT.
+pub fn accept_incoming(
+    acceptor: &Acceptor,
+    incoming: Incoming,
+    party: Party,
+    hello: &Hello,
+    cfg: &TcpConfig,
+) -> Result<Connected, ExecError> {
+    let start = Instant::now();
+    let Incoming { mut channel, peer } = incoming;
+    let id = SessionId::fresh().map_err(|e| {
+        ExecError::Connect(NetError::new(
+            "choosing a session id",
+            std::io::Error::other(e),
+        ))
+    })?;
+    let lanes = acceptor.expect(id);
+    let hello = Hello {
+        session: id,
+        ..hello.clone()
+    };
+    let theirs = handshake::handshake(&mut channel, &hello)?;
+    let inferences = client_inferences(party, &hello, &theirs);
+    let mut channels = vec![channel];
+    let t = hello.threads as usize;
+    if t > 1 {
+        channels.extend(
+            lanes
+                .collect(t - 1, cfg.connect_timeout)
+                .map_err(ExecError::Connect)?,
+        );
+    }
+    finish(party, channels, (id, inferences), Some(peer), start)
+}
+
+/// Answers a new session's lane 0 with an abort hello (e.g. [`AbortReason::Busy`]),
+/// so that its peer stops at once.
+pub fn refuse(incoming: Incoming, hello: &Hello, reason: AbortReason) {
+    let mut ch = incoming.channel;
+    let hello = Hello {
+        status: Status::Abort(reason),
+        ..hello.clone()
+    };
+    let _ = handshake::handshake(&mut ch, &hello);
 }
 
 /// Connects to a peer listening at `addr` (retrying refused connections for
@@ -89,8 +161,16 @@ pub fn connect(
     hello: &Hello,
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
-    let lane0 = tcp::connect(addr, cfg).map_err(ExecError::Connect)?;
-    finish(party, lane0, hello, Instant::now(), |n| {
-        tcp::connect_many(addr, n, cfg)
-    })
+    let start = Instant::now();
+    let mut lane0 = session::connect_first(addr, cfg).map_err(ExecError::Connect)?;
+    let theirs = handshake::handshake(&mut lane0, hello)?;
+    let t = hello.threads as usize;
+    let mut channels = vec![lane0];
+    if t > 1 {
+        channels.extend(
+            session::connect_lanes(addr, theirs.session, t - 1, cfg).map_err(ExecError::Connect)?,
+        );
+    }
+    let inferences = client_inferences(party, hello, &theirs);
+    finish(party, channels, (theirs.session, inferences), None, start)
 }

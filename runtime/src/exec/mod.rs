@@ -83,6 +83,9 @@ pub enum ExecError {
     /// Connecting, accepting or flushing failed.
     #[error("connection: {0}")]
     Connect(NetError),
+    /// A connection failed TLS authentication (wrong or missing peer certificate).
+    #[error("{0}")]
+    Rejected(crate::net::session::Rejected),
     /// The handshake failed or a party stopped in it.
     #[error(transparent)]
     Handshake(#[from] handshake::HandshakeError),
@@ -142,6 +145,7 @@ impl ExecError {
         match self {
             ExecError::Step { cause, .. } => step_kind(cause),
             ExecError::Connect(e) => Some(e.kind()),
+            ExecError::Rejected(r) => Some(r.error.kind()),
             ExecError::OtSetup(e) => ot_kind(e),
             ExecError::Handshake(handshake::HandshakeError::Net(e)) => Some(e.kind()),
             _ => None,

@@ -3,9 +3,9 @@
 //! lanes). Used by `sci-run --local`, the demo and the end-to-end tests.
 //!
 //! The client runs on the client's view of the plan ([`Plan::client_view`]): it never
-//! holds the weights. Several inputs may be run one after another on the same
-//! connection (fresh protocol randomness for each; the OT extensions simply continue),
-//! which is how the accuracy test runs a whole test split.
+//! holds the weights. Several inputs may be run one after another in the same session
+//! (the client's hello announces how many; fresh protocol randomness for each; the OT
+//! extensions simply continue), which is how the accuracy test runs a whole test split.
 
 use super::ExecError;
 use super::executor::{self, Execution, Progress};
@@ -13,7 +13,8 @@ use super::handshake::{Hello, Status};
 use super::link;
 use super::report::PartyReport;
 use crate::net::Party;
-use crate::net::tcp::{self, TcpConfig};
+use crate::net::session::Acceptor;
+use crate::net::tcp::TcpConfig;
 use sci_ir::{Plan, Tensor};
 
 /// The result of [`run_pair`].
@@ -56,24 +57,17 @@ pub fn run_pair(
     let program = plan.program();
     executor::check_plan(program, Party::Server).map_err(server_err)?;
     let client_plan = plan.client_view();
-    let listener = tcp::listen("127.0.0.1:0").map_err(|e| server_err(ExecError::Connect(e)))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| {
-            server_err(ExecError::Connect(crate::net::NetError::new(
-                "loopback address",
-                e,
-            )))
-        })?
-        .to_string();
-    let rounds = inputs.len();
+    let acceptor =
+        Acceptor::bind("127.0.0.1:0", cfg).map_err(|e| server_err(ExecError::Connect(e)))?;
+    let addr = acceptor.local_addr().to_string();
     let (srv, cl) = std::thread::scope(|sc| {
         let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
             let hello = Hello::new(Party::Server, threads, plan.hash(), Status::Ready);
-            let conn = link::accept(&listener, Party::Server, &hello, cfg)?;
+            let conn = link::accept(&acceptor, Party::Server, &hello, cfg)?;
+            let n = conn.inferences;
             let (mut engine, setup) = conn.engine(program);
             let mut setup = Some(setup);
-            (0..rounds)
+            (0..n)
                 .map(|_| {
                     let s = setup.take().unwrap_or_default();
                     executor::execute(program, &mut engine, None, s, &mut |_| {}).map(|e| e.report)
@@ -81,7 +75,11 @@ pub fn run_pair(
                 .collect()
         });
         let cl = (|| -> Result<Vec<Execution>, ExecError> {
-            let hello = Hello::new(Party::Client, threads, client_plan.hash(), Status::Ready);
+            let hello = Hello {
+                inferences: u32::try_from(inputs.len())
+                    .map_err(|_| ExecError::Inputs("more than 2^32 input sets".into()))?,
+                ..Hello::new(Party::Client, threads, client_plan.hash(), Status::Ready)
+            };
             let conn = link::connect(&addr, Party::Client, &hello, cfg)?;
             let (mut engine, setup) = conn.engine(client_plan.program());
             let mut setup = Some(setup);

@@ -1,8 +1,9 @@
 //! Channels: byte streams between the two parties, with explicit flush and
 //! counters of bytes and rounds.
 //!
-//! A [`Channel`] wraps a [`Transport`] (TCP in [`tcp`], an in-memory pipe in
-//! [`mem`]) and adds
+//! A [`Channel`] wraps a [`Transport`] (TCP or TLS over TCP in [`tcp`], an
+//! in-memory pipe in [`mem`]; [`session`] routes TCP connections to sessions) and
+//! adds
 //! - **buffered, explicit flushing**: [`Channel::send`] only buffers;
 //!   [`Channel::flush`] pushes the data out. A [`Channel::recv`] first flushes
 //!   whatever this side still holds, so a protocol cannot deadlock by waiting
@@ -43,7 +44,9 @@
 //! `n` elements of `bits` bits take `⌈n·bits/8⌉` bytes.
 
 pub mod mem;
+pub mod session;
 pub mod tcp;
+pub mod tls;
 
 use std::fmt;
 use std::io;
@@ -164,8 +167,8 @@ impl fmt::Display for Stats {
     }
 }
 
-/// A reliable, ordered byte stream to the peer. Implemented by [`tcp`] and
-/// [`mem`]; other transports (e.g. TLS) can be added by implementing it.
+/// A reliable, ordered byte stream to the peer. Implemented by [`tcp`] (plain TCP
+/// or TLS 1.3, [`tls`]) and [`mem`].
 ///
 /// Implementations must report a peer that went away during a read as
 /// `UnexpectedEof` and an expired read timeout as `TimedOut`.

@@ -1,15 +1,22 @@
 //! TCP channels: `TCP_NODELAY`, large buffered reads and writes, read and
-//! write timeouts, connect with retry, and `T` connections per party pair.
+//! write timeouts, a per-connection deadline, optional TLS 1.3 ([`super::tls`]),
+//! connect with retry, and `T` connections per party pair.
 //!
 //! The first four bytes on each connection opened by [`connect_many`] are the
 //! connection's index (u32, little-endian), so [`accept_many`] pairs the
 //! connections in the same order on both sides whatever order the kernel
 //! accepts them in. These bytes are not counted in the channel statistics.
+//! (`sci-run` opens its lanes through [`super::session`] instead.)
 
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustls::{ConnectionCommon, SideData, StreamOwned};
+
+use super::tls::{self, Tls};
 use super::{Channel, NetError, Transport};
 
 /// Settings of TCP channels.
@@ -23,59 +30,198 @@ pub struct TcpConfig {
     pub connect_timeout: Duration,
     /// Size of the read and write buffers, in bytes.
     pub buffer: usize,
+    /// Longest life of a connection: reads and writes fail with `TimedOut` this long
+    /// after it was opened (a per-session deadline, besides the per-read `timeout`);
+    /// `None`: no limit.
+    pub session_timeout: Option<Duration>,
+    /// TLS 1.3 with pinned peer certificates on every connection ([`super::tls`]);
+    /// `None`: plain TCP.
+    pub tls: Option<Arc<Tls>>,
 }
 
 impl Default for TcpConfig {
-    /// 60 s I/O timeout, 30 s to connect, 1 MiB buffers.
+    /// 60 s I/O timeout, 30 s to connect, 1 MiB buffers, no session limit, plain TCP.
     fn default() -> Self {
         TcpConfig {
             timeout: Some(Duration::from_secs(60)),
             connect_timeout: Duration::from_secs(30),
             buffer: 1 << 20,
+            session_timeout: None,
+            tls: None,
         }
     }
 }
 
+/// Which end of a connection this side is (the TLS server or client).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Accepted the connection.
+    Listening,
+    /// Opened the connection.
+    Connecting,
+}
+
+/// A socket with a deadline: each read or write waits at most until then (and at
+/// most the per-read timeout), and fails with `TimedOut` once it has passed.
+struct Sock {
+    s: TcpStream,
+    deadline: Option<Instant>,
+    timeout: Option<Duration>,
+}
+
+impl Sock {
+    fn new(s: TcpStream, cfg: &TcpConfig) -> Sock {
+        Sock {
+            s,
+            deadline: cfg.session_timeout.map(|d| Instant::now() + d),
+            timeout: cfg.timeout,
+        }
+    }
+
+    fn try_clone(&self) -> io::Result<Sock> {
+        Ok(Sock {
+            s: self.s.try_clone()?,
+            deadline: self.deadline,
+            timeout: self.timeout,
+        })
+    }
+
+    /// Shortens the socket's timeouts to the time left before the deadline.
+    fn arm(&self) -> io::Result<()> {
+        let Some(d) = self.deadline else {
+            return Ok(());
+        };
+        let left = d.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the session deadline has passed",
+            ));
+        }
+        if self.timeout.is_none_or(|t| left < t) {
+            self.s.set_read_timeout(Some(left))?;
+            self.s.set_write_timeout(Some(left))?;
+        }
+        Ok(())
+    }
+}
+
+impl Read for Sock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.s.read(buf)
+    }
+}
+
+impl Write for Sock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.arm()?;
+        self.s.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.s.flush()
+    }
+}
+
 struct TcpTransport {
-    w: BufWriter<TcpStream>,
-    r: BufReader<TcpStream>,
+    w: BufWriter<Sock>,
+    r: BufReader<Sock>,
 }
 
 impl Drop for TcpTransport {
     fn drop(&mut self) {
         // Best effort: send what is buffered, then tell the peer we are gone.
         let _ = self.w.flush();
-        let _ = self.w.get_ref().shutdown(Shutdown::Both);
+        let _ = self.w.get_ref().s.shutdown(Shutdown::Both);
     }
 }
 
-/// Maps the platform's timeout kinds (`WouldBlock` on Unix) to `TimedOut`.
-fn timeout_kind(e: io::Error) -> io::Error {
+/// Maps the platform's timeout kind (`WouldBlock` on Unix) to `TimedOut`, a reset
+/// connection to `UnexpectedEof` (a vanished peer) and TLS failures to messages.
+fn io_kind(e: io::Error) -> io::Error {
     match e.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            io::Error::new(io::ErrorKind::TimedOut, "timed out")
+        io::ErrorKind::WouldBlock => io::Error::new(io::ErrorKind::TimedOut, "timed out"),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
+            io::Error::new(io::ErrorKind::UnexpectedEof, e)
         }
-        _ => e,
+        _ => tls::explain(e),
     }
 }
 
 impl Transport for TcpTransport {
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        self.w.write_all(data).map_err(timeout_kind)
+        self.w.write_all(data).map_err(io_kind)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.w.flush().map_err(timeout_kind)
+        self.w.flush().map_err(io_kind)
     }
 
     fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.r.read_exact(buf).map_err(|e| match e.kind() {
-            // A reset connection is a vanished peer too.
-            io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
-                io::Error::new(io::ErrorKind::UnexpectedEof, e)
-            }
-            _ => timeout_kind(e),
+        self.r.read_exact(buf).map_err(io_kind)
+    }
+}
+
+/// A TLS stream; writes are collected (up to the buffer size) and encrypted on flush,
+/// so that many small sends make few records.
+struct TlsTransport<C> {
+    s: StreamOwned<C, Sock>,
+    wbuf: Vec<u8>,
+    cap: usize,
+}
+
+impl<C, S> TlsTransport<C>
+where
+    C: DerefMut + Deref<Target = ConnectionCommon<S>>,
+    S: SideData,
+{
+    /// Completes the TLS handshake (this side's part of it).
+    fn new(mut conn: C, mut sock: Sock, cap: usize) -> io::Result<Self> {
+        while conn.is_handshaking() {
+            conn.complete_io(&mut sock)?;
+        }
+        Ok(TlsTransport {
+            s: StreamOwned::new(conn, sock),
+            wbuf: Vec::new(),
+            cap,
         })
+    }
+
+    fn push(&mut self) -> io::Result<()> {
+        if !self.wbuf.is_empty() {
+            self.s.write_all(&self.wbuf)?;
+            self.wbuf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<C> Drop for TlsTransport<C> {
+    fn drop(&mut self) {
+        let _ = self.s.sock.s.shutdown(Shutdown::Both);
+    }
+}
+
+impl<C, S> Transport for TlsTransport<C>
+where
+    C: DerefMut + Deref<Target = ConnectionCommon<S>> + Send,
+    S: SideData,
+{
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        self.wbuf.extend_from_slice(data);
+        if self.wbuf.len() >= self.cap {
+            self.push().map_err(io_kind)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.push().and_then(|()| self.s.flush()).map_err(io_kind)
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.s.read_exact(buf).map_err(io_kind)
     }
 }
 
@@ -86,16 +232,48 @@ fn configure(stream: &TcpStream, cfg: &TcpConfig) -> io::Result<()> {
     Ok(())
 }
 
-/// Wraps a connected stream into a [`Channel`].
-pub fn channel(stream: TcpStream, cfg: &TcpConfig) -> Result<Channel, NetError> {
+/// The transport over a connected stream: plain, or TLS (handshake done) if
+/// `cfg.tls` is set, with this side as the TLS server if it is the listening `end`.
+pub fn transport(
+    stream: TcpStream,
+    end: End,
+    cfg: &TcpConfig,
+) -> Result<Box<dyn Transport>, NetError> {
     configure(&stream, cfg).map_err(|e| NetError::new("configuring TCP socket", e))?;
-    let r = stream
-        .try_clone()
-        .map_err(|e| NetError::new("cloning TCP socket", e))?;
-    Ok(Channel::new(Box::new(TcpTransport {
-        w: BufWriter::with_capacity(cfg.buffer, stream),
-        r: BufReader::with_capacity(cfg.buffer, r),
-    })))
+    let sock = Sock::new(stream, cfg);
+    let Some(tls) = &cfg.tls else {
+        let r = sock
+            .try_clone()
+            .map_err(|e| NetError::new("cloning TCP socket", e))?;
+        return Ok(Box::new(TcpTransport {
+            w: BufWriter::with_capacity(cfg.buffer, sock),
+            r: BufReader::with_capacity(cfg.buffer, r),
+        }));
+    };
+    let ctx = |e: io::Error| {
+        let e = match e.kind() {
+            io::ErrorKind::UnexpectedEof => io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "TLS: the peer closed the connection during the handshake (it may have \
+                 rejected this party's certificate: is its --peer-cert this party's certificate?)",
+            ),
+            _ => io_kind(e),
+        };
+        NetError::new("TLS handshake", e)
+    };
+    Ok(match end {
+        End::Listening => {
+            Box::new(TlsTransport::new(tls.server().map_err(ctx)?, sock, cfg.buffer).map_err(ctx)?)
+        }
+        End::Connecting => {
+            Box::new(TlsTransport::new(tls.client().map_err(ctx)?, sock, cfg.buffer).map_err(ctx)?)
+        }
+    })
+}
+
+/// Wraps a connected stream into a [`Channel`] (see [`transport`]).
+pub fn channel(stream: TcpStream, end: End, cfg: &TcpConfig) -> Result<Channel, NetError> {
+    Ok(Channel::new(transport(stream, end, cfg)?))
 }
 
 fn resolve(addr: impl ToSocketAddrs) -> Result<Vec<SocketAddr>, NetError> {
@@ -139,8 +317,17 @@ fn connect_stream(addrs: &[SocketAddr], cfg: &TcpConfig) -> Result<TcpStream, Ne
 
 /// Connects to a listening peer (retrying while it is not yet listening).
 pub fn connect(addr: impl ToSocketAddrs, cfg: &TcpConfig) -> Result<Channel, NetError> {
+    Ok(Channel::new(connect_transport(addr, cfg)?))
+}
+
+/// Like [`connect`], returning the transport (for bytes sent before the counted
+/// channel starts, such as a lane's preamble).
+pub fn connect_transport(
+    addr: impl ToSocketAddrs,
+    cfg: &TcpConfig,
+) -> Result<Box<dyn Transport>, NetError> {
     let addrs = resolve(addr)?;
-    channel(connect_stream(&addrs, cfg)?, cfg)
+    transport(connect_stream(&addrs, cfg)?, End::Connecting, cfg)
 }
 
 /// Binds a listener (use port 0 for an ephemeral port, then `local_addr`).
@@ -173,11 +360,13 @@ fn accept_stream(listener: &TcpListener, cfg: &TcpConfig) -> Result<TcpStream, N
 
 /// Accepts one peer connection (waiting at most `cfg.connect_timeout`).
 pub fn accept(listener: &TcpListener, cfg: &TcpConfig) -> Result<Channel, NetError> {
-    channel(accept_stream(listener, cfg)?, cfg)
+    channel(accept_stream(listener, cfg)?, End::Listening, cfg)
 }
 
 /// Opens `t` connections to a peer running [`accept_many`] with the same `t`;
-/// channel `i` of each side is connected to channel `i` of the other.
+/// channel `i` of each side is connected to channel `i` of the other. (A raw set of
+/// lanes, for benchmarks: `sci-run` opens the lanes of a session with
+/// [`super::session`], which authenticates them.)
 pub fn connect_many(
     addr: impl ToSocketAddrs,
     t: usize,
@@ -186,11 +375,11 @@ pub fn connect_many(
     let addrs = resolve(addr)?;
     (0..t)
         .map(|i| {
-            let mut s = connect_stream(&addrs, cfg)?;
-            configure(&s, cfg).map_err(|e| NetError::new("configuring TCP socket", e))?;
-            s.write_all(&(i as u32).to_le_bytes())
+            let mut tr = transport(connect_stream(&addrs, cfg)?, End::Connecting, cfg)?;
+            tr.write_all(&(i as u32).to_le_bytes())
+                .and_then(|()| tr.flush())
                 .map_err(|e| NetError::new("sending connection index", e))?;
-            channel(s, cfg)
+            Ok(Channel::new(tr))
         })
         .collect()
 }
@@ -204,11 +393,10 @@ pub fn accept_many(
 ) -> Result<Vec<Channel>, NetError> {
     let mut slots: Vec<Option<Channel>> = (0..t).map(|_| None).collect();
     for _ in 0..t {
-        let mut s = accept_stream(listener, cfg)?;
-        configure(&s, cfg).map_err(|e| NetError::new("configuring TCP socket", e))?;
+        let mut tr = transport(accept_stream(listener, cfg)?, End::Listening, cfg)?;
         let mut idx = [0u8; 4];
-        s.read_exact(&mut idx)
-            .map_err(|e| NetError::new("receiving connection index", timeout_kind(e)))?;
+        tr.read_exact(&mut idx)
+            .map_err(|e| NetError::new("receiving connection index", e))?;
         let i = u32::from_le_bytes(idx) as usize;
         let bad = |m: &str| {
             NetError::new(
@@ -217,7 +405,7 @@ pub fn accept_many(
             )
         };
         match slots.get_mut(i) {
-            Some(slot @ None) => *slot = Some(channel(s, cfg)?),
+            Some(slot @ None) => *slot = Some(Channel::new(tr)),
             Some(Some(_)) => return Err(bad("duplicate connection index")),
             None => return Err(bad("connection index out of range:")),
         }
