@@ -20,14 +20,12 @@
 //! * [`fold`] and [`shape`]: constant folding kernels and shape inference rules.
 //! * `ops`: the op registry, one function per ONNX op (see [`supported_ops`]).
 //! * [`lower`]: the driver: needed nodes, topological order, client inputs, outputs.
-//! * [`dataset`]: validation sets (`.npz` or a directory of `x.npy` / `y.npy`).
 //!
 //! The float baseline is the IR's reference interpreter (`sci_ir::interp`) run on
 //! the lowered program; `tests/onnxruntime_reference.rs` checks it against
 //! onnxruntime on every test-data model.
 
 mod attr;
-pub mod dataset;
 pub mod error;
 pub mod fold;
 pub mod lower;

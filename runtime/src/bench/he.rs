@@ -21,12 +21,12 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
+use sci_ir::ConvGeom;
 use sci_runtime::crypto::Prg;
 use sci_runtime::he::{self, Packing};
 use sci_runtime::ot::Session;
 use sci_runtime::proto::Modulus;
 use sci_runtime::proto::engine::Engine;
-use sci_runtime::proto::matmul::ConvGeom;
 use serde_json::{Map, Value, json};
 
 use super::proto::{Layer, LayerParams, layer_workload};
@@ -160,10 +160,12 @@ fn conv_geom(a: &FieldArgs) -> Result<ConvGeom> {
         input: [1, a.channels, h.parse()?, w.parse()?],
         c_out: a.outs,
         kernel: [a.kernel; 2],
-        strides: [a.stride; 2],
-        pads: [a.pad; 4],
-        dilations: [1, 1],
-        groups: 1,
+        conv: sci_ir::Conv2d {
+            strides: [a.stride; 2],
+            pads: [a.pad; 4],
+            dilations: [1, 1],
+            groups: 1,
+        },
     })
 }
 

@@ -38,7 +38,7 @@ use super::ext::{ExtReceiver, ExtSender};
 use super::{LAMBDA, OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::Channel;
-use crate::net::pack::{BitReader, BitWriter, mask, mask128, packed_len};
+use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len};
 
 /// The ring of one element of a correlated-OT payload: `Z_{2^w}` for a
 /// width `w: u32` (1..=64), or another modulus implementing this trait
