@@ -17,7 +17,6 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::Session;
-use sci_runtime::pack::mask;
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::{self, Compare, Windows};
 use sci_runtime::proto::{Ctx, Modulus, Role, matmul, mill, rdiv, relu, sign, trunc};

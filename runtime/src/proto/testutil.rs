@@ -7,7 +7,6 @@ use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Stats, mem, tcp};
 use crate::ot::OtPack;
-use crate::pack::mask;
 
 /// Results and counters of a two-party run, by role.
 pub(crate) struct Run<R> {
