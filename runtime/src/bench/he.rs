@@ -40,20 +40,8 @@ pub struct FieldArgs {
     /// The odd modulus n (default: the 32-bit HE prime 2^32 − 2^20 + 1).
     #[arg(long, default_value_t = 4_293_918_721)]
     modulus: u64,
-    /// Millionaires' radix m (1..=8).
-    #[arg(long, default_value_t = 4)]
-    m: u32,
-    /// `trunc-field`: divide by 2^scale.
-    #[arg(long, default_value_t = 12)]
-    scale: u32,
-    /// `div-field`: the divisor; `maxpool-field` / `argmax-field`: the
-    /// window size.
-    #[arg(long, default_value_t = 49)]
-    d: u64,
-    /// `maxpool-field` / `argmax-field`: no sign tracking (inputs known to
-    /// differ by at most (n−1)/2).
-    #[arg(long)]
-    narrow: bool,
+    #[command(flatten)]
+    layer: LayerParams,
     /// HE layers: input channels (`conv-he`) / columns (`matmul-he`).
     #[arg(long, default_value_t = 64)]
     channels: usize,
@@ -126,18 +114,18 @@ impl HeCmd {
     pub fn extra(&self) -> Map<String, Value> {
         let a = self.args();
         let md = Modulus::Odd(a.modulus);
-        let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": a.m});
+        let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": a.layer.m});
         if let Value::Object(o) = &mut v {
             match self {
                 HeCmd::Trunc(_) => {
-                    o.insert("scale".into(), a.scale.into());
+                    o.insert("scale".into(), a.layer.scale.into());
                 }
                 HeCmd::Div(_) => {
-                    o.insert("d".into(), a.d.into());
+                    o.insert("d".into(), a.layer.d.into());
                 }
                 HeCmd::Maxpool(_) | HeCmd::Argmax(_) => {
-                    o.insert("window".into(), a.d.into());
-                    o.insert("narrow".into(), a.narrow.into());
+                    o.insert("window".into(), a.layer.d.into());
+                    o.insert("narrow".into(), a.layer.narrow.into());
                 }
                 HeCmd::Drelu(_) | HeCmd::Relu(_) => {}
                 HeCmd::ConvHe(_) | HeCmd::MatmulHe(_) => {
@@ -195,12 +183,6 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let a = cmd.args().clone();
     let c = cmd.common();
     let md = Modulus::Odd(a.modulus);
-    let params = LayerParams {
-        m: a.m,
-        scale: a.scale,
-        d: a.d,
-        narrow: a.narrow,
-    };
     let layer = match cmd {
         HeCmd::Drelu(_) => Layer::Drelu,
         HeCmd::Relu(_) => Layer::Relu,
@@ -213,13 +195,13 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
             return Ok((name.into(), c, work, None));
         }
     };
-    let (name, work, formula) = layer_workload(layer, md, c.n, params)?;
+    let (name, work, formula) = layer_workload(layer, md, c.n, a.layer)?;
     Ok((name, c, work, formula))
 }
 
 /// The HE linear layer benchmarks: `n` layers on one session.
 fn he_workload(cmd: &HeCmd, a: &FieldArgs, md: Modulus, n: usize) -> Result<(&'static str, Work)> {
-    let (m, t) = (a.m, a.modulus);
+    let (m, t) = (a.layer.m, a.modulus);
     he::Params::new(t)?;
     let x = md.random(&mut Prg::from_os()?, he_layer(cmd, None)?.in_len());
     let conv = matches!(cmd, HeCmd::ConvHe(_));

@@ -29,19 +29,8 @@ use super::{Common, Work};
 pub struct ProtoArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Millionaires' radix m (1..=8).
-    #[arg(long, default_value_t = 4)]
-    m: u32,
-    /// Shift s of `trunc` / `trunc-nonneg`.
-    #[arg(long, default_value_t = 12)]
-    scale: u32,
-    /// Divisor of `div`; window size of `maxpool` / `argmax`.
-    #[arg(long, default_value_t = 49)]
-    d: u64,
-    /// `maxpool` / `argmax`: inputs known to lie in a half-range interval
-    /// (no sign tracking).
-    #[arg(long)]
-    narrow: bool,
+    #[command(flatten)]
+    layer: LayerParams,
     /// `matmul`: columns of the shared operand (rows of the weights).
     #[arg(long, default_value_t = 64)]
     cols: usize,
@@ -95,7 +84,7 @@ impl ProtoCmd {
 
     /// Extra JSON fields (parameters) of the benchmark.
     pub fn extra(&self) -> Map<String, Value> {
-        let a = self.args();
+        let a = self.args().layer;
         let v = match self {
             ProtoCmd::Mill(_) | ProtoCmd::Drelu(_) | ProtoCmd::Relu(_) => json!({"m": a.m}),
             ProtoCmd::Trunc(_) | ProtoCmd::TruncNonneg(_) => json!({"m": a.m, "scale": a.scale}),
@@ -103,7 +92,7 @@ impl ProtoCmd {
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
                 json!({"m": a.m, "d": a.d, "window": a.d, "narrow": a.narrow})
             }
-            ProtoCmd::Matmul(_) => json!({"cols": a.cols, "outs": a.outs}),
+            ProtoCmd::Matmul(_) => json!({"cols": self.args().cols, "outs": self.args().outs}),
         };
         match v {
             Value::Object(o) => o,
@@ -134,16 +123,22 @@ pub enum Layer {
     Argmax,
 }
 
-/// The parameters of a [`Layer`] benchmark.
-#[derive(Clone, Copy, Debug)]
+/// The parameters of a [`Layer`] benchmark, over a ring or a field alike
+/// (also the millionaires' radix of `mill`).
+#[derive(Args, Clone, Copy, Debug)]
 pub struct LayerParams {
-    /// Millionaires' radix (1..=8).
+    /// Millionaires' radix m (1..=8).
+    #[arg(long, default_value_t = 4)]
     pub m: u32,
-    /// Shift of [`Layer::Trunc`].
+    /// Truncations: the shift s (over a field, the division by 2^s).
+    #[arg(long, default_value_t = 12)]
     pub scale: u32,
-    /// Divisor of [`Layer::Div`], window size of the pooling layers.
+    /// Divisions: the divisor; max-pooling and argmax: the window size.
+    #[arg(long, default_value_t = 49)]
     pub d: u64,
-    /// Pooling: inputs known to lie in a half-range interval.
+    /// Max-pooling and argmax: inputs known to lie in a half-range interval
+    /// (no sign tracking).
+    #[arg(long)]
     pub narrow: bool,
 }
 
@@ -257,16 +252,10 @@ pub fn layer_workload(
 pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let a = cmd.args().clone();
     let c = cmd.common();
-    let (n, ell, m) = (c.n, c.bits, a.m);
+    let (n, ell) = (c.n, c.bits);
     if !(1..=64).contains(&ell) {
         bail!("--bits must be in 1..=64");
     }
-    let params = LayerParams {
-        m,
-        scale: a.scale,
-        d: a.d,
-        narrow: a.narrow,
-    };
     let layer = match cmd {
         ProtoCmd::Drelu(_) => Layer::Drelu,
         ProtoCmd::Relu(_) => Layer::Relu,
@@ -280,7 +269,7 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
             return Ok((name.into(), c, work, formula));
         }
     };
-    let (name, work, formula) = layer_workload(layer, Modulus::Pow2(ell), n, params)?;
+    let (name, work, formula) = layer_workload(layer, Modulus::Pow2(ell), n, a.layer)?;
     Ok((name, c, work, formula))
 }
 
@@ -292,7 +281,7 @@ fn ring_only(
     n: usize,
     ell: u32,
 ) -> Result<(&'static str, Work, Option<f64>)> {
-    let m = a.m;
+    let m = a.layer.m;
     if !(1..=8).contains(&m) {
         bail!("--m must be in 1..=8");
     }
