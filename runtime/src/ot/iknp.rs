@@ -22,7 +22,8 @@
 //!   r_j + c_j·Δ_j`. `G_b` are the elements derived from the pad `y_b`:
 //!   consecutive bit fields of `y_b` (`w` bits for `Z_{2^w}`, exactly
 //!   uniform; 128 bits reduced mod an odd `n`, within `2^−65` of uniform)
-//!   while they fit in 128 bits, else of its [`Mmo`] expansion — total `λ +
+//!   while they fit in 128 bits, else the low bits of whole 64-bit words of
+//!   its [`Mmo`] expansion, each element starting a new word — total `λ +
 //!   W`, `W = Σ ⌈log₂ n_e⌉`. This is the multiplexer's and B2A's OT, and the
 //!   `NKℓ` wide OTs of the OT-based matrix product (§5.1.1), whose
 //!   correlations are read and outputs consumed through closures, step by
@@ -44,7 +45,7 @@ use crate::net::pack::{BitReader, BitWriter, mask, mask128, packed_len};
 /// width `w: u32` (1..=64), or another modulus implementing this trait
 /// (e.g. [`crate::proto::modulus::Modulus`], odd `Z_n`). Elements are `u64`
 /// in `[0, n)`.
-pub trait CotRing: Copy + 'static {
+pub trait CotRing: Copy + PartialEq + 'static {
     /// Whether the parameters are supported (e.g. a width in 1..=64).
     fn valid(self) -> bool;
     /// Bits of one element on the wire, `⌈log₂ n⌉`.
@@ -100,7 +101,11 @@ impl CotRing for u32 {
 pub struct CotFields<'a, R = u32> {
     fields: &'a [R],
     pad: u32,
+    /// 64-bit words of an expanded pad: `Σ ⌈pad_bits/64⌉`.
+    words: u32,
     wire: u32,
+    /// The ring of every element, if they are all the same.
+    uniform: Option<R>,
 }
 
 impl<'a, R: CotRing> CotFields<'a, R> {
@@ -113,6 +118,8 @@ impl<'a, R: CotRing> CotFields<'a, R> {
         Ok(CotFields {
             fields,
             pad: fields.iter().map(|f| f.pad_bits()).sum(),
+            words: fields.iter().map(|f| f.pad_bits().div_ceil(64)).sum(),
+            uniform: fields.iter().all(|f| *f == fields[0]).then_some(fields[0]),
             wire: fields.iter().map(|f| f.wire_bits()).sum(),
         })
     }
@@ -138,50 +145,115 @@ pub fn cot_bits(n: usize, payload: u64) -> u64 {
     (LAMBDA * n.next_multiple_of(8)) as u64 + 8 * payload.div_ceil(8)
 }
 
-/// Bits `pos..pos + k` (`k` ≤ 64) of a little-endian word stream (zero past
-/// its end).
-#[inline]
-fn bits_at(words: &[u64], pos: usize, k: u32) -> u64 {
-    let (i, sh) = (pos / 64, (pos % 64) as u32);
-    let lo = words.get(i).map_or(0, |w| w >> sh);
-    let hi = match (sh, words.get(i + 1)) {
-        (0, _) | (_, None) => 0,
-        (_, Some(w)) => w << (64 - sh),
-    };
-    (lo | hi) & mask(k)
+/// Instances whose pads are expanded in one AES pass ([`PadFields::fill`]):
+/// a few hundred keeps the blocks of both pads of a group in L2.
+const GROUP: usize = 256;
+
+/// The pads of a group of instances, from which both sides derive the
+/// same elements ([`elements`]): instance `i`'s stream `words[start[i]..]`
+/// is its 128-bit pad `y` itself when its fields take at most 128 pad bits,
+/// else `y`'s [`Mmo`] expansion `G(y)`.
+#[derive(Default)]
+struct PadFields {
+    words: Vec<u64>,
+    start: Vec<usize>,
 }
 
-/// The elements of `f` derived from the 128-bit pad `y` (`out.len() = k`):
-/// consecutive bit fields of `y` when the fields take at most 128 pad bits,
-/// else of its [`Mmo`] expansion `G(y)`.
-#[inline]
-fn fields<R: CotRing>(
-    ex: &mut Mmo,
-    buf: &mut Vec<u64>,
-    y: u128,
+impl PadFields {
+    /// Derives the streams of the instances `(y, fields)` of a group: one
+    /// AES block per two words of each expanded pad, all in one pass.
+    fn fill<'w, R: CotRing>(
+        &mut self,
+        ex: &mut Mmo,
+        pads: impl Iterator<Item = (u128, CotFields<'w, R>)> + Clone,
+    ) {
+        let (words, start) = (&mut self.words, &mut self.start);
+        words.clear();
+        start.clear();
+        // Whole blocks of G(y), or the pad (one block).
+        let blocks = |f: &CotFields<'w, R>| {
+            if f.pad > 128 {
+                f.words.div_ceil(2) as usize
+            } else {
+                1
+            }
+        };
+        if pads.clone().any(|(_, f)| f.pad > 128) {
+            ex.expand_into(pads.clone().map(|(y, f)| (y, blocks(&f))), words);
+            let mut k = 0;
+            for (y, f) in pads {
+                start.push(k);
+                if f.pad <= 128 {
+                    words[k..k + 2].copy_from_slice(&[y as u64, (y >> 64) as u64]);
+                }
+                k += 2 * blocks(&f);
+            }
+        } else {
+            for (y, _) in pads {
+                start.push(words.len());
+                words.extend_from_slice(&[y as u64, (y >> 64) as u64]);
+            }
+        }
+    }
+
+    /// The stream of instance `i` of the group.
+    #[inline]
+    fn of(&self, i: usize) -> &[u64] {
+        &self.words[self.start[i]..]
+    }
+}
+
+/// The elements of the fields `f` derived from each of the pad streams `s`
+/// ([`PadFields`]), calling `each(e, ring, elems)` for element `e` with its
+/// ring and its element in each stream: consecutive bit fields of the pad
+/// `y` (`s[0..2]`) when they take at most 128 bits (exactly uniform for
+/// `Z_{2^w}`), else word-aligned ones of `G(y)`, each element starting a new
+/// 64-bit word (a load and a mask per element; the unused high bits of its
+/// words cost AES blocks, which are cheaper than bit-unaligned reads). The
+/// loop is compiled apart for payloads of one ring (the matrix product's),
+/// whose parameters are then loop invariants.
+#[inline(always)]
+fn elements<R: CotRing, const N: usize>(
+    s: [&[u64]; N],
     f: CotFields<'_, R>,
-    out: &mut [u64],
+    each: impl FnMut(usize, R, [u64; N]),
 ) {
+    match f.uniform {
+        Some(r) => elements_of(s, f, |_| r, each),
+        None => elements_of(s, f, |e| f.fields[e], each),
+    }
+}
+
+#[inline(always)]
+fn elements_of<R: CotRing, const N: usize>(
+    s: [&[u64]; N],
+    f: CotFields<'_, R>,
+    ring: impl Fn(usize) -> R,
+    mut each: impl FnMut(usize, R, [u64; N]),
+) {
+    let k = f.fields.len();
     if f.pad <= 128 {
-        let mut y = y;
-        for (o, &r) in out.iter_mut().zip(f.fields) {
+        let mut y = s.map(|s| s[0] as u128 | (s[1] as u128) << 64);
+        for e in 0..k {
+            let r = ring(e);
             let w = r.pad_bits();
-            *o = r.elem_of_pad(y & mask128(w));
-            y = y.checked_shr(w).unwrap_or(0);
+            each(e, r, y.map(|y| r.elem_of_pad(y & mask128(w))));
+            y = y.map(|y| y.checked_shr(w).unwrap_or(0));
         }
     } else {
-        buf.resize(f.pad.div_ceil(64) as usize, 0);
-        ex.expand(y, buf);
-        let mut pos = 0usize;
-        for (o, &r) in out.iter_mut().zip(f.fields) {
+        let mut i = 0;
+        for e in 0..k {
+            let r = ring(e);
             let w = r.pad_bits();
-            let v = if w <= 64 {
-                bits_at(buf, pos, w) as u128
-            } else {
-                bits_at(buf, pos, 64) as u128 | (bits_at(buf, pos + 64, w - 64) as u128) << 64
-            };
-            *o = r.elem_of_pad(v);
-            pos += w as usize;
+            let v = s.map(|s| {
+                if w <= 64 {
+                    (s[i] & mask(w)) as u128
+                } else {
+                    s[i] as u128 | ((s[i + 1] & mask(w - 64)) as u128) << 64
+                }
+            });
+            each(e, r, v.map(|y| r.elem_of_pad(y)));
+            i += w.div_ceil(64) as usize;
         }
     }
 }
@@ -192,7 +264,7 @@ pub struct IknpSender {
     h: Tccr,
     ex: Mmo,
     pads: [Vec<Block>; 2],
-    words: Vec<u64>,
+    fields: [PadFields; 2],
     answer: Vec<u8>,
 }
 
@@ -233,7 +305,7 @@ impl IknpSender {
             h: Tccr::new(),
             ex: Mmo::new(),
             pads: [Vec::new(), Vec::new()],
-            words: Vec::new(),
+            fields: Default::default(),
             answer: Vec::new(),
         })
     }
@@ -346,23 +418,31 @@ impl IknpSender {
             h,
             ex,
             pads,
-            words,
+            fields: [f0, f1],
             answer,
         } = self;
         let mut w = BitWriter::reuse(std::mem::take(answer), 0);
-        let (mut r, mut p) = (Vec::new(), Vec::new());
+        let mut r = Vec::new();
         sender_pads(ext, h, pads, ch, n, |off, y0, y1| {
-            for (j, (a, b)) in (off..).zip(y0.iter().zip(y1)) {
-                let f = fields_of(j);
-                let k = f.fields.len();
-                r.resize(k, 0);
-                p.resize(k, 0);
-                fields(ex, words, a.0, f, &mut r);
-                fields(ex, words, b.0, f, &mut p);
-                for (((rv, pv), x), &ring) in r.iter().zip(&p).zip(corr(j)).zip(f.fields) {
-                    w.push(ring.sub(ring.add(*rv, *x), *pv), ring.wire_bits());
+            for g in (0..y0.len()).step_by(GROUP) {
+                let group = g..(g + GROUP).min(y0.len());
+                f0.fill(ex, group.clone().map(|i| (y0[i].0, fields_of(off + i))));
+                f1.fill(ex, group.clone().map(|i| (y1[i].0, fields_of(off + i))));
+                for (k, i) in group.enumerate() {
+                    let j = off + i;
+                    let f = fields_of(j);
+                    let (b0, b1) = (f0.of(k), f1.of(k));
+                    let x = corr(j);
+                    r.resize(f.fields.len(), 0);
+                    // r = G_0, d = r + Δ − G_1.
+                    elements([b0, b1], f, |e, ring, [a, p]| {
+                        r[e] = a;
+                        if let Some(&xe) = x.get(e) {
+                            w.push(ring.sub(ring.add(a, xe), p), ring.wire_bits());
+                        }
+                    });
+                    out(j, &r);
                 }
-                out(j, &r);
             }
         })?;
         self.send_answer(ch, w)
@@ -377,7 +457,7 @@ pub struct IknpReceiver {
     /// The chosen pads of a step, then of a whole batch.
     step: Vec<Block>,
     pads: Vec<Block>,
-    words: Vec<u64>,
+    fields: PadFields,
     answer: Vec<u8>,
 }
 
@@ -429,7 +509,7 @@ impl IknpReceiver {
             ex: Mmo::new(),
             step: Vec::new(),
             pads: Vec::new(),
-            words: Vec::new(),
+            fields: PadFields::default(),
             answer: Vec::new(),
         })
     }
@@ -527,7 +607,7 @@ impl IknpReceiver {
             ex,
             step,
             pads,
-            words,
+            fields: pf,
             answer,
         } = self;
         pads.clear();
@@ -542,18 +622,21 @@ impl IknpReceiver {
         ch.recv(answer)?;
         let mut rd = BitReader::new(answer);
         let mut v = Vec::new();
-        for (j, y) in pads.iter().enumerate() {
-            let f = fields_of(j);
-            v.resize(f.fields.len(), 0);
-            fields(ex, words, y.0, f, &mut v);
-            let sel = u64::from(choice(j)).wrapping_neg();
-            for (e, &ring) in v.iter_mut().zip(f.fields) {
-                // Reduced: a peer's out-of-range correction gives a wrong
-                // but valid element, never an unreduced one.
-                let d = ring.reduce(rd.read(ring.wire_bits()));
-                *e = ring.add(*e, d & sel);
+        for g in (0..n).step_by(GROUP) {
+            let group = g..(g + GROUP).min(n);
+            pf.fill(ex, group.clone().map(|j| (pads[j].0, fields_of(j))));
+            for (k, j) in group.enumerate() {
+                let f = fields_of(j);
+                let sel = u64::from(choice(j)).wrapping_neg();
+                v.resize(f.fields.len(), 0);
+                elements([pf.of(k)], f, |e, ring, [y]| {
+                    // Reduced: a peer's out-of-range correction gives a
+                    // wrong but valid element, never an unreduced one.
+                    let d = ring.reduce(rd.read(ring.wire_bits()));
+                    v[e] = ring.add(y, d & sel);
+                });
+                out(j, &v);
             }
-            out(j, &v);
         }
         Ok(())
     }
