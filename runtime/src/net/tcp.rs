@@ -10,7 +10,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use super::{Channel, NetError, Transport};
+use super::{Channel, Incoming, NetError, Outgoing, Transport};
 
 /// Settings of TCP channels.
 #[derive(Clone, Debug)]
@@ -44,7 +44,7 @@ struct TcpTransport {
 impl Drop for TcpTransport {
     fn drop(&mut self) {
         // Best effort: send what is buffered, then tell the peer we are gone.
-        let _ = self.w.flush();
+        let _ = Write::flush(&mut self.w);
         let _ = self.w.get_ref().shutdown(Shutdown::Both);
     }
 }
@@ -59,23 +59,44 @@ fn timeout_kind(e: io::Error) -> io::Error {
     }
 }
 
-impl Transport for TcpTransport {
+impl Outgoing for BufWriter<TcpStream> {
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        self.w.write_all(data).map_err(timeout_kind)
+        Write::write_all(self, data).map_err(timeout_kind)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.w.flush().map_err(timeout_kind)
+        Write::flush(self).map_err(timeout_kind)
     }
+}
 
+impl Incoming for BufReader<TcpStream> {
     fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.r.read_exact(buf).map_err(|e| match e.kind() {
+        Read::read_exact(self, buf).map_err(|e| match e.kind() {
             // A reset connection is a vanished peer too.
             io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => {
                 io::Error::new(io::ErrorKind::UnexpectedEof, e)
             }
             _ => timeout_kind(e),
         })
+    }
+}
+
+/// Reads and writes go through two handles of the socket: full duplex.
+impl Transport for TcpTransport {
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        Outgoing::write_all(&mut self.w, data)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Outgoing::flush(&mut self.w)
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        Incoming::read_exact(&mut self.r, buf)
+    }
+
+    fn halves(&mut self) -> Option<(&mut dyn Outgoing, &mut dyn Incoming)> {
+        Some((&mut self.w, &mut self.r))
     }
 }
 

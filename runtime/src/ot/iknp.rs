@@ -38,8 +38,9 @@
 use super::ext::{ExtReceiver, ExtSender};
 use super::{LAMBDA, OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Tccr};
-use crate::net::Channel;
 use crate::net::pack::{BitReader, BitWriter, mask, mask128, packed_len};
+use crate::net::{Channel, Inbox, Outbox};
+use std::sync::mpsc;
 
 /// The ring of one element of a correlated-OT payload: `Z_{2^w}` for a
 /// width `w: u32` (1..=64), or another modulus implementing this trait
@@ -404,15 +405,63 @@ impl IknpSender {
     /// elements `fields(j)` and the correlation `corr(j)` (one reduced value
     /// per element); `out(j, r_j)` receives the sender's random `r_j`, in
     /// instance order. The receiver gets `r_j + c_j·Δ_j` elementwise. Cost
-    /// λ + `W_j` bits per instance ([`cot_bits`]).
+    /// λ + `W_j` bits per instance ([`cot_bits`]). One batch of
+    /// [`IknpSender::send_cot_batches`].
     pub fn send_cot_with<'w, 'c, R: CotRing>(
         &mut self,
         ch: &mut Channel,
         n: usize,
         fields_of: impl Fn(usize) -> CotFields<'w, R>,
         corr: impl Fn(usize) -> &'c [u64],
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        self.send_cot_batches(ch, &[n], fields_of, corr, out)
+    }
+
+    /// [`IknpSender::send_cot_with`] for several batches, `batches[b]`
+    /// instances in batch `b`, numbered on across batches: each batch is an
+    /// OT call of its own on the wire ([`cot_bits`] each), answered once its
+    /// receiver message is read. Over a full-duplex channel the receiver
+    /// sends its messages ahead ([`IknpReceiver::recv_cot_batches`]), so the
+    /// batches run as one [`Channel::streamed`] exchange: one round for the
+    /// receiver and at most one for this side, whatever the batch count.
+    pub fn send_cot_batches<'w, 'c, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
         mut out: impl FnMut(usize, &[u64]),
     ) -> Result<(), OtError> {
+        let mut run = |ch: &mut Channel| {
+            let mut start = 0;
+            for &n in batches {
+                self.send_batch(ch, start, n, &fields_of, &corr, &mut out)?;
+                start += n;
+            }
+            Ok(())
+        };
+        if batches.len() > 1 && ch.full_duplex() {
+            ch.streamed(run)
+        } else {
+            run(ch)
+        }
+    }
+
+    /// One batch of [`IknpSender::send_cot_batches`]: instances `start..start
+    /// + n`.
+    fn send_batch<'w, 'c, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        start: usize,
+        n: usize,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        mut out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        if n == 0 {
+            return Ok(());
+        }
         let IknpSender {
             ext,
             h,
@@ -424,6 +473,7 @@ impl IknpSender {
         let mut w = BitWriter::reuse(std::mem::take(answer), 0);
         let mut r = Vec::new();
         sender_pads(ext, h, pads, ch, n, |off, y0, y1| {
+            let off = start + off;
             for g in (0..y0.len()).step_by(GROUP) {
                 let group = g..(g + GROUP).min(y0.len());
                 f0.fill(ex, group.clone().map(|i| (y0[i].0, fields_of(off + i))));
@@ -449,6 +499,13 @@ impl IknpSender {
     }
 }
 
+/// Batches the receiver of [`IknpReceiver::recv_cot_batches`] runs ahead of
+/// its decoding: its memory holds the pads of at most `WINDOW + 2` batches
+/// (16 bytes per instance), and the window of messages in flight covers a
+/// round trip as long as `WINDOW` batches take longer to answer than the
+/// link's round-trip time (milliseconds per batch of the matrix product).
+const WINDOW: usize = 4;
+
 /// The receiver side of IKNP (the base-OT sender).
 pub struct IknpReceiver {
     ext: ExtReceiver<1>,
@@ -473,7 +530,7 @@ fn receiver_pads(
     ext: &mut ExtReceiver<1>,
     h: &Tccr,
     y: &mut Vec<Block>,
-    ch: &mut Channel,
+    ch: &mut dyn Outbox,
     n: usize,
     choice: impl Fn(usize) -> bool,
     mut f: impl FnMut(usize, &[Block]),
@@ -597,8 +654,32 @@ impl IknpReceiver {
         &mut self,
         ch: &mut Channel,
         n: usize,
-        choice: impl Fn(usize) -> bool,
-        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        choice: impl Fn(usize) -> bool + Sync,
+        fields_of: impl Fn(usize) -> CotFields<'w, R> + Sync,
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        self.recv_cot_batches(ch, &[n], choice, fields_of, out)
+    }
+
+    /// Receiver of [`IknpSender::send_cot_batches`] (the same `batches`).
+    ///
+    /// Over a full-duplex channel ([`Channel::duplex`]) and with more than
+    /// one batch this is a pipeline of two threads: one extends batch after
+    /// batch and sends its messages ahead, at most [`WINDOW`] batches ahead
+    /// of the other, which receives the answers in order and decodes them
+    /// (`out` runs on the calling thread). One round in all. Deadlock
+    /// freedom on bounded buffers: the decoding thread only reads, so the
+    /// sender's answer writes always drain; the sender reads each message
+    /// whole before answering, so this side's message writes drain while it
+    /// is not writing; and the extending thread waits for nothing but its
+    /// writes and the window, which the decoding thread frees. Otherwise the
+    /// batches run one after the other, a round each.
+    pub fn recv_cot_batches<'w, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        choice: impl Fn(usize) -> bool + Sync,
+        fields_of: impl Fn(usize) -> CotFields<'w, R> + Sync,
         mut out: impl FnMut(usize, &[u64]),
     ) -> Result<(), OtError> {
         let IknpReceiver {
@@ -610,33 +691,103 @@ impl IknpReceiver {
             fields: pf,
             answer,
         } = self;
-        pads.clear();
-        let mut total = 0u64;
-        receiver_pads(ext, h, step, ch, n, &choice, |off, y| {
-            pads.extend_from_slice(y);
-            total += (off..off + y.len())
-                .map(|j| fields_of(j).wire as u64)
-                .sum::<u64>();
-        })?;
-        answer.resize(total.div_ceil(8) as usize, 0u8);
-        ch.recv(answer)?;
-        let mut rd = BitReader::new(answer);
-        let mut v = Vec::new();
-        for g in (0..n).step_by(GROUP) {
-            let group = g..(g + GROUP).min(n);
-            pf.fill(ex, group.clone().map(|j| (pads[j].0, fields_of(j))));
-            for (k, j) in group.enumerate() {
-                let f = fields_of(j);
-                let sel = u64::from(choice(j)).wrapping_neg();
-                v.resize(f.fields.len(), 0);
-                elements([pf.of(k)], f, |e, ring, [y]| {
-                    // Reduced: a peer's out-of-range correction gives a
-                    // wrong but valid element, never an unreduced one.
-                    let d = ring.reduce(rd.read(ring.wire_bits()));
-                    v[e] = ring.add(y, d & sel);
-                });
-                out(j, &v);
+        let h = &*h;
+        let starts: Vec<usize> = batches
+            .iter()
+            .scan(0, |s, &n| {
+                let start = *s;
+                *s += n;
+                Some(start)
+            })
+            .collect();
+        let choice = &choice;
+        // The message of batch b is sent and its pads kept.
+        let extend = |ext: &mut ExtReceiver<1>,
+                      step: &mut Vec<Block>,
+                      tx: &mut dyn Outbox,
+                      b: usize,
+                      pads: &mut Vec<Block>| {
+            pads.clear();
+            let start = starts[b];
+            receiver_pads(
+                ext,
+                h,
+                step,
+                tx,
+                batches[b],
+                |j| choice(start + j),
+                |_, y| pads.extend_from_slice(y),
+            )
+        };
+        // The answer of batch b is received and decoded.
+        let mut decode = |rx: &mut dyn Inbox, b: usize, pads: &[Block]| -> Result<(), OtError> {
+            let (start, n) = (starts[b], batches[b]);
+            if n == 0 {
+                return Ok(());
             }
+            let total: u64 = (start..start + n).map(|j| fields_of(j).wire as u64).sum();
+            answer.resize(total.div_ceil(8) as usize, 0u8);
+            rx.recv(answer)?;
+            let mut rd = BitReader::new(answer);
+            let mut v = Vec::new();
+            for g in (0..n).step_by(GROUP) {
+                let group = g..(g + GROUP).min(n);
+                pf.fill(ex, group.clone().map(|i| (pads[i].0, fields_of(start + i))));
+                for (k, i) in group.enumerate() {
+                    let j = start + i;
+                    let f = fields_of(j);
+                    let sel = u64::from(choice(j)).wrapping_neg();
+                    v.resize(f.fields.len(), 0);
+                    elements([pf.of(k)], f, |e, ring, [y]| {
+                        // Reduced: a peer's out-of-range correction gives a
+                        // wrong but valid element, never an unreduced one.
+                        let d = ring.reduce(rd.read(ring.wire_bits()));
+                        v[e] = ring.add(y, d & sel);
+                    });
+                    out(j, &v);
+                }
+            }
+            Ok(())
+        };
+        if batches.len() > 1 && ch.full_duplex() {
+            let piped = ch.duplex(|tx, rx| {
+                std::thread::scope(|s| {
+                    let (ahead, ready) = mpsc::sync_channel::<Vec<Block>>(WINDOW);
+                    let (back, spare) = mpsc::channel::<Vec<Block>>();
+                    let (ext, step) = (&mut *ext, &mut *step);
+                    let writer = s.spawn(move || -> Result<(), OtError> {
+                        for b in 0..batches.len() {
+                            let mut p = spare.try_recv().unwrap_or_default();
+                            extend(ext, step, tx, b, &mut p)?;
+                            if ahead.send(p).is_err() {
+                                break;
+                            }
+                        }
+                        Ok(())
+                    });
+                    let read = (|| {
+                        for b in 0..batches.len() {
+                            // Closed early only when the writer failed.
+                            let Ok(p) = ready.recv() else { break };
+                            decode(rx, b, &p)?;
+                            let _ = back.send(p);
+                        }
+                        Ok(())
+                    })();
+                    drop(ready);
+                    let wrote = writer
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    wrote.and(read)
+                })
+            })?;
+            if let Some(r) = piped {
+                return r;
+            }
+        }
+        for b in 0..batches.len() {
+            extend(ext, step, ch, b, pads)?;
+            decode(ch, b, pads)?;
         }
         Ok(())
     }
