@@ -25,6 +25,10 @@ use super::{Block, as_aes_blocks_mut};
 /// Blocks hashed per inner step (kept in L1).
 const STEP: usize = 64;
 
+/// Blocks encrypted per call in [`Mmo::expand_into`] (16 KiB, in L1): the
+/// `aes` crate's VAES kernel pays a key broadcast per call.
+const EXPAND_STEP: usize = 1024;
+
 /// The fixed public AES-128 key of the random permutation π (the first 128
 /// bits of the fractional part of π; any public constant works).
 const FIXED_KEY: u128 = 0x243f_6a88_85a3_08d3_1319_8a2e_0370_7344;
@@ -141,8 +145,12 @@ impl Mmo {
         }
         let start = out.len();
         out.resize(start + 2 * self.buf.len(), 0);
-        let mut enc = [Block::ZERO; STEP];
-        for (x, o) in self.buf.chunks(STEP).zip(out[start..].chunks_mut(2 * STEP)) {
+        let mut enc = [Block::ZERO; EXPAND_STEP];
+        for (x, o) in self
+            .buf
+            .chunks(EXPAND_STEP)
+            .zip(out[start..].chunks_mut(2 * EXPAND_STEP))
+        {
             let enc = &mut enc[..x.len()];
             enc.copy_from_slice(x);
             self.pi.encrypt_blocks(as_aes_blocks_mut(enc));

@@ -28,7 +28,9 @@
 //! parties of one channel sending large data at the same time: on each
 //! channel the messages of a protocol strictly alternate (one side talks, the
 //! other listens). Protocols built on top must keep that discipline (or use
-//! separate channels, as [`crate::ot::session::Session`] does per thread).
+//! separate channels, as [`crate::ot::session::Session`] does per thread),
+//! or read and write from two threads at once over a full-duplex transport
+//! ([`Channel::duplex`]), so that their reads drain the peer's writes.
 //!
 //! # Errors
 //! A peer that disconnects or sends short data gives a [`NetError`] whose

@@ -33,7 +33,10 @@
 //! first): one round for the receiver. The sender buffers its answer until
 //! it has read the receiver's whole message (so a TCP link never has both
 //! sides blocked writing); both sides keep their message buffers across
-//! batches.
+//! batches. Correlated OT in several batches
+//! ([`IknpReceiver::recv_cot_batches`]) is pipelined over a full-duplex
+//! channel: the receiver sends its messages ahead from one thread and
+//! decodes the answers on another, one round for the whole stream.
 
 use super::ext::{ExtReceiver, ExtSender};
 use super::{LAMBDA, OtError, Word, check, check_bits};
