@@ -147,7 +147,12 @@ pub fn calls(p: &Program, nonneg: &[bool], i: &Instr) -> Calls {
             let xs = shape(x);
             c.divisions.insert((xs[2] * xs[3]) as u64, numel);
         }
-        Op::Conv2d { x, w, groups, .. } if shared(x) => {
+        Op::Conv2d {
+            x,
+            w,
+            conv: sci_ir::Conv2d { groups, .. },
+            ..
+        } if shared(x) => {
             let (ws, ys) = (shape(w), i.ty.shape().to_vec());
             let k = (ws[1] * ws[2] * ws[3]) as u64; // per output: C/g·kH·kW products
             let im2col = (ys[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3] * groups) as u64;

@@ -1,7 +1,7 @@
 //! The compilation driver: model → float IR → passes (with autotuning) → final program.
 
 use sci_frontend::FrontendError;
-use sci_frontend::dataset::{Dataset, DatasetError};
+use sci_ir::dataset::{Dataset, DatasetError};
 use sci_ir::{Encoding, Params, Program};
 use sci_passes::autotune::{AutotuneConfig, AutotuneError, Tuning, autotune};
 use sci_passes::{Pipeline, PipelineError, Quantize};

@@ -3,7 +3,7 @@
 //! chosen (ℓ, s) against the float program's. The numbers are in `compiler/README.md`.
 
 use sci_compiler::{Options, Quantization, compile};
-use sci_frontend::dataset::Dataset;
+use sci_ir::dataset::Dataset;
 use sci_passes::Pipeline;
 use sci_passes::autotune::{AutotuneConfig, accuracy, predict, samples};
 use std::path::PathBuf;

@@ -14,22 +14,18 @@
 //! * [`pb`]: the ONNX protobuf types, generated from the official `onnx-ml.proto`
 //!   by pure-Rust `protox` + `prost-build` and checked in (no `protoc`, no build script;
 //!   chosen over `onnx-protobuf`, whose published crate needs a pinned `protobuf` and
-//!   whose tensor helper panics, see `shared/DESIGN.md`).
+//!   whose tensor helper ignores `raw_data` and panics on some types).
 //! * [`model`]: decoding a model file, version checks (IR ≥ 3, opsets 1–21), graph inputs.
 //! * [`tensor`]: `TensorProto` decoding (raw little-endian, typed fields, external data).
 //! * [`fold`] and [`shape`]: constant folding kernels and shape inference rules.
 //! * `ops`: the op registry, one function per ONNX op (see [`supported_ops`]).
 //! * [`lower`]: the driver: needed nodes, topological order, client inputs, outputs.
-//! * [`dataset`]: validation sets (`.npz` or a directory of `x.npy` / `y.npy`).
 //!
 //! The float baseline is the IR's reference interpreter (`sci_ir::interp`) run on
 //! the lowered program; `tests/onnxruntime_reference.rs` checks it against
 //! onnxruntime on every test-data model.
 
-#![warn(missing_docs)]
-
 mod attr;
-pub mod dataset;
 pub mod error;
 pub mod fold;
 pub mod lower;

@@ -1,8 +1,9 @@
 //! Shape inference helpers shared by constant folding and lowering: numpy
 //! broadcasting, axis normalisation, and the output shapes of `Reshape`,
 //! `Flatten`, `Squeeze`, `Unsqueeze`, `Transpose`, `Concat`, `Gather`, `Slice`,
-//! convolution and pooling, as defined in the ONNX operator specification
-//! (`docs/Operators.md`). Errors are plain messages; the caller names the node.
+//! and the `auto_pad` pads of convolution and pooling, as defined in the ONNX
+//! operator specification (`docs/Operators.md`). Errors are plain messages; the
+//! caller names the node.
 
 /// Result of a shape computation: an error message on invalid shapes.
 pub type ShapeResult<T> = std::result::Result<T, String>;
@@ -18,23 +19,10 @@ pub fn axis(a: i64, rank: usize) -> ShapeResult<usize> {
     }
 }
 
-/// Multidirectional (numpy) broadcasting of two shapes.
+/// Multidirectional (numpy) broadcasting of two shapes: the IR's rule
+/// ([`sci_ir::check::broadcast`]), with its error as a message.
 pub fn broadcast(a: &[usize], b: &[usize]) -> ShapeResult<Vec<usize>> {
-    let rank = a.len().max(b.len());
-    let dim = |s: &[usize], i: usize| {
-        let off = rank - s.len();
-        if i < off { 1 } else { s[i - off] }
-    };
-    (0..rank)
-        .map(|i| match (dim(a, i), dim(b, i)) {
-            (x, y) if x == y => Ok(x),
-            (1, y) => Ok(y),
-            (x, 1) => Ok(x),
-            (x, y) => Err(format!(
-                "shapes {a:?} and {b:?} do not broadcast (dimension {x} vs {y})"
-            )),
-        })
-        .collect()
+    sci_ir::check::broadcast(a, b).map_err(|e| e.to_string())
 }
 
 /// Row-major strides of `shape`.
@@ -316,46 +304,6 @@ pub fn slice(
     Ok(result)
 }
 
-/// Output size of a convolution or pooling window along one axis:
-/// `⌊(n + pads − dilation·(k − 1) − 1) / stride⌋ + 1`, or with `ceil` the ceiling,
-/// minus one if the last window would start in the end padding (ONNX/PyTorch rule).
-pub fn window_out(
-    n: usize,
-    k: usize,
-    stride: usize,
-    dilation: usize,
-    pad_begin: usize,
-    pad_end: usize,
-    ceil: bool,
-) -> ShapeResult<usize> {
-    let eff = dilation
-        .checked_mul(k.saturating_sub(1))
-        .and_then(|v| v.checked_add(1))
-        .ok_or("window too large")?;
-    let padded = n
-        .checked_add(pad_begin)
-        .and_then(|v| v.checked_add(pad_end))
-        .ok_or("pads too large")?;
-    if k == 0 || stride == 0 || dilation == 0 {
-        return Err("kernel, stride and dilation must be at least 1".into());
-    }
-    if padded < eff {
-        return Err(format!(
-            "window of {eff} does not fit an input of {n} with pads {pad_begin}+{pad_end}"
-        ));
-    }
-    let span = padded - eff;
-    let mut out = if ceil {
-        span.div_ceil(stride) + 1
-    } else {
-        span / stride + 1
-    };
-    if ceil && (out - 1) * stride >= n + pad_begin {
-        out -= 1;
-    }
-    Ok(out)
-}
-
 /// Begin and end pads of one axis for ONNX `auto_pad` `SAME_UPPER`/`SAME_LOWER`:
 /// the output size is `⌈n / stride⌉` and the total pad is split with the extra
 /// element at the end (`SAME_UPPER`) or the beginning (`SAME_LOWER`).
@@ -460,15 +408,7 @@ mod tests {
     }
 
     #[test]
-    fn windows() {
-        assert_eq!(window_out(28, 5, 1, 1, 0, 0, false).unwrap(), 24);
-        assert_eq!(window_out(7, 3, 2, 1, 1, 1, false).unwrap(), 4);
-        assert_eq!(window_out(6, 3, 2, 1, 0, 0, false).unwrap(), 2);
-        assert_eq!(window_out(6, 3, 2, 1, 0, 0, true).unwrap(), 3);
-        // ceil mode would start the last window in the end padding: dropped.
-        assert_eq!(window_out(5, 2, 2, 1, 0, 1, true).unwrap(), 3);
-        assert_eq!(window_out(10, 3, 1, 2, 0, 0, false).unwrap(), 6);
-        assert!(window_out(2, 3, 1, 1, 0, 0, false).is_err());
+    fn same_padding() {
         assert_eq!(same_pads(7, 3, 2, 1, true).unwrap(), (1, 1));
         assert_eq!(same_pads(6, 3, 2, 1, true).unwrap(), (0, 1));
         assert_eq!(same_pads(6, 3, 2, 1, false).unwrap(), (1, 0));

@@ -17,15 +17,20 @@
 //! * [`plan`]: plan files — versioned, checksummed binary form with a public part and a
 //!   server-only secret part; the client view; the program hash.
 //! * [`npy`]: NumPy `.npy` reading and writing (inputs, outputs, validation sets).
+//! * [`dataset`]: labelled data sets (`.npz` or a directory of `x.npy` / `y.npy`) for
+//!   accuracy measurements and autotuning.
 //!
-//! The semantics are those of `shared/DESIGN.md`: arithmetic wraps in the ring (is mod n
+//! The semantics (also summarised in the repository's `ARCHITECTURE.md`): arithmetic wraps in the ring (is mod n
 //! in the field); products add scales; `trunc` is the floor shift of the signed value;
 //! division by a public integer is the paper's `rdiv`; MaxPool/ArgMax break ties by first
 //! index.
 
 pub mod analysis;
 pub mod check;
+pub mod dataset;
+mod error;
 pub mod fixed;
+mod id;
 pub mod interp;
 pub mod npy;
 pub mod ops;
@@ -36,10 +41,11 @@ pub mod tensor;
 pub mod text;
 pub mod types;
 
-pub use check::{CheckError, CheckErrorKind};
-pub use ops::{Op, Pool2d, PoolWindow, Scalar};
+pub use error::{CheckError, CheckErrorKind};
+pub use id::{ConstId, ValueId};
+pub use ops::{Conv2d, ConvGeom, Op, Pool2d, PoolWindow, Scalar};
 pub use plan::{Plan, PlanError};
-pub use program::{Builder, ConstId, Instr, Params, ParamsError, Program, ValueId};
+pub use program::{Builder, Instr, Params, ParamsError, Program};
 pub use secure::SecureError;
 pub use tensor::{Data, Tensor, TensorError};
 pub use text::ParseError;

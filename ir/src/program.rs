@@ -12,42 +12,14 @@
 //! fresh [`Builder`] (remapping operands with [`Op::map_operands`]), and
 //! [`Builder::finish`]. The builder type-checks each instruction as it is pushed.
 
-use crate::check::{self, CheckError, CheckErrorKind};
+use crate::check;
+use crate::error::{CheckError, CheckErrorKind};
+pub use crate::id::{ConstId, ValueId};
 use crate::ops::Op;
 use crate::tensor::Tensor;
 use crate::types::{Encoding, Owner, Type};
 use std::collections::HashMap;
-use std::fmt;
 use thiserror::Error;
-
-/// A value of a program: the index of the instruction that defines it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ValueId(pub(crate) u32);
-
-impl ValueId {
-    /// The index of the defining instruction in [`Program::instrs`] (use it to index
-    /// per-value side tables).
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Display for ValueId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "v{}", self.0)
-    }
-}
-
-/// An entry of a program's constant table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ConstId(pub(crate) u32);
-
-impl ConstId {
-    /// The index in the constant table.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
 
 /// Program-level protocol parameters, carried into the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -301,7 +273,12 @@ impl Builder {
         if self.instrs.len() >= u32::MAX as usize {
             return Err(err(CheckErrorKind::TooManyValues));
         }
-        let ty = check::infer(&op, &self.instrs, &self.consts).map_err(err)?;
+        let ty = check::infer(
+            &op,
+            |v| self.instrs.get(v.index()).map(|i| &i.ty),
+            &self.consts,
+        )
+        .map_err(err)?;
         match &op {
             Op::Const { id, .. } => {
                 if self.const_used[id.index()] {

@@ -36,10 +36,12 @@ fn conv_types_and_errors() {
         x,
         w,
         bias,
-        strides,
-        pads,
-        dilations,
-        groups,
+        conv: sci_ir::Conv2d {
+            strides,
+            pads,
+            dilations,
+            groups,
+        },
     };
     let y = b
         .push("y", conv(Some(bias), [2, 1], [1, 0, 1, 2], [1, 2], 2))
@@ -102,10 +104,12 @@ fn conv_types_and_errors() {
                 x,
                 w,
                 bias: None,
-                strides: [1, 1],
-                pads: [0; 4],
-                dilations: [1, 1],
-                groups: 1,
+                conv: sci_ir::Conv2d {
+                    strides: [1, 1],
+                    pads: [0; 4],
+                    dilations: [1, 1],
+                    groups: 1,
+                },
             },
         )
         .unwrap_err();

@@ -76,10 +76,12 @@ fn conv(
         x,
         w,
         bias,
-        strides,
-        pads,
-        dilations,
-        groups,
+        conv: sci_ir::Conv2d {
+            strides,
+            pads,
+            dilations,
+            groups,
+        },
     }
 }
 

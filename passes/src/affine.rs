@@ -132,21 +132,11 @@ pub(crate) fn emit_folded(
         Some(rw.constant(&bias_name, bty, bt)?)
     };
     let op = match &instr.op {
-        Op::Conv2d {
-            x,
-            strides,
-            pads,
-            dilations,
-            groups,
-            ..
-        } => Op::Conv2d {
+        Op::Conv2d { x, conv, .. } => Op::Conv2d {
             x: rw.get(*x)?,
             w: w_new,
             bias: b_new,
-            strides: *strides,
-            pads: *pads,
-            dilations: *dilations,
-            groups: *groups,
+            conv: *conv,
         },
         Op::MatMul { a, .. } => Op::MatMul {
             a: rw.get(*a)?,

@@ -34,7 +34,7 @@
 use crate::manager::{Pipeline, PipelineError};
 use crate::quantize::Quantize;
 use rayon::prelude::*;
-use sci_frontend::dataset::Dataset;
+use sci_ir::dataset::Dataset;
 use sci_ir::fixed::encode_tensor;
 use sci_ir::interp::{self, InterpError, Magnitude, Options};
 use sci_ir::{Encoding, Op, Program, Tensor};

@@ -15,6 +15,7 @@ pub mod fold_batchnorm;
 pub mod fold_constants;
 pub mod manager;
 pub mod nonneg;
+pub mod pass;
 pub mod place_truncs;
 pub mod quantize;
 pub mod remove_identity;
@@ -22,5 +23,6 @@ mod rewrite;
 pub mod swap_relu_maxpool;
 
 pub use error::PassError;
-pub use manager::{FnPass, Pass, Pipeline, PipelineError};
+pub use manager::{Pipeline, PipelineError};
+pub use pass::{FnPass, Pass};
 pub use quantize::Quantize;

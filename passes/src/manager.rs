@@ -27,6 +27,7 @@
 //! (7–12) once per candidate scale.
 
 use crate::error::PassError;
+use crate::pass::{FnPass, Pass};
 use crate::quantize::Quantize;
 use crate::{
     dce, fold_affine, fold_batchnorm, fold_constants, nonneg, place_truncs, remove_identity,
@@ -34,36 +35,6 @@ use crate::{
 };
 use sci_ir::Program;
 use thiserror::Error;
-
-/// A program-to-program transformation.
-pub trait Pass: Send + Sync {
-    /// The pass's name (as in the pipeline table and IR dumps).
-    fn name(&self) -> &'static str;
-    /// Rewrites `p`; the result is well-typed (built through [`sci_ir::Builder`]).
-    fn run(&self, p: &Program) -> Result<Program, PassError>;
-}
-
-/// A pass given by a name and a function (the passes without parameters).
-pub struct FnPass {
-    name: &'static str,
-    f: fn(&Program) -> Result<Program, PassError>,
-}
-
-impl FnPass {
-    /// A pass called `name` that runs `f`.
-    pub const fn new(name: &'static str, f: fn(&Program) -> Result<Program, PassError>) -> Self {
-        FnPass { name, f }
-    }
-}
-
-impl Pass for FnPass {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn run(&self, p: &Program) -> Result<Program, PassError> {
-        (self.f)(p)
-    }
-}
 
 /// A pass failed: which one, and why.
 #[derive(Clone, Debug, PartialEq, Error)]

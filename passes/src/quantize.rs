@@ -20,7 +20,7 @@
 //! [`crate::autotune`] measures it on a validation set.
 
 use crate::error::PassError;
-use crate::manager::Pass;
+use crate::pass::Pass;
 use crate::rewrite::Rewriter;
 use sci_ir::fixed::encode_tensor;
 use sci_ir::{Encoding, Op, Owner, Program, Scalar, Type, ValueId};
@@ -198,23 +198,12 @@ impl Quantizer<'_> {
                 self.rw.set(v, n);
                 Ok(())
             }
-            Op::Conv2d {
-                x,
-                w,
-                bias,
-                strides,
-                pads,
-                dilations,
-                groups,
-            } => {
+            Op::Conv2d { x, w, bias, conv } => {
                 let op = Op::Conv2d {
                     x: self.at(*x, s)?,
                     w: self.at(*w, s)?,
                     bias: bias.map(|b| self.at(b, 2 * s)).transpose()?,
-                    strides: *strides,
-                    pads: *pads,
-                    dilations: *dilations,
-                    groups: *groups,
+                    conv: *conv,
                 };
                 product(self, op)
             }

@@ -1,7 +1,7 @@
 //! Autotuning on the digits models of `testdata/` (validation split).
 
-use sci_frontend::dataset::Dataset;
 use sci_ir::Program;
+use sci_ir::dataset::Dataset;
 use sci_ir::interp::Magnitude;
 use sci_passes::autotune::{AutotuneConfig, autotune, predict, samples};
 use sci_passes::{Pipeline, Quantize};

@@ -92,10 +92,12 @@ fn build(
                     x,
                     w: wid,
                     bias: Some(bid),
-                    strides: [1, 1],
-                    pads: [p, p, p, p],
-                    dilations: [1, 1],
-                    groups: 1,
+                    conv: sci_ir::Conv2d {
+                        strides: [1, 1],
+                        pads: [p, p, p, p],
+                        dilations: [1, 1],
+                        groups: 1,
+                    },
                 },
             )
             .unwrap();

@@ -5,4 +5,5 @@ pub mod exec;
 pub mod he;
 pub mod net;
 pub mod ot;
+pub mod pack;
 pub mod proto;

@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use sci_runtime::crypto::{Block, Prg};
-use sci_runtime::net::pack::mask;
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Channel, Party, Stats, mem};
 use sci_runtime::ot::{CotFields, KkClass, OtPack, Session, cot_bits, kk_bits};
+use sci_runtime::pack::mask;
 
 const TIMEOUT: Option<Duration> = Some(Duration::from_secs(30));
 

@@ -219,10 +219,12 @@ fn conv(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         x: xa,
         w: wa,
         bias,
-        strides,
-        pads,
-        dilations,
-        groups,
+        conv: sci_ir::Conv2d {
+            strides,
+            pads,
+            dilations,
+            groups,
+        },
     })?;
     Ok(vec![from_4d(cx, y, x_shape.len())?])
 }

@@ -3,7 +3,7 @@
 //! validated them and the driver passes the inferred output shapes.
 
 use super::domain::Dom;
-use crate::ops::Pool2d;
+use crate::ops::{Conv2d, ConvGeom, Pool2d};
 use rayon::prelude::*;
 
 /// Minimum number of multiply-accumulates before a kernel spreads work over threads.
@@ -100,23 +100,6 @@ pub(crate) fn broadcast<E: Copy>(
     out
 }
 
-/// Geometry of a 2-D convolution (NCHW).
-pub(crate) struct ConvGeom {
-    pub n: usize,
-    pub c: usize,
-    pub h: usize,
-    pub w: usize,
-    pub co: usize,
-    pub kh: usize,
-    pub kw: usize,
-    pub oh: usize,
-    pub ow: usize,
-    pub strides: [usize; 2],
-    pub pads: [usize; 4],
-    pub dilations: [usize; 2],
-    pub groups: usize,
-}
-
 /// The output positions `o` in `0..out` whose input coordinate `o·stride + k·dil − pad`
 /// lies in `0..size`, as a range.
 fn valid_range(
@@ -143,48 +126,57 @@ pub(crate) fn conv2d<D: Dom>(
     x: &[D::E],
     w: &[D::E],
     bias: Option<&[D::E]>,
-    g: &ConvGeom,
+    geom: &ConvGeom,
 ) -> Vec<D::E> {
-    let plane = g.oh * g.ow;
-    let mut out = vec![d.zero(); g.n * g.co * plane];
+    let [bn, c, h, wi] = geom.input;
+    let [kh, kw] = geom.kernel;
+    let [oh, ow] = geom.output_hw();
+    let co = geom.c_out;
+    let Conv2d {
+        strides,
+        pads,
+        dilations,
+        groups,
+    } = geom.conv;
+    let plane = oh * ow;
+    let mut out = vec![d.zero(); bn * co * plane];
     if plane == 0 {
         return out;
     }
-    let cg = g.c / g.groups; // input channels per group
-    let cog = g.co / g.groups; // output channels per group
-    let work = g.n * g.co * plane * cg * g.kh * g.kw;
+    let cg = c / groups; // input channels per group
+    let cog = co / groups; // output channels per group
+    let work = bn * co * plane * cg * kh * kw;
     let body = |(p, out_plane): (usize, &mut [D::E])| {
-        let (n, o) = (p / g.co, p % g.co);
+        let (n, o) = (p / co, p % co);
         let grp = o / cog;
         let init = bias.map_or(d.acc(d.zero()), |b| d.acc(b[o]));
         let mut acc = vec![init; plane];
         for ci in 0..cg {
             let cin = grp * cg + ci;
-            let xp = &x[(n * g.c + cin) * g.h * g.w..][..g.h * g.w];
-            for ky in 0..g.kh {
-                let (y0, y1) = valid_range(g.oh, g.h, g.strides[0], ky, g.dilations[0], g.pads[0]);
-                for kx in 0..g.kw {
-                    let wv = w[((o * cg + ci) * g.kh + ky) * g.kw + kx];
-                    let (x0, x1) =
-                        valid_range(g.ow, g.w, g.strides[1], kx, g.dilations[1], g.pads[1]);
+            let xp = &x[(n * c + cin) * h * wi..][..h * wi];
+            for ky in 0..kh {
+                let (y0, y1) = valid_range(oh, h, strides[0], ky, dilations[0], pads[0]);
+                for kx in 0..kw {
+                    let wv = w[((o * cg + ci) * kh + ky) * kw + kx];
+                    let (x0, x1) = valid_range(ow, wi, strides[1], kx, dilations[1], pads[1]);
                     if x0 >= x1 {
                         // This kernel column only ever meets padding (and the first
                         // input column below would be negative).
                         continue;
                     }
                     for oy in y0..y1 {
-                        let iy = oy * g.strides[0] + ky * g.dilations[0] - g.pads[0];
-                        let row = &xp[iy * g.w..][..g.w];
-                        let arow = &mut acc[oy * g.ow..][..g.ow];
-                        let ix0 = x0 * g.strides[1] + kx * g.dilations[1] - g.pads[1];
-                        if g.strides[1] == 1 {
+                        let iy = oy * strides[0] + ky * dilations[0] - pads[0];
+                        let row = &xp[iy * wi..][..wi];
+                        let arow = &mut acc[oy * ow..][..ow];
+                        let ix0 = x0 * strides[1] + kx * dilations[1] - pads[1];
+                        if strides[1] == 1 {
                             let n = x1 - x0;
                             for (a, &xv) in arow[x0..x1].iter_mut().zip(&row[ix0..ix0 + n]) {
                                 *a = d.mac(*a, xv, wv);
                             }
                         } else {
                             for (j, a) in arow[x0..x1].iter_mut().enumerate() {
-                                *a = d.mac(*a, row[ix0 + j * g.strides[1]], wv);
+                                *a = d.mac(*a, row[ix0 + j * strides[1]], wv);
                             }
                         }
                     }

@@ -97,7 +97,7 @@ pub fn window_sums(x: &Tensor, pool: &Pool2d) -> Result<Tensor, CheckErrorKind> 
             found: x.shape().to_vec(),
         });
     };
-    let (oh, ow) = check::pool_output(pool, h, w)?;
+    let [oh, ow] = pool.output([h, w])?;
     let shape = vec![n, c, oh, ow];
     // Checked like a type: the result's element count is bounded.
     crate::types::check_shape(&shape)?;

@@ -18,12 +18,12 @@ pub mod linear;
 
 use crate::check::CheckErrorKind;
 use crate::fixed;
-use crate::ops::{Op, Pool2d, Scalar};
+use crate::ops::{ConvGeom, Op, Pool2d, Scalar};
 use crate::program::{Program, ValueId};
 use crate::tensor::{Tensor, TensorError};
 use crate::types::{Encoding, ShapeDisplay, Type};
 use domain::{Dom, FieldD, RealD, RingD};
-use kernels::{ConvGeom, PoolKind};
+use kernels::PoolKind;
 use thiserror::Error;
 
 /// Evaluates `$body` with `$d` bound to the element domain of encoding `$enc` (the body
@@ -270,8 +270,8 @@ pub fn eval_op<'t>(
     op: &Op,
     operand: &dyn Fn(ValueId) -> Option<&'t Tensor>,
 ) -> Result<Tensor, InterpError> {
-    let ty =
-        crate::check::infer(op, program.instrs(), program.consts()).map_err(InterpError::Op)?;
+    let ty = crate::check::infer(op, |v| program.get(v).map(|i| &i.ty), program.consts())
+        .map_err(InterpError::Op)?;
     match op {
         Op::Input { .. } => Err(InterpError::NotComputed),
         Op::Const { id, .. } => program
@@ -345,40 +345,15 @@ fn eval_kernel<'a, D: Dom>(
     let map = |x: ValueId, f: &dyn Fn(D::E) -> D::E| -> Vec<D::E> {
         x_of(x).iter().map(|&e| f(e)).collect()
     };
-    let int_map = |x: ValueId, f: &dyn Fn(u64) -> u64| -> Vec<u64> {
-        arg(x)
-            .as_u64()
-            .expect("fixed-point only op on an integer tensor")
-            .iter()
-            .map(|&e| f(e))
-            .collect()
-    };
     let v: Vec<D::E> = match op {
         Op::Input { .. } | Op::Const { .. } => unreachable!("handled by the driver"),
-        Op::Conv2d {
-            x,
-            w,
-            bias,
-            strides,
-            pads,
-            dilations,
-            groups,
-        } => {
+        Op::Conv2d { x, w, bias, conv } => {
             let (xs, ws) = (shape_of(*x), shape_of(*w));
             let g = ConvGeom {
-                n: xs[0],
-                c: xs[1],
-                h: xs[2],
-                w: xs[3],
-                co: ws[0],
-                kh: ws[2],
-                kw: ws[3],
-                oh: out_shape[2],
-                ow: out_shape[3],
-                strides: *strides,
-                pads: *pads,
-                dilations: *dilations,
-                groups: *groups,
+                input: [xs[0], xs[1], xs[2], xs[3]],
+                c_out: ws[0],
+                kernel: [ws[2], ws[3]],
+                conv: *conv,
             };
             kernels::conv2d(d, x_of(*x), x_of(*w), bias.map(x_of), &g)
         }
@@ -395,68 +370,34 @@ fn eval_kernel<'a, D: Dom>(
             kernels::broadcast(x_of(*a), shape_of(*a), x_of(*b), shape_of(*b), out_shape, f)
         }
         Op::MulPublic { x, k } => map(*x, &|e| d.mul_public(e, *k)),
-        Op::ScaleUp { x, k } => {
-            // x · 2^k mod (2^ℓ or n): both factors are below 2^64, so the u128 product
-            // cannot overflow. (k < ℓ ≤ 64 and 2^k < n by the type checker.)
-            let enc = arg(*x).encoding();
-            let m = enc.modulus().expect("fixed-point only op");
-            let f = enc.reduce(1i128 << (*k).min(126));
-            return Ok(crate::tensor::Data::U64(int_map(*x, &|e| {
-                ((u128::from(e) * u128::from(f)) % m) as u64
-            })));
-        }
-        Op::Trunc { x, s, nonneg } => {
-            let t = arg(*x);
-            let enc = t.encoding();
-            if *nonneg {
-                let xs = t
-                    .as_u64()
-                    .expect("fixed-point only op on an integer tensor");
-                if let Some(index) = xs.iter().position(|&e| enc.signed(e) < 0) {
-                    return Err(InterpError::NonNegViolated {
-                        name: name.to_string(),
-                        index,
-                        value: enc.signed(xs[index]),
-                    });
-                }
-            }
-            return Ok(crate::tensor::Data::U64(int_map(*x, &|e| {
-                fixed::trunc(e, *s, enc)
-            })));
-        }
+        Op::ScaleUp { x, k } => return Ok(scale_up(arg(*x), *k)),
+        Op::Trunc { x, s, nonneg } => return trunc(name, arg(*x), *s, *nonneg),
         Op::DivPublic { x, d: q } => map(*x, &|e| d.div_public(e, *q)),
         Op::Relu { x } => map(*x, &|e| if d.is_neg(e) { d.zero() } else { e }),
-        Op::MaxPool { x, pool } | Op::AvgPool { x, pool, .. } => {
+        Op::MaxPool { x, .. } | Op::AvgPool { x, .. } | Op::GlobalAvgPool { x } => {
             let xs = shape_of(*x);
-            let kind = match op {
+            let xs = [xs[0], xs[1], xs[2], xs[3]];
+            let (pool, kind) = match op {
+                Op::MaxPool { pool, .. } => (*pool, PoolKind::Max),
                 Op::AvgPool {
-                    count_include_pad, ..
-                } => PoolKind::Avg {
-                    count_include_pad: *count_include_pad,
-                },
-                _ => PoolKind::Max,
+                    pool,
+                    count_include_pad,
+                    ..
+                } => (
+                    *pool,
+                    PoolKind::Avg {
+                        count_include_pad: *count_include_pad,
+                    },
+                ),
+                _ => (
+                    Pool2d::global([xs[2], xs[3]]),
+                    PoolKind::Avg {
+                        count_include_pad: false,
+                    },
+                ),
             };
-            kernels::pool2d(
-                d,
-                x_of(*x),
-                [xs[0], xs[1], xs[2], xs[3]],
-                (out_shape[2], out_shape[3]),
-                pool,
-                kind,
-            )
-        }
-        Op::GlobalAvgPool { x } => {
-            let xs = shape_of(*x);
-            kernels::pool2d(
-                d,
-                x_of(*x),
-                [xs[0], xs[1], xs[2], xs[3]],
-                (1, 1),
-                &Pool2d::global([xs[2], xs[3]]),
-                PoolKind::Avg {
-                    count_include_pad: false,
-                },
-            )
+            let out = (out_shape[2], out_shape[3]);
+            kernels::pool2d(d, x_of(*x), xs, out, &pool, kind)
         }
         Op::ArgMax { x, axis, .. } => kernels::argmax(d, x_of(*x), shape_of(*x), *axis),
         Op::Reshape { x, .. }
@@ -470,15 +411,7 @@ fn eval_kernel<'a, D: Dom>(
             kernels::concat(&parts, *axis)
         }
         Op::Pad { x, pads, value } => {
-            let t = arg(*x);
-            let fill = match (*value, t.encoding()) {
-                (Scalar::F32(f), _) => Tensor::real(vec![], vec![f]),
-                (Scalar::Int(i), enc) => Tensor::signed(enc, vec![], &[i]),
-            }
-            .map_err(|source| InterpError::Tensor {
-                name: name.to_string(),
-                source,
-            })?;
+            let fill = scalar_tensor(name, *value, arg(*x).encoding())?;
             kernels::pad(x_of(*x), shape_of(*x), pads, out_shape, D::slice(&fill)[0])
         }
         Op::BatchNorm {
@@ -489,23 +422,74 @@ fn eval_kernel<'a, D: Dom>(
             var,
             epsilon,
         } => {
-            // Real only (checked): y = (x − mean) / sqrt(var + ε) · scale + bias.
-            let xs = arg(*x).as_f32().expect("batchnorm is float-only");
-            let p = |v: ValueId| arg(v).as_f32().expect("batchnorm is float-only");
-            let (g, b, m, s2) = (p(*scale), p(*bias), p(*mean), p(*var));
-            let sh = shape_of(*x);
-            let c = sh[1];
-            let inner: usize = sh[2..].iter().product();
-            let y: Vec<f32> = xs
-                .iter()
-                .enumerate()
-                .map(|(i, &e)| {
-                    let ch = (i / inner.max(1)) % c.max(1);
-                    (e - m[ch]) / (s2[ch] + epsilon).sqrt() * g[ch] + b[ch]
-                })
-                .collect();
-            return Ok(crate::tensor::Data::F32(y));
+            let params = [*scale, *bias, *mean, *var].map(arg);
+            return Ok(batchnorm(arg(*x), params, *epsilon));
         }
     };
     Ok(D::wrap(v))
+}
+
+/// The words of a fixed-point tensor (the type checker keeps f32 out of the ops that
+/// call this).
+fn words(t: &Tensor) -> &[u64] {
+    t.as_u64()
+        .expect("fixed-point only op on an integer tensor")
+}
+
+/// `scale_up`: `x · 2^k` mod 2^ℓ or n.
+fn scale_up(t: &Tensor, k: u32) -> crate::tensor::Data {
+    // Both factors are below 2^64, so the u128 product cannot overflow (k < ℓ ≤ 64 and
+    // 2^k < n by the type checker).
+    let enc = t.encoding();
+    let m = enc.modulus().expect("fixed-point only op");
+    let f = enc.reduce(1i128 << k.min(126));
+    let v = words(t)
+        .iter()
+        .map(|&e| ((u128::from(e) * u128::from(f)) % m) as u64);
+    crate::tensor::Data::U64(v.collect())
+}
+
+/// `trunc` by `s`; with `nonneg`, an error at the first negative element of value
+/// `name`.
+fn trunc(name: &str, t: &Tensor, s: u32, nonneg: bool) -> Result<crate::tensor::Data, InterpError> {
+    let enc = t.encoding();
+    let xs = words(t);
+    if nonneg && let Some(index) = xs.iter().position(|&e| enc.signed(e) < 0) {
+        return Err(InterpError::NonNegViolated {
+            name: name.to_string(),
+            index,
+            value: enc.signed(xs[index]),
+        });
+    }
+    let v = xs.iter().map(|&e| fixed::trunc(e, s, enc));
+    Ok(crate::tensor::Data::U64(v.collect()))
+}
+
+/// A scalar attribute as a one-element tensor of encoding `enc`.
+fn scalar_tensor(name: &str, value: Scalar, enc: Encoding) -> Result<Tensor, InterpError> {
+    match value {
+        Scalar::F32(f) => Tensor::real(vec![], vec![f]),
+        Scalar::Int(i) => Tensor::signed(enc, vec![], &[i]),
+    }
+    .map_err(|source| InterpError::Tensor {
+        name: name.to_string(),
+        source,
+    })
+}
+
+/// `batchnorm` (f32 only, checked): `y = (x − mean) / sqrt(var + ε) · scale + bias`
+/// over axis 1, `params` = scale, bias, mean, var.
+fn batchnorm(x: &Tensor, params: [&Tensor; 4], epsilon: f32) -> crate::tensor::Data {
+    fn f32s(t: &Tensor) -> &[f32] {
+        t.as_f32().expect("batchnorm is float-only")
+    }
+    let [g, b, m, s2] = params.map(f32s);
+    let sh = x.shape();
+    let c = sh[1];
+    let inner: usize = sh[2..].iter().product();
+    let y = f32s(x).iter().enumerate().map(|(i, &e)| {
+        let ch = (i / inner.max(1)) % c.max(1);
+        (e - m[ch]) / (s2[ch] + epsilon).sqrt() * g[ch] + b[ch]
+    });
+    crate::tensor::Data::F32(y.collect())
 }

@@ -119,20 +119,15 @@ fn body(out: &mut String, p: &Program, op: &Op) {
             }
             None => out.push_str(" withheld"),
         },
-        Op::Conv2d {
-            strides,
-            pads,
-            dilations,
-            groups,
-            ..
-        } => {
+        Op::Conv2d { conv, .. } => {
             let _ = write!(
                 out,
-                " {} strides={} pads={} dilations={} groups={groups}",
+                " {} strides={} pads={} dilations={} groups={}",
                 names(&op.operands()),
-                list(strides),
-                list(pads),
-                list(dilations)
+                list(&conv.strides),
+                list(&conv.pads),
+                list(&conv.dilations),
+                conv.groups
             );
         }
         Op::MatMul { .. }

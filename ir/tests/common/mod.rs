@@ -108,10 +108,12 @@ impl Net {
                     x,
                     w,
                     bias: Some(bias),
-                    strides: [stride, stride],
-                    pads: [pad; 4],
-                    dilations: [1, 1],
-                    groups: 1,
+                    conv: sci_ir::Conv2d {
+                        strides: [stride, stride],
+                        pads: [pad; 4],
+                        dilations: [1, 1],
+                        groups: 1,
+                    },
                 },
             )
             .unwrap();
@@ -362,10 +364,12 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
                 } else {
                     None
                 },
-                strides: [1 + u(&mut r, 2), 1 + u(&mut r, 2)],
-                pads: [u(&mut r, 2), u(&mut r, 2), u(&mut r, 2), u(&mut r, 2)],
-                dilations: [1 + u(&mut r, 2), 1 + u(&mut r, 2)],
-                groups: 1 + u(&mut r, 2),
+                conv: sci_ir::Conv2d {
+                    strides: [1 + u(&mut r, 2), 1 + u(&mut r, 2)],
+                    pads: [u(&mut r, 2), u(&mut r, 2), u(&mut r, 2), u(&mut r, 2)],
+                    dilations: [1 + u(&mut r, 2), 1 + u(&mut r, 2)],
+                    groups: 1 + u(&mut r, 2),
+                },
             },
             3 => Op::MatMul {
                 a: pick(&mut r),

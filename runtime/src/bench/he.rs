@@ -19,11 +19,11 @@
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
+use sci_ir::ConvGeom;
 use sci_runtime::crypto::Prg;
 use sci_runtime::he::{self, Packing};
 use sci_runtime::ot::Session;
 use sci_runtime::proto::engine::Engine;
-use sci_runtime::proto::matmul::ConvGeom;
 use sci_runtime::proto::maxpool::{self, Compare, Windows};
 use sci_runtime::proto::{Modulus, rdiv, relu, sign};
 use serde_json::{Map, Value, json};
@@ -170,10 +170,12 @@ fn conv_geom(a: &FieldArgs) -> Result<ConvGeom> {
         input: [1, a.channels, h.parse()?, w.parse()?],
         c_out: a.outs,
         kernel: [a.kernel; 2],
-        strides: [a.stride; 2],
-        pads: [a.pad; 4],
-        dilations: [1, 1],
-        groups: 1,
+        conv: sci_ir::Conv2d {
+            strides: [a.stride; 2],
+            pads: [a.pad; 4],
+            dilations: [1, 1],
+            groups: 1,
+        },
     })
 }
 

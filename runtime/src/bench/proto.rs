@@ -14,8 +14,8 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_runtime::crypto::Prg;
-use sci_runtime::net::pack::mask;
 use sci_runtime::ot::Session;
+use sci_runtime::pack::mask;
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::{self, Compare, Windows};
 use sci_runtime::proto::{Ctx, Role, drelu, matmul, mill, rdiv, relu, trunc};

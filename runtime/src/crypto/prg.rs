@@ -97,7 +97,7 @@ impl Prg {
 
     /// `n` uniformly random elements of `Z_{2^bits}` (`bits` in 1..=64).
     pub fn ring_elems(&mut self, n: usize, bits: u32) -> Vec<u64> {
-        let m = crate::net::pack::mask(bits);
+        let m = crate::pack::mask(bits);
         let mut v = self.u64s(n);
         v.iter_mut().for_each(|x| *x &= m);
         v
@@ -107,7 +107,7 @@ impl Prg {
     pub fn bools(&mut self, n: usize) -> Vec<bool> {
         let mut bytes = vec![0u8; n.div_ceil(8)];
         self.fill_bytes(&mut bytes);
-        crate::net::pack::unpack_bits(&bytes, n)
+        crate::pack::unpack_bits(&bytes, n)
     }
 }
 

@@ -83,8 +83,8 @@ use super::report::{Cost, InstrRecord, PartyReport};
 use super::{ExecError, StepError};
 use crate::net::{Party, Stats};
 use crate::proto::engine::Engine;
-use crate::proto::matmul::ConvGeom;
 use crate::proto::maxpool::Compare;
+use sci_ir::ConvGeom;
 use sci_ir::interp::{self, InterpError, linear};
 use sci_ir::{CheckErrorKind, Encoding, Op, Owner, Program, Scalar, Tensor, TensorError, ValueId};
 use std::borrow::Cow;
@@ -466,15 +466,7 @@ impl<'p> Exec<'p> {
             Op::MatMul { b, .. } if public(b) => return self.linear(op, Some(*b)),
             Op::Mul { a, .. } if public(a) => return self.linear(op, Some(*a)),
             Op::Mul { b, .. } if public(b) => return self.linear(op, Some(*b)),
-            Op::Conv2d {
-                x,
-                w,
-                bias,
-                strides,
-                pads,
-                dilations,
-                groups,
-            } if self.server_only(*w) => {
+            Op::Conv2d { x, w, bias, conv } if self.server_only(*w) => {
                 let ws = shape(w);
                 let geom = ConvGeom {
                     input: shape4(shape(x)),
@@ -483,10 +475,7 @@ impl<'p> Exec<'p> {
                         ws.get(2).copied().unwrap_or(1),
                         ws.get(3).copied().unwrap_or(1),
                     ],
-                    strides: *strides,
-                    pads: *pads,
-                    dilations: *dilations,
-                    groups: *groups,
+                    conv: *conv,
                 };
                 let y =
                     engine.conv2d(ell, &geom, words(&self.share_of(*x)), self.clear_words(*w))?;

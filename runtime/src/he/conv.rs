@@ -47,7 +47,7 @@ use super::layer::{Evaluator, Noisy, Packing};
 use super::noise;
 use super::params::{DEGREE, ROW};
 use super::{HeError, check};
-use crate::proto::matmul::ConvGeom;
+use sci_ir::ConvGeom;
 
 /// A convolution in the layout of the [module documentation](self); `w`
 /// (`[C_out, C_in/groups, k_h, k_w]`, elements mod `t`) on the server only.
@@ -76,12 +76,17 @@ impl<'w> Conv<'w> {
     /// The packing of `geom` (weights `w` on the server).
     pub fn new(geom: &ConvGeom, w: Option<&'w [u64]>) -> Result<Conv<'w>, HeError> {
         let [n, c, h, wd] = geom.input;
-        let g = geom.groups;
+        let g = geom.conv.groups;
         check(
             g >= 1
                 && c.is_multiple_of(g)
                 && geom.c_out.is_multiple_of(g)
-                && geom.strides.iter().chain(&geom.dilations).all(|&s| s >= 1)
+                && geom
+                    .conv
+                    .strides
+                    .iter()
+                    .chain(&geom.conv.dilations)
+                    .all(|&s| s >= 1)
                 && geom.kernel.iter().all(|&k| k >= 1),
             || format!("invalid convolution geometry {geom:?}"),
         )?;
@@ -91,18 +96,18 @@ impl<'w> Conv<'w> {
                 format!("{} weights for {want} expected", w.len())
             })?;
         }
-        let hp = h + geom.pads[0] + geom.pads[2];
-        let wp = wd + geom.pads[1] + geom.pads[3];
+        let hp = h + geom.conv.pads[0] + geom.conv.pads[2];
+        let wp = wd + geom.conv.pads[1] + geom.conv.pads[3];
         let span = [
-            geom.dilations[0] * (geom.kernel[0] - 1),
-            geom.dilations[1] * (geom.kernel[1] - 1),
+            geom.conv.dilations[0] * (geom.kernel[0] - 1),
+            geom.conv.dilations[1] * (geom.kernel[1] - 1),
         ];
         let out_hw = geom.output_hw();
         check(
             n >= 1 && out_hw[0] >= 1 && out_hw[1] >= 1 && hp > span[0],
             || format!("empty convolution {geom:?}"),
         )?;
-        let rows_needed = (out_hw[0] - 1) * geom.strides[0] + 1;
+        let rows_needed = (out_hw[0] - 1) * geom.conv.strides[0] + 1;
         let th_max = (ROW / wp.max(1)).saturating_sub(span[0]);
         check(wp <= ROW && th_max >= 1, || {
             format!(
@@ -145,7 +150,10 @@ impl<'w> Conv<'w> {
     /// dx)`, or `None` if they are in different groups (a structural zero).
     fn weight(&self, w: &[u64], o: usize, i: usize, dy: usize, dx: usize) -> Option<u64> {
         let [_, c, _, _] = self.geom.input;
-        let (cig, cog) = (c / self.geom.groups, self.geom.c_out / self.geom.groups);
+        let (cig, cog) = (
+            c / self.geom.conv.groups,
+            self.geom.c_out / self.geom.conv.groups,
+        );
         let grp = o / cog;
         if i / cig != grp {
             return None;
@@ -210,7 +218,7 @@ impl Packing for Conv<'_> {
             kg % (self.tiles * self.in_per),
         );
         let (tile, k) = (rest / self.in_per, rest % self.in_per);
-        let [top, left, _, _] = self.geom.pads;
+        let [top, left, _, _] = self.geom.conv.pads;
         let mut slots = vec![0u64; DEGREE];
         for r in 0..2 {
             for j in 0..self.cn {
@@ -238,7 +246,7 @@ impl Packing for Conv<'_> {
     fn unpack(&self, slots: &[u64], gg: usize, y: &mut [u64]) {
         let co = self.geom.c_out;
         let [oh, ow] = self.out_hw;
-        let [sh, sw] = self.geom.strides;
+        let [sh, sw] = self.geom.conv.strides;
         let (b, rest) = (
             gg / (self.tiles * self.out_per),
             gg % (self.tiles * self.out_per),
@@ -272,7 +280,7 @@ impl Packing for Conv<'_> {
         let g = gg % self.out_per;
         let tile_in = &inputs[tile_idx * self.in_per..(tile_idx + 1) * self.in_per];
         let [kh, kw] = self.geom.kernel;
-        let [dh, dw] = self.geom.dilations;
+        let [dh, dw] = self.geom.conv.dilations;
         let mut halves = Vec::with_capacity(2);
         for s in 0..2 {
             let mut per_u = Vec::with_capacity(self.cn);

@@ -242,7 +242,7 @@ fn finish(
 /// 2^f)`: `f + 1` random bits per coefficient (at most 192), reduced into
 /// each prime, minus `2^f`.
 fn flood_poly(params: &Params, f: u32, prg: &mut Prg) -> Result<Poly, HeError> {
-    use crate::net::pack::mask128;
+    use crate::pack::mask128;
     check(f < 191, || format!("flooding width 2^{f}"))?;
     let moduli = &MODULI[..MODULI.len() - CT_LEVEL];
     let bits = f + 1;

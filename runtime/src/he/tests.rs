@@ -13,8 +13,8 @@ use super::session::Keys;
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Party, Stats, mem};
 use crate::proto::Modulus;
-use crate::proto::matmul::ConvGeom;
 use crate::proto::testutil::{open_mod, reference_in, share_mod};
+use sci_ir::ConvGeom;
 use sci_ir::{Encoding, Op, Owner};
 
 /// The 33-bit field of ℓ = 32 and the 42-bit one of ℓ = 41.
@@ -99,10 +99,12 @@ fn convolutions_equal_the_interpreter() {
             input,
             c_out,
             kernel,
-            strides,
-            pads,
-            dilations,
-            groups,
+            conv: sci_ir::Conv2d {
+                strides,
+                pads,
+                dilations,
+                groups,
+            },
         };
         let x = elems(&mut g, input.iter().product(), md, None);
         let wshape = [c_out, input[1] / groups, kernel[0], kernel[1]];
@@ -118,10 +120,12 @@ fn convolutions_equal_the_interpreter() {
                 x: v[0],
                 w: v[1],
                 bias: None,
-                strides,
-                pads,
-                dilations,
-                groups,
+                conv: sci_ir::Conv2d {
+                    strides,
+                    pads,
+                    dilations,
+                    groups,
+                },
             },
         );
         assert_eq!(y, want.0, "{geom:?}");
@@ -183,10 +187,12 @@ fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
         input: [1, 8, 16, 16],
         c_out: 8,
         kernel: [3, 3],
-        strides: [1, 1],
-        pads: [1, 1, 1, 1],
-        dilations: [1, 1],
-        groups: 1,
+        conv: sci_ir::Conv2d {
+            strides: [1, 1],
+            pads: [1, 1, 1, 1],
+            dilations: [1, 1],
+            groups: 1,
+        },
     };
     let x = elems(&mut g, 8 * 256, md, None);
     // Full-range weights: the bound must hold for any plaintext.

@@ -45,7 +45,6 @@
 //! `n` elements of `bits` bits take `⌈n·bits/8⌉` bytes.
 
 pub mod mem;
-pub mod pack;
 pub mod tcp;
 
 use std::fmt;
@@ -53,6 +52,7 @@ use std::io;
 use std::ops::{Add, AddAssign, Sub};
 
 use crate::crypto::Block;
+use crate::pack;
 
 /// The two real parties of a run: the server (`--party 0`, holding the
 /// model) and the client (`--party 1`, holding the input). Not to be confused

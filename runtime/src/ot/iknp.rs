@@ -41,8 +41,8 @@
 use super::ext::{ExtReceiver, ExtSender};
 use super::{LAMBDA, OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Tccr};
-use crate::net::pack::{BitReader, BitWriter, mask, mask128, packed_len};
 use crate::net::{Channel, Inbox, Outbox};
+use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len};
 use std::sync::mpsc;
 
 /// The ring of one element of a correlated-OT payload: `Z_{2^w}` for a

@@ -35,7 +35,7 @@ use super::ext::{ExtReceiver, ExtSender, xor_into};
 use super::{LAMBDA, OtError, Word, check, check_bits};
 use crate::crypto::{Block, hash_rows, row_index, rows_len};
 use crate::net::Channel;
-use crate::net::pack::{BitReader, BitWriter, mask128};
+use crate::pack::{BitReader, BitWriter, mask128};
 
 /// Hashes per group of the sender (the group's keys, hashes and messages
 /// stay in L1).

@@ -25,7 +25,7 @@ use super::bits::Bits;
 use super::kk::{KkBatch, KkOut, ReqId};
 use super::{Ctx, ProtoError, Role, exchange};
 use crate::crypto::Prg;
-use crate::net::pack::{BitReader, BitWriter, packed_len};
+use crate::pack::{BitReader, BitWriter, packed_len};
 
 /// Regular triple shares `(a, b, c)`, one bit each per triple.
 #[derive(Clone, Debug)]

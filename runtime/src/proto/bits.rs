@@ -5,7 +5,7 @@
 //! equal vectors have equal words and whole-word operations need no masking.
 
 use crate::crypto::Prg;
-use crate::net::pack::{BitReader, BitWriter};
+use crate::pack::{BitReader, BitWriter};
 
 /// A packed bit vector (boolean shares of a batch, one bit per element).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

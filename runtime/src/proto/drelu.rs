@@ -9,7 +9,7 @@
 
 use super::bits::Bits;
 use super::{Ctx, ProtoError, Role, check_ell, mill};
-use crate::net::pack::mask;
+use crate::pack::mask;
 
 /// Exact bits on the wire of [`drelu`] (or [`msb`]) on `n` elements at
 /// radix `m`: those of `Π_MILL^{ℓ−1,m}`.

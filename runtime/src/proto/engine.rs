@@ -22,13 +22,13 @@ use std::borrow::BorrowMut;
 use std::ops::Range;
 
 use super::bits::Bits;
-use super::matmul::ConvGeom;
 use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, sign, trunc};
 use crate::he;
 use crate::net::Party;
 use crate::ot::Session;
+use sci_ir::ConvGeom;
 use sci_ir::interp::linear;
 use sci_ir::{Encoding, Pool2d, Tensor};
 
@@ -454,10 +454,12 @@ mod tests {
                     input: shape,
                     c_out,
                     kernel: [k, k],
-                    strides: [1, 1],
-                    pads: [p; 4],
-                    dilations: [1, 1],
-                    groups: 1,
+                    conv: sci_ir::Conv2d {
+                        strides: [1, 1],
+                        pads: [p; 4],
+                        dilations: [1, 1],
+                        groups: 1,
+                    },
                 },
                 w,
                 shift: 7,
@@ -476,7 +478,12 @@ mod tests {
 
         fn conv_shape(&self) -> [usize; 4] {
             let g = &self.geom;
-            [g.c_out, self.shape[1] / g.groups, g.kernel[0], g.kernel[1]]
+            [
+                g.c_out,
+                self.shape[1] / g.conv.groups,
+                g.kernel[0],
+                g.kernel[1],
+            ]
         }
 
         fn conv_weights(&self) -> usize {
@@ -545,10 +552,7 @@ mod tests {
                         x: v[0],
                         w: v[1],
                         bias: None,
-                        strides: g.strides,
-                        pads: g.pads,
-                        dilations: g.dilations,
-                        groups: g.groups,
+                        conv: g.conv,
                     }
                 })
                 .0,
@@ -752,7 +756,7 @@ mod tests {
         ) {
             let enc = Encoding::ring(ell).expect("ring");
             let s = ((ell - 1) as f64 * s_frac) as u32;
-            let d = (d_raw & crate::net::pack::mask(ell)).max(1);
+            let d = (d_raw & crate::pack::mask(ell)).max(1);
             let mut g = prg(seed as u128);
             let x = g.ring_elems(n, ell);
             let (x0, x1) = share(&mut g, &x, ell);

@@ -44,8 +44,9 @@
 //! convolution with `g` groups is `g` products, one after the other.
 
 use super::{Ctx, ProtoError, Role, check, check_ell};
-use crate::net::pack::mask;
 use crate::ot::{CotFields, cot_bits};
+use crate::pack::mask;
+use sci_ir::ConvGeom;
 
 /// Largest number of correlation words (`u64`) of one OT batch. The
 /// correlated OTs stream through cache-sized steps
@@ -259,57 +260,17 @@ pub(crate) fn transpose2(a: &[u64], r: usize, c: usize) -> Vec<u64> {
     t
 }
 
-/// Geometry of a 2-D convolution (NCHW input, `[C_out, C/groups, kh, kw]`
-/// weights), as in [`sci_ir::Op::Conv2d`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConvGeom {
-    /// Input `[N, C, H, W]`.
-    pub input: [usize; 4],
-    /// Output channels.
-    pub c_out: usize,
-    /// Kernel height and width.
-    pub kernel: [usize; 2],
-    /// Strides (h, w).
-    pub strides: [usize; 2],
-    /// Padding: top, left, bottom, right.
-    pub pads: [usize; 4],
-    /// Dilations (h, w).
-    pub dilations: [usize; 2],
-    /// Groups (dividing `C` and `C_out`).
-    pub groups: usize,
-}
-
-impl ConvGeom {
-    /// Output height and width.
-    pub fn output_hw(&self) -> [usize; 2] {
-        let out = |size: usize, a: usize| {
-            let span = self.dilations[a] * (self.kernel[a].max(1) - 1) + 1;
-            let padded = size + self.pads[a] + self.pads[a + 2];
-            if padded < span {
-                0
-            } else {
-                (padded - span) / self.strides[a].max(1) + 1
-            }
-        };
-        [out(self.input[2], 0), out(self.input[3], 1)]
-    }
-
-    /// Output shape `[N, C_out, oh, ow]`.
-    pub fn output_shape(&self) -> [usize; 4] {
-        let [oh, ow] = self.output_hw();
-        [self.input[0], self.c_out, oh, ow]
-    }
-
-    fn validate(&self) -> Result<(), ProtoError> {
-        let g = self.groups;
-        check(
-            g >= 1
-                && self.input[1].is_multiple_of(g)
-                && self.c_out.is_multiple_of(g)
-                && self.strides.iter().chain(&self.dilations).all(|&s| s >= 1),
-            || format!("invalid convolution geometry {self:?}"),
-        )
-    }
+/// Errors unless the groups divide the channels and strides and dilations are ≥ 1.
+fn validate(geom: &ConvGeom) -> Result<(), ProtoError> {
+    let c = &geom.conv;
+    let g = c.groups;
+    check(
+        g >= 1
+            && geom.input[1].is_multiple_of(g)
+            && geom.c_out.is_multiple_of(g)
+            && c.strides.iter().chain(&c.dilations).all(|&s| s >= 1),
+        || format!("invalid convolution geometry {geom:?}"),
+    )
 }
 
 /// Shares of the convolution of this party's share `x` (`[N, C, H, W]`) with
@@ -334,11 +295,11 @@ pub(crate) fn conv2d_with(
     w: Option<&[u64]>,
     mut mm: impl FnMut((usize, usize, usize), &[u64], Option<&[u64]>) -> Result<Vec<u64>, ProtoError>,
 ) -> Result<Vec<u64>, ProtoError> {
-    geom.validate()?;
+    validate(geom)?;
     let [n, c, h, wd] = geom.input;
     let [kh, kw] = geom.kernel;
     let [oh, ow] = geom.output_hw();
-    let g = geom.groups;
+    let g = geom.conv.groups;
     let (cg, cog) = (c / g, geom.c_out / g);
     check(x.len() == n * c * h * wd, || {
         format!("{} shares for an input of shape {:?}", x.len(), geom.input)
@@ -364,14 +325,15 @@ pub(crate) fn conv2d_with(
                     for ci in 0..cg {
                         let plane = &x[(b * c + grp * cg + ci) * h * wd..][..h * wd];
                         for a in 0..kh {
-                            let iy = (i * geom.strides[0] + a * geom.dilations[0]) as i64
-                                - geom.pads[0] as i64;
+                            let iy = (i * geom.conv.strides[0] + a * geom.conv.dilations[0]) as i64
+                                - geom.conv.pads[0] as i64;
                             if iy < 0 || iy >= h as i64 {
                                 continue;
                             }
                             for bb in 0..kw {
-                                let ix = (j * geom.strides[1] + bb * geom.dilations[1]) as i64
-                                    - geom.pads[1] as i64;
+                                let ix = (j * geom.conv.strides[1] + bb * geom.conv.dilations[1])
+                                    as i64
+                                    - geom.conv.pads[1] as i64;
                                 if ix >= 0 && ix < wd as i64 {
                                     row[(ci * kh + a) * kw + bb] =
                                         plane[iy as usize * wd + ix as usize];
@@ -519,10 +481,12 @@ mod tests {
                 input,
                 c_out,
                 kernel,
-                strides,
-                pads,
-                dilations,
-                groups,
+                conv: sci_ir::Conv2d {
+                    strides,
+                    pads,
+                    dilations,
+                    groups,
+                },
             };
             let mut g = prg(ell as u128 + 5);
             let x = g.ring_elems(input.iter().product(), ell);
@@ -532,10 +496,12 @@ mod tests {
                 x,
                 w,
                 bias: None,
-                strides,
-                pads,
-                dilations,
-                groups,
+                conv: sci_ir::Conv2d {
+                    strides,
+                    pads,
+                    dilations,
+                    groups,
+                },
             });
             let got = secure(ell, &x, &w, false, false, |ctx, x, w| {
                 conv2d(ctx, ell, &geom, x, w)

@@ -55,7 +55,7 @@ use super::and::{self, Job};
 use super::bits::Bits;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, check, mux, sign};
-use crate::net::pack::packed_len;
+use crate::pack::packed_len;
 use sci_ir::Pool2d;
 
 /// How comparisons treat overflow of the difference of two inputs.
@@ -98,7 +98,8 @@ impl Windows {
     /// order, as in [`sci_ir::Op::MaxPool`].
     pub fn pool2d(shape: [usize; 4], pool: &Pool2d) -> Result<Windows, ProtoError> {
         let [n, c, h, w] = shape;
-        let (oh, ow) = sci_ir::check::pool_output(pool, h, w)
+        let [oh, ow] = pool
+            .output([h, w])
             .map_err(|e| ProtoError::InvalidArgument(format!("pooling geometry: {e}")))?;
         let mut offsets = vec![0];
         let mut indices = Vec::new();
@@ -444,7 +445,7 @@ pub fn cost_bits(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::pack::mask;
+    use crate::pack::mask;
     use crate::proto::testutil;
     use crate::proto::testutil::{
         ELLS, FIELDS, field_values_with_edges, measured, open, open_mod, prg, run2, run2_tcp,
@@ -778,7 +779,7 @@ mod tests {
         ) {
             let pl = Pool2d { kernel: [k, k], strides: [s, s], pads: [p, p, p, p], ceil_mode: ceil };
             let shape = [1, c, h, w];
-            prop_assume!(p < k && sci_ir::check::pool_output(&pl, h, w).is_ok());
+            prop_assume!(p < k && pl.output([h, w]).is_ok());
             let x = values(12, c * h * w, false, seed as u128);
             let win = Windows::pool2d(shape, &pl).expect("windows");
             let want = reference(12, &shape, &x, |i| Op::MaxPool { x: i, pool: pl });

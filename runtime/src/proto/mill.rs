@@ -59,8 +59,8 @@ use super::bits::Bits;
 use super::kk::KkBatch;
 use super::{Ctx, ProtoError, Role, check};
 use crate::crypto::Prg;
-use crate::net::pack::mask;
 use crate::ot::KkClass;
+use crate::pack::mask;
 
 /// Largest number of comparisons per element ([`mill`]'s `k`).
 pub const MAX_K: usize = 4;

@@ -34,7 +34,7 @@
 //! and a party `P1`. Which of the two real parties plays `P0` in one run is
 //! the [`Role`] in the [`Ctx`]: every protocol on shares is symmetric, so
 //! chunks run on different lanes may alternate roles and load both
-//! directions of the link (`DESIGN.md`, "Parallelism"). A public constant
+//! directions of the link (`ARCHITECTURE.md`, "Runtime"). A public constant
 //! is added by one party only: those the paper adds "for `b = 1`" by role
 //! `P1`, the others as each module documents. The OT-based linear layers are
 //! the exception: the weight owner (the server) is role `P0` in every run.

@@ -15,7 +15,7 @@
 
 use super::{ProtoError, check};
 use crate::crypto::Prg;
-use crate::net::pack::mask;
+use crate::pack::mask;
 
 /// Largest odd modulus accepted (exclusive): `2^63`, so that the sum of two
 /// reduced elements fits a `u64`.

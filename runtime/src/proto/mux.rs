@@ -138,7 +138,7 @@ pub fn mux_fields<M: Copy + Into<Modulus>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::pack::mask;
+    use crate::pack::mask;
     use crate::proto::testutil::{
         ELLS, FIELDS, field_values_with_edges, open, open_mod, prg, run2, share, share_mod,
     };

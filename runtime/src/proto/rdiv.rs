@@ -59,7 +59,7 @@ use super::bits::Bits;
 use super::modulus::Modulus;
 use super::trunc::{self, trunc};
 use super::{Ctx, ProtoError, Role, b2a, check, mill, sign};
-use crate::net::pack::mask;
+use crate::pack::mask;
 
 /// The per-element parameters of Theorem 4.1.
 #[derive(Clone, Copy, Debug)]

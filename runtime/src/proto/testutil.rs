@@ -5,9 +5,9 @@ use std::time::Duration;
 use super::modulus::Modulus;
 use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
-use crate::net::pack::mask;
 use crate::net::{Channel, Stats, mem, tcp};
 use crate::ot::OtPack;
+use crate::pack::mask;
 
 /// Results and counters of a two-party run, by role.
 pub(crate) struct Run<R> {

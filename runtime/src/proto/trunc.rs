@@ -57,8 +57,8 @@ use super::mill::MillSpec;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, b2a, check, check_ell, drelu, mill};
 use crate::crypto::Prg;
-use crate::net::pack::{mask, mask128};
 use crate::ot::{CotFields, KkClass, Word, cot_bits};
+use crate::pack::{mask, mask128};
 
 /// Exact bits on the wire of [`trunc`] on `n` elements at radix `m`.
 pub fn cost_bits(ell: u32, s: u32, m: u32, n: usize) -> u64 {

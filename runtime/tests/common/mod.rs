@@ -95,10 +95,12 @@ pub fn local_program() -> Program {
                 x: s,
                 w: k,
                 bias: Some(kb),
-                strides: [1, 1],
-                pads: [1, 0, 0, 1],
-                dilations: [1, 1],
-                groups: 1,
+                conv: sci_ir::Conv2d {
+                    strides: [1, 1],
+                    pads: [1, 0, 0, 1],
+                    dilations: [1, 1],
+                    groups: 1,
+                },
             },
         )
         .unwrap();
@@ -294,10 +296,12 @@ pub fn linear_program() -> Program {
         x,
         w,
         bias,
-        strides,
-        pads,
-        dilations,
-        groups,
+        conv: sci_ir::Conv2d {
+            strides,
+            pads,
+            dilations,
+            groups,
+        },
     };
     let c1 = b
         .push("c1", conv(x, w, Some(wb), [2, 2], [1, 1, 1, 1], [1, 1], 1))

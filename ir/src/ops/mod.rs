@@ -13,10 +13,14 @@
 //! client and server data mix; Public only if all operands are public). Unary ops keep the
 //! owner of their operand.
 
-use crate::check::CheckErrorKind;
-use crate::program::{ConstId, ValueId};
+mod conv;
+mod pool;
+
+pub use conv::{Conv2d, ConvGeom};
+pub use pool::{Pool2d, PoolWindow};
+
+use crate::id::{ConstId, ValueId};
 use crate::types::Type;
-use std::ops::Range;
 
 /// A scalar attribute in the operand's encoding: an `f32` for `Real` operands, a signed
 /// integer (already at the operand's scale) for rings and fields.
@@ -26,111 +30,6 @@ pub enum Scalar {
     F32(f32),
     /// For ring/field operands: a signed integer in the encoding's signed range.
     Int(i64),
-}
-
-/// Window geometry shared by [`Op::MaxPool`] and [`Op::AvgPool`] (NCHW, 2-D).
-///
-/// Output size along an axis of input size `H` (pads `p_b`, `p_e`, kernel `k`, stride
-/// `t`): `⌊(H + p_b + p_e − k) / t⌋ + 1`, or with `ceil_mode` `⌈(H + p_b + p_e − k) / t⌉ + 1`
-/// minus one if the last window would start at or after `H + p_b` (so every window starts
-/// inside the input or its leading padding, as in ONNX and PyTorch). Each pad must be
-/// smaller than the kernel, so that every window holds at least one input element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Pool2d {
-    /// Window height and width (≥ 1).
-    pub kernel: [usize; 2],
-    /// Vertical and horizontal strides (≥ 1).
-    pub strides: [usize; 2],
-    /// Padding: top, left, bottom, right.
-    pub pads: [usize; 4],
-    /// Round the output size up instead of down.
-    pub ceil_mode: bool,
-}
-
-/// The input positions one output of a 2-D pooling covers ([`Pool2d::window`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PoolWindow {
-    /// Input rows covered, clipped to the input.
-    pub rows: Range<usize>,
-    /// Input columns covered, clipped to the input.
-    pub cols: Range<usize>,
-    /// Positions of the window inside the *padded* input (the divisor of an average
-    /// pooling with `count_include_pad`).
-    pub padded: usize,
-}
-
-impl PoolWindow {
-    /// Input positions covered (the divisor of an average pooling without
-    /// `count_include_pad`, and one more than the comparisons of a max pooling).
-    pub fn len(&self) -> usize {
-        self.rows.len() * self.cols.len()
-    }
-
-    /// Whether the window covers no input position (never, for a valid [`Pool2d`]:
-    /// pads are smaller than the kernel).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The divisor of average pooling: [`Self::padded`] with `count_include_pad`, else
-    /// [`Self::len`]; at least 1.
-    pub fn count(&self, count_include_pad: bool) -> u64 {
-        let c = if count_include_pad {
-            self.padded
-        } else {
-            self.len()
-        };
-        c.max(1) as u64
-    }
-}
-
-impl Pool2d {
-    /// The single window covering a whole `[h, w]` plane (global pooling).
-    pub fn global([h, w]: [usize; 2]) -> Pool2d {
-        Pool2d {
-            kernel: [h, w],
-            strides: [1, 1],
-            pads: [0; 4],
-            ceil_mode: false,
-        }
-    }
-
-    /// The window of output position `[oy, ox]` over an `[h, w]` input. This is the one
-    /// definition of pooling geometry: the interpreter, the runtime's pooling protocols
-    /// and the compiler's cost model all read windows from here.
-    pub fn window(&self, [oy, ox]: [usize; 2], [h, w]: [usize; 2]) -> PoolWindow {
-        // Along one axis: the clipped range and the extent inside the padded input.
-        let span = |a: usize, o: usize, size: usize| {
-            let start = (o as i64).saturating_mul(self.strides[a] as i64) - self.pads[a] as i64;
-            let end = start.saturating_add(self.kernel[a] as i64);
-            let padded_end = end.min(size as i64 + self.pads[a + 2] as i64);
-            let padded = (padded_end - start).max(0) as usize;
-            let clip = |v: i64| v.clamp(0, size as i64) as usize;
-            (clip(start)..clip(end), padded)
-        };
-        let (rows, ph) = span(0, oy, h);
-        let (cols, pw) = span(1, ox, w);
-        PoolWindow {
-            rows,
-            cols,
-            padded: ph * pw,
-        }
-    }
-
-    /// The average-pooling divisor ([`PoolWindow::count`]) of every output of one
-    /// `[h, w]` plane, row-major over the output plane; an error if the geometry is
-    /// invalid ([`crate::check::pool_output`]).
-    pub fn window_counts(
-        &self,
-        [h, w]: [usize; 2],
-        count_include_pad: bool,
-    ) -> Result<Vec<u64>, CheckErrorKind> {
-        let (oh, ow) = crate::check::pool_output(self, h, w)?;
-        Ok((0..oh)
-            .flat_map(|oy| (0..ow).map(move |ox| [oy, ox]))
-            .map(|o| self.window(o, [h, w]).count(count_include_pad))
-            .collect())
-    }
 }
 
 /// One IR operation. `V` is the operand type: [`ValueId`] in programs.
@@ -167,14 +66,8 @@ pub enum Op<V = ValueId> {
         w: V,
         /// Optional bias `[C_out]`, scale `s_x + s_w`.
         bias: Option<V>,
-        /// Strides (h, w), ≥ 1.
-        strides: [usize; 2],
-        /// Padding: top, left, bottom, right.
-        pads: [usize; 4],
-        /// Dilations (h, w), ≥ 1.
-        dilations: [usize; 2],
-        /// Number of groups, ≥ 1, dividing C and C_out.
-        groups: usize,
+        /// Strides, pads, dilations, groups.
+        conv: Conv2d,
     },
     /// Matrix product `[M, K] × [K, N] → [M, N]` plus an optional bias `[N]` added to every
     /// row (scale `s_a + s_b`). Output scale `s_a + s_b`; wraps in the ring.
@@ -464,22 +357,11 @@ impl<V> Op<V> {
                 id: *id,
                 ty: ty.clone(),
             },
-            Op::Conv2d {
-                x,
-                w,
-                bias,
-                strides,
-                pads,
-                dilations,
-                groups,
-            } => Op::Conv2d {
+            Op::Conv2d { x, w, bias, conv } => Op::Conv2d {
                 x: f(x)?,
                 w: f(w)?,
                 bias: bias.as_ref().map(&mut f).transpose()?,
-                strides: *strides,
-                pads: *pads,
-                dilations: *dilations,
-                groups: *groups,
+                conv: *conv,
             },
             Op::MatMul { a, b, bias } => Op::MatMul {
                 a: f(a)?,

@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use sci_ir::npy::{Array, Elements, NpyError};
-use sci_ir::{Tensor, TensorError};
+use crate::npy::{Array, Elements, NpyError};
+use crate::tensor::{Tensor, TensorError};
 
 /// Why a data set cannot be read.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use sci_frontend::dataset::{Dataset, npz_members};
+use sci_ir::dataset::{Dataset, npz_members};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,82 @@
+//! Elementwise arithmetic and rescaling: `add`, `sub`, `mul` (numpy broadcasting),
+//! `scale_up`, `trunc`, `div_public`.
+
+use super::{CheckErrorKind, K, divisor_ok, fixed_only, same_encoding};
+use crate::types::{Owner, Type};
+
+/// `add`/`sub` (`product` false: equal scales) and `mul` (`product` true: scales add):
+/// equal encodings, the broadcast shape.
+pub(super) fn elementwise(a: &Type, b: &Type, product: bool, owner: Owner) -> Result<Type, K> {
+    same_encoding("b", b, a.encoding())?;
+    let scale = if product {
+        a.scale() + b.scale()
+    } else {
+        if b.scale() != a.scale() {
+            return Err(K::Scale {
+                operand: "b".into(),
+                expected: a.scale(),
+                found: b.scale(),
+            });
+        }
+        a.scale()
+    };
+    let shape = broadcast(a.shape(), b.shape())?;
+    Ok(Type::new(a.encoding(), scale, shape, owner)?)
+}
+
+/// `scale_up` by `k ≥ 1`: scale `s + k`, fixed-point only.
+pub(super) fn scale_up(x: &Type, k: u32) -> Result<Type, K> {
+    fixed_only("x", x)?;
+    if k == 0 {
+        return Err(K::Attribute {
+            attr: "k",
+            reason: "must be ≥ 1 (scale_up by 0 is a no-op)".into(),
+        });
+    }
+    Ok(x.with_scale(x.scale().saturating_add(k))?)
+}
+
+/// `trunc` by `1 ≤ s ≤ s_x`: scale `s_x − s`, fixed-point only.
+pub(super) fn trunc(x: &Type, s: u32) -> Result<Type, K> {
+    fixed_only("x", x)?;
+    if s == 0 || s > x.scale() {
+        return Err(K::Attribute {
+            attr: "s",
+            reason: format!(
+                "must be in 1..={} (the operand's scale), found {s}",
+                x.scale()
+            ),
+        });
+    }
+    Ok(x.with_scale(x.scale() - s)?)
+}
+
+/// `div_public` by `0 < d < modulus`: the operand's type.
+pub(super) fn div_public(x: &Type, d: u64) -> Result<Type, K> {
+    divisor_ok("d", d, x.encoding())?;
+    Ok(x.clone())
+}
+
+/// Numpy broadcasting of two shapes: the one definition of broadcast shapes in sci (the
+/// interpreter, the frontend and the passes call it). Cost `O(rank)`.
+pub fn broadcast(a: &[usize], b: &[usize]) -> Result<Vec<usize>, CheckErrorKind> {
+    let r = a.len().max(b.len());
+    let dim = |s: &[usize], i: usize| {
+        if i < r - s.len() {
+            1
+        } else {
+            s[i - (r - s.len())]
+        }
+    };
+    (0..r)
+        .map(|i| match (dim(a, i), dim(b, i)) {
+            (x, y) if x == y => Ok(x),
+            (1, y) => Ok(y),
+            (x, 1) => Ok(x),
+            _ => Err(K::Broadcast {
+                a: a.to_vec(),
+                b: b.to_vec(),
+            }),
+        })
+        .collect()
+}

@@ -1,0 +1,129 @@
+//! The protobuf schema of a plan's two parts, written by hand with `prost` derives (no
+//! build-time codegen). Which opcode each op has and the order of its operands and
+//! attributes is the opcode table (`opcode.rs`).
+
+use prost::Message;
+
+/// The public part of a plan.
+#[derive(Clone, PartialEq, Message)]
+pub struct PublicMsg {
+    /// [`crate::Params::mill_radix`].
+    #[prost(uint32, tag = "1")]
+    pub mill_radix: u32,
+    /// [`crate::Params::threads`].
+    #[prost(uint32, tag = "2")]
+    pub threads: u32,
+    /// The instructions, in program order.
+    #[prost(message, repeated, tag = "3")]
+    pub instrs: Vec<InstrMsg>,
+    /// Data of the public constants.
+    #[prost(message, repeated, tag = "4")]
+    pub consts: Vec<ConstMsg>,
+}
+
+/// The secret part of a plan: data of the server's constants.
+#[derive(Clone, PartialEq, Message)]
+pub struct SecretMsg {
+    /// Data of the server-owned constants.
+    #[prost(message, repeated, tag = "1")]
+    pub consts: Vec<ConstMsg>,
+}
+
+/// A value type.
+#[derive(Clone, PartialEq, Message)]
+pub struct TypeMsg {
+    /// 0: f32, 1: ring, 2: field.
+    #[prost(uint32, tag = "1")]
+    pub encoding: u32,
+    /// Ring bit width or field modulus.
+    #[prost(uint64, tag = "2")]
+    pub param: u64,
+    /// Scale.
+    #[prost(uint32, tag = "3")]
+    pub scale: u32,
+    /// Shape.
+    #[prost(uint64, repeated, tag = "4")]
+    pub shape: Vec<u64>,
+    /// 0: public, 1: server, 2: client, 3: shared.
+    #[prost(uint32, tag = "5")]
+    pub owner: u32,
+}
+
+/// One instruction.
+#[derive(Clone, PartialEq, Message)]
+pub struct InstrMsg {
+    /// The value's name.
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// The value's type (declared for inputs and constants; checked against the
+    /// inferred type for the others).
+    #[prost(message, optional, tag = "2")]
+    pub ty: Option<TypeMsg>,
+    /// The op and its attributes.
+    #[prost(message, optional, tag = "3")]
+    pub op: Option<OpMsg>,
+}
+
+/// An op: opcode, operands (value indices) and attributes.
+///
+/// | opcode | op | operands | `attrs` | other fields |
+/// |---|---|---|---|---|
+/// | 0 | input | — | — | `label` = external name |
+/// | 1 | const | — | `[const id]` | |
+/// | 2 | conv2d | x, w[, bias] | strides(2), pads(4), dilations(2), groups | |
+/// | 3 | matmul | a, b[, bias] | — | |
+/// | 4, 5, 6 | add, sub, mul | a, b | — | |
+/// | 7 | mul_public | x | — | `int` = k |
+/// | 8 | scale_up | x | `[k]` | |
+/// | 9 | trunc | x | `[s, nonneg]` | |
+/// | 10 | div_public | x | `[d]` | |
+/// | 11 | relu | x | — | |
+/// | 12 | maxpool | x | kernel(2), strides(2), pads(4), ceil_mode | |
+/// | 13 | avgpool | x | kernel(2), strides(2), pads(4), ceil_mode, count_include_pad | |
+/// | 14 | global_avgpool | x | — | |
+/// | 15 | argmax | x | `[axis, keepdims]` | |
+/// | 16 | reshape | x | shape | |
+/// | 17 | flatten | x | `[axis]` | |
+/// | 18 | transpose | x | perm | |
+/// | 19 | concat | xs… | `[axis]` | |
+/// | 20 | pad | x | pads | `int` (ring/field) or `float` (f32) = value |
+/// | 21 | output | x | — | `label` = external name |
+/// | 22 | batchnorm | x, scale, bias, mean, var | — | `float` = epsilon |
+/// | 23 | identity | x | — | |
+///
+/// Booleans are 0/1.
+#[derive(Clone, PartialEq, Message)]
+pub struct OpMsg {
+    /// The opcode (table above).
+    #[prost(uint32, tag = "1")]
+    pub opcode: u32,
+    /// Operand value indices.
+    #[prost(uint32, repeated, tag = "2")]
+    pub operands: Vec<u32>,
+    /// Integer attributes, in the order of the table.
+    #[prost(uint64, repeated, tag = "3")]
+    pub attrs: Vec<u64>,
+    /// A signed attribute.
+    #[prost(sint64, tag = "4")]
+    pub int: i64,
+    /// A float attribute.
+    #[prost(float, tag = "5")]
+    pub float: f32,
+    /// An external name.
+    #[prost(string, tag = "6")]
+    pub label: String,
+}
+
+/// Data of one constant: `ints` (signed view, for rings and fields) or `floats`.
+#[derive(Clone, PartialEq, Message)]
+pub struct ConstMsg {
+    /// Index in the constant table.
+    #[prost(uint32, tag = "1")]
+    pub id: u32,
+    /// Elements of a ring/field constant, as signed integers.
+    #[prost(sint64, repeated, tag = "2")]
+    pub ints: Vec<i64>,
+    /// Elements of an f32 constant.
+    #[prost(float, repeated, tag = "3")]
+    pub floats: Vec<f32>,
+}
