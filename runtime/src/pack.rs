@@ -37,7 +37,8 @@ pub fn packed_len(n: usize, bits: u32) -> usize {
 #[derive(Debug, Default, Clone)]
 pub struct BitWriter {
     bytes: Vec<u8>,
-    acc: u128,
+    /// The pending bits (`nacc` < 64 of them).
+    acc: u64,
     nacc: u32,
     bit_len: u64,
 }
@@ -73,15 +74,18 @@ impl BitWriter {
     #[inline]
     pub fn push(&mut self, v: u64, w: u32) {
         debug_assert!(w <= 64);
-        self.acc |= ((v & mask(w)) as u128) << self.nacc;
-        self.nacc += w;
-        self.bit_len += w as u64;
-        if self.nacc >= 64 {
-            self.bytes
-                .extend_from_slice(&(self.acc as u64).to_le_bytes());
-            self.acc >>= 64;
-            self.nacc -= 64;
+        let v = v & mask(w);
+        self.acc |= v << self.nacc;
+        let total = self.nacc + w;
+        if total >= 64 {
+            self.bytes.extend_from_slice(&self.acc.to_le_bytes());
+            // The bits of `v` that did not fit: `v >> (64 − nacc)`, 0 if none.
+            self.acc = (v >> 1) >> (63 - self.nacc);
+            self.nacc = total - 64;
+        } else {
+            self.nacc = total;
         }
+        self.bit_len += w as u64;
     }
 
     /// Appends the low `w` bits of `v` (`w` in 0..=128).
@@ -111,7 +115,7 @@ impl BitWriter {
     pub fn finish(mut self) -> Vec<u8> {
         let rest = self.nacc.div_ceil(8) as usize;
         self.bytes
-            .extend_from_slice(&self.acc.to_le_bytes()[..rest.min(16)]);
+            .extend_from_slice(&self.acc.to_le_bytes()[..rest.min(8)]);
         self.bytes
     }
 }
@@ -142,6 +146,8 @@ impl<'a> BitReader<'a> {
         debug_assert!(w <= 64);
         let i = (self.pos / 8) as usize;
         let sh = (self.pos % 8) as u32;
+        self.pos += w as u64;
+        // Bytes i..i+16 hold the w + sh ≤ 71 bits.
         let window = match self.bytes.get(i..).and_then(|s| s.first_chunk::<16>()) {
             Some(c) => u128::from_le_bytes(*c),
             None => {
@@ -152,8 +158,9 @@ impl<'a> BitReader<'a> {
                 u128::from_le_bytes(c)
             }
         };
-        self.pos += w as u64;
-        ((window >> sh) as u64) & mask(w)
+        let (lo, hi) = (window as u64, (window >> 64) as u64);
+        // `(hi << 1) << (63 − sh)` is `hi << (64 − sh)`, and 0 for `sh = 0`.
+        ((lo >> sh) | ((hi << 1) << (63 - sh))) & mask(w)
     }
 
     /// Reads the next `w` bits (`w` in 0..=128).

@@ -25,6 +25,10 @@ use super::{Block, as_aes_blocks_mut};
 /// Blocks hashed per inner step (kept in L1).
 const STEP: usize = 64;
 
+/// Blocks encrypted per call in [`Mmo::expand_into`] (16 KiB, in L1): the
+/// `aes` crate's VAES kernel pays a key broadcast per call.
+const EXPAND_STEP: usize = 1024;
+
 /// The fixed public AES-128 key of the random permutation π (the first 128
 /// bits of the fractional part of π; any public constant works).
 const FIXED_KEY: u128 = 0x243f_6a88_85a3_08d3_1319_8a2e_0370_7344;
@@ -80,7 +84,7 @@ const MMO_KEY: u128 = 0xb7e1_5162_8aed_2a6a_bf71_5880_9cf4_f3c7;
 
 /// Stretches 128-bit OT pads: `G(y)` is the sequence of blocks `h(y ⊕ t)`,
 /// `t = 0, 1, …`, with `h(x) = π'(x) ⊕ x` and `π'` AES-128 under a fixed
-/// public key. Block `t` gives output words `2t` (low half) and `2t + 1`.
+/// public key.
 ///
 /// # Security
 /// `h` is correlation robust (CR) in the random-permutation model (Guo,
@@ -100,6 +104,7 @@ const MMO_KEY: u128 = 0xb7e1_5162_8aed_2a6a_bf71_5880_9cf4_f3c7;
 #[derive(Clone)]
 pub struct Mmo {
     pi: Aes128,
+    /// The inputs `y ⊕ t` of a batch.
     buf: Vec<Block>,
 }
 
@@ -124,17 +129,35 @@ impl Mmo {
         }
     }
 
-    /// `out` ← the first `out.len()` words of `G(y)`.
-    pub fn expand(&mut self, y: u128, out: &mut [u64]) {
-        let nb = out.len().div_ceil(2);
+    /// Appends `G(y)`'s first `blocks` blocks to `out` for each `(y, blocks)`
+    /// of `pads`, in order, as 64-bit words (block `t` gives the words `2t`,
+    /// its low half, and `2t + 1`): one AES pass over all of them (a batch
+    /// keeps the AES pipeline full, where one short pad at a time does not).
+    /// Cost: one AES block per output block.
+    pub fn expand_into(
+        &mut self,
+        pads: impl IntoIterator<Item = (u128, usize)>,
+        out: &mut Vec<u64>,
+    ) {
         self.buf.clear();
-        self.buf.extend((0..nb).map(|t| Block(y ^ t as u128)));
-        self.pi.encrypt_blocks(as_aes_blocks_mut(&mut self.buf));
-        for (t, (pair, b)) in out.chunks_mut(2).zip(&self.buf).enumerate() {
-            let v = b.0 ^ y ^ t as u128;
-            pair[0] = v as u64;
-            if let Some(h) = pair.get_mut(1) {
-                *h = (v >> 64) as u64;
+        for (y, nb) in pads {
+            self.buf.extend((0..nb).map(|t| Block(y ^ t as u128)));
+        }
+        let start = out.len();
+        out.resize(start + 2 * self.buf.len(), 0);
+        let mut enc = [Block::ZERO; EXPAND_STEP];
+        for (x, o) in self
+            .buf
+            .chunks(EXPAND_STEP)
+            .zip(out[start..].chunks_mut(2 * EXPAND_STEP))
+        {
+            let enc = &mut enc[..x.len()];
+            enc.copy_from_slice(x);
+            self.pi.encrypt_blocks(as_aes_blocks_mut(enc));
+            for ((o, e), x) in o.chunks_exact_mut(2).zip(enc.iter()).zip(x) {
+                let v = e.0 ^ x.0;
+                o[0] = v as u64;
+                o[1] = (v >> 64) as u64;
             }
         }
     }
@@ -201,13 +224,22 @@ mod tests {
             pi.encrypt_blocks(as_aes_blocks_mut(&mut b));
             b[0].0 ^ x
         };
-        let y = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128;
-        for k in [1usize, 2, 3, 64, 65] {
-            let mut out = vec![0u64; k];
-            ex.expand(y, &mut out);
-            for (i, w) in out.iter().enumerate() {
-                let b = h(y ^ (i / 2) as u128);
-                assert_eq!(*w, (b >> (64 * (i % 2))) as u64, "k {k} word {i}");
+        let ys = [0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128, 7, u128::MAX];
+        let lens = [1usize, 33, 2];
+        let mut out = vec![5u64];
+        ex.expand_into(ys.iter().copied().zip(lens), &mut out);
+        assert_eq!(out.len(), 1 + 2 * lens.iter().sum::<usize>());
+        assert_eq!(out[0], 5, "appended, not overwritten");
+        let mut k = 1;
+        for (y, n) in ys.into_iter().zip(lens) {
+            for t in 0..n {
+                let b = h(y ^ t as u128);
+                assert_eq!(
+                    [out[k], out[k + 1]],
+                    [b as u64, (b >> 64) as u64],
+                    "pad {y:x} block {t}"
+                );
+                k += 2;
             }
         }
     }

@@ -12,21 +12,30 @@ use std::io;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
-use super::{Channel, Transport};
+use super::{Channel, Incoming, Outgoing, Transport};
 
 /// Chunks larger than this are pushed to the peer without waiting for flush.
 const CHUNK: usize = 1 << 20;
 
-struct MemTransport {
+struct MemWriter {
     tx: Sender<Vec<u8>>,
-    rx: Receiver<Vec<u8>>,
     wbuf: Vec<u8>,
+}
+
+struct MemReader {
+    rx: Receiver<Vec<u8>>,
     rbuf: Vec<u8>,
     rpos: usize,
     timeout: Option<Duration>,
 }
 
-impl MemTransport {
+/// The two directions are independent queues: full duplex.
+struct MemTransport {
+    w: MemWriter,
+    r: MemReader,
+}
+
+impl MemWriter {
     fn push(&mut self) -> io::Result<()> {
         if self.wbuf.is_empty() {
             return Ok(());
@@ -38,7 +47,7 @@ impl MemTransport {
     }
 }
 
-impl Transport for MemTransport {
+impl Outgoing for MemWriter {
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
         self.wbuf.extend_from_slice(data);
         if self.wbuf.len() >= CHUNK {
@@ -50,7 +59,9 @@ impl Transport for MemTransport {
     fn flush(&mut self) -> io::Result<()> {
         self.push()
     }
+}
 
+impl Incoming for MemReader {
     fn read_exact(&mut self, mut buf: &mut [u8]) -> io::Result<()> {
         while !buf.is_empty() {
             if self.rpos == self.rbuf.len() {
@@ -77,6 +88,24 @@ impl Transport for MemTransport {
     }
 }
 
+impl Transport for MemTransport {
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        self.w.write_all(data)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        self.r.read_exact(buf)
+    }
+
+    fn halves(&mut self) -> Option<(&mut dyn Outgoing, &mut dyn Incoming)> {
+        Some((&mut self.w, &mut self.r))
+    }
+}
+
 fn peer_gone() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "peer closed the channel")
 }
@@ -88,12 +117,16 @@ pub fn pair(timeout: Option<Duration>) -> (Channel, Channel) {
     let (tx_b, rx_a) = channel();
     let mk = |tx, rx| {
         Channel::new(Box::new(MemTransport {
-            tx,
-            rx,
-            wbuf: Vec::new(),
-            rbuf: Vec::new(),
-            rpos: 0,
-            timeout,
+            w: MemWriter {
+                tx,
+                wbuf: Vec::new(),
+            },
+            r: MemReader {
+                rx,
+                rbuf: Vec::new(),
+                rpos: 0,
+                timeout,
+            },
         }))
     };
     (mk(tx_a, rx_a), mk(tx_b, rx_b))

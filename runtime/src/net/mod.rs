@@ -29,7 +29,9 @@
 //! parties of one channel sending large data at the same time: on each
 //! channel the messages of a protocol strictly alternate (one side talks, the
 //! other listens). Protocols built on top must keep that discipline (or use
-//! separate channels, as [`crate::ot::session::Session`] does per thread).
+//! separate channels, as [`crate::ot::session::Session`] does per thread),
+//! or read and write from two threads at once over a full-duplex transport
+//! ([`Channel::duplex`]), so that their reads drain the peer's writes.
 //!
 //! # Errors
 //! A peer that disconnects or sends short data gives a [`NetError`] whose
@@ -179,6 +181,95 @@ pub trait Transport: Send {
     fn flush(&mut self) -> io::Result<()>;
     /// Fills `buf` completely from the stream.
     fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()>;
+    /// The two directions as halves that two threads may use at once (full
+    /// duplex), for [`Channel::duplex`]; `None` (the default) if the
+    /// transport cannot write while a read waits.
+    fn halves(&mut self) -> Option<(&mut dyn Outgoing, &mut dyn Incoming)> {
+        None
+    }
+}
+
+/// The sending direction of a full-duplex [`Transport`].
+pub trait Outgoing: Send {
+    /// As [`Transport::write_all`].
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()>;
+    /// As [`Transport::flush`].
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+/// The receiving direction of a full-duplex [`Transport`].
+pub trait Incoming: Send {
+    /// As [`Transport::read_exact`].
+    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()>;
+}
+
+/// Where a protocol step sends: a [`Channel`] or the sending half [`Tx`] of
+/// one in a [`Channel::duplex`] section.
+pub trait Outbox {
+    /// Buffers `data` for the peer ([`Channel::send`]).
+    fn send(&mut self, data: &[u8]) -> Result<(), NetError>;
+    /// Pushes the buffered data out ([`Channel::flush`]).
+    fn flush(&mut self) -> Result<(), NetError>;
+}
+
+/// Where a protocol step receives: a [`Channel`] or the receiving half
+/// [`Rx`] of one in a [`Channel::duplex`] section.
+pub trait Inbox {
+    /// Fills `buf` with the next bytes from the peer ([`Channel::recv`]).
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError>;
+}
+
+/// The sending half of a channel in a [`Channel::duplex`] section (counted
+/// into the channel's statistics when the section ends).
+pub struct Tx<'a> {
+    out: &'a mut dyn Outgoing,
+    sent: u64,
+}
+
+impl Outbox for Tx<'_> {
+    fn send(&mut self, data: &[u8]) -> Result<(), NetError> {
+        self.out
+            .write_all(data)
+            .map_err(|e| NetError::new(format!("sending {} bytes", data.len()), e))?;
+        self.sent += data.len() as u64;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), NetError> {
+        self.out.flush().map_err(|e| NetError::new("flushing", e))
+    }
+}
+
+/// The receiving half of a channel in a [`Channel::duplex`] section.
+pub struct Rx<'a> {
+    inc: &'a mut dyn Incoming,
+    received: u64,
+}
+
+impl Inbox for Rx<'_> {
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {
+        self.inc
+            .read_exact(buf)
+            .map_err(|e| NetError::new(format!("receiving {} bytes", buf.len()), e))?;
+        self.received += buf.len() as u64;
+        Ok(())
+    }
+}
+
+impl Outbox for Channel {
+    fn send(&mut self, data: &[u8]) -> Result<(), NetError> {
+        Channel::send(self, data)
+    }
+
+    fn flush(&mut self) -> Result<(), NetError> {
+        Channel::flush(self)
+    }
+}
+
+impl Inbox for Channel {
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {
+        Channel::recv(self, buf)
+    }
 }
 
 /// A counted, buffered byte channel to the peer. See the
@@ -190,6 +281,8 @@ pub struct Channel {
     sent_since_recv: bool,
     /// Bytes were sent since the last flush.
     unflushed: bool,
+    /// In a [`Channel::streamed`] section: whether it has received yet.
+    streaming: Option<bool>,
 }
 
 impl fmt::Debug for Channel {
@@ -208,6 +301,7 @@ impl Channel {
             stats: Stats::default(),
             sent_since_recv: false,
             unflushed: false,
+            streaming: None,
         }
     }
 
@@ -248,8 +342,13 @@ impl Channel {
             return Ok(());
         }
         self.flush()?;
+        // In a streamed section only its first receive can wait for an answer.
+        let counts = self.streaming != Some(true);
+        if let Some(started) = &mut self.streaming {
+            *started = true;
+        }
         if self.sent_since_recv {
-            self.stats.rounds += 1;
+            self.stats.rounds += u64::from(counts);
             self.sent_since_recv = false;
         }
         self.transport
@@ -257,6 +356,55 @@ impl Channel {
             .map_err(|e| NetError::new(format!("receiving {} bytes", buf.len()), e))?;
         self.stats.bytes_recv += buf.len() as u64;
         Ok(())
+    }
+
+    /// Whether the transport is full duplex ([`Transport::halves`]), so
+    /// that [`Channel::duplex`] runs.
+    pub fn full_duplex(&mut self) -> bool {
+        self.transport.halves().is_some()
+    }
+
+    /// Runs `f` with the channel cut into its sending and receiving halves,
+    /// which two threads may use at once: a pipeline can keep both
+    /// directions busy, with no deadlock on bounded buffers as long as one
+    /// thread keeps reading. `None` (and `f` not run) if the transport is not
+    /// full duplex. Pending sends are flushed first; `f` must flush what it
+    /// sends. Rounds: the section counts one if it receives and this side
+    /// sent before or in it — the pipeline's latency is one round trip, its
+    /// later receives answering data sent ahead.
+    pub fn duplex<T>(
+        &mut self,
+        f: impl FnOnce(&mut Tx<'_>, &mut Rx<'_>) -> T,
+    ) -> Result<Option<T>, NetError> {
+        self.flush()?;
+        let Some((out, inc)) = self.transport.halves() else {
+            return Ok(None);
+        };
+        let (mut tx, mut rx) = (Tx { out, sent: 0 }, Rx { inc, received: 0 });
+        let r = f(&mut tx, &mut rx);
+        let (sent, received) = (tx.sent, rx.received);
+        self.stats.bytes_sent += sent;
+        self.stats.bytes_recv += received;
+        let sent_before = self.sent_since_recv || sent > 0;
+        if received > 0 {
+            self.stats.rounds += u64::from(sent_before && self.streaming != Some(true));
+            if let Some(started) = &mut self.streaming {
+                *started = true;
+            }
+        }
+        self.sent_since_recv = sent_before && received == 0;
+        Ok(Some(r))
+    }
+
+    /// Runs `f` as one streamed exchange, the peer's side of a
+    /// [`Channel::duplex`] pipeline: the peer sends its messages ahead, so
+    /// of `f`'s receives only the first can wait for an answer to what this
+    /// side sent, and the section counts at most that one round.
+    pub fn streamed<T>(&mut self, f: impl FnOnce(&mut Channel) -> T) -> T {
+        let outer = self.streaming.replace(false);
+        let r = f(self);
+        self.streaming = outer;
+        r
     }
 
     /// Receives exactly `n` bytes into a new vector.

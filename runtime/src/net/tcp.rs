@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use rustls::{ConnectionCommon, SideData, StreamOwned};
 
 use super::tls::{self, Tls};
-use super::{Channel, NetError, Transport};
+use super::{Channel, Incoming, NetError, Outgoing, Transport};
 
 /// Settings of TCP channels.
 #[derive(Clone, Debug)]
@@ -132,7 +132,7 @@ struct TcpTransport {
 impl Drop for TcpTransport {
     fn drop(&mut self) {
         // Best effort: send what is buffered, then tell the peer we are gone.
-        let _ = self.w.flush();
+        let _ = Write::flush(&mut self.w);
         let _ = self.w.get_ref().s.shutdown(Shutdown::Both);
     }
 }
@@ -149,17 +149,38 @@ fn io_kind(e: io::Error) -> io::Error {
     }
 }
 
-impl Transport for TcpTransport {
+impl Outgoing for BufWriter<Sock> {
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        self.w.write_all(data).map_err(io_kind)
+        Write::write_all(self, data).map_err(io_kind)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.w.flush().map_err(io_kind)
+        Write::flush(self).map_err(io_kind)
+    }
+}
+
+impl Incoming for BufReader<Sock> {
+    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        Read::read_exact(self, buf).map_err(io_kind)
+    }
+}
+
+/// Reads and writes go through two handles of the socket: full duplex.
+impl Transport for TcpTransport {
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        Outgoing::write_all(&mut self.w, data)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Outgoing::flush(&mut self.w)
     }
 
     fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.r.read_exact(buf).map_err(io_kind)
+        Incoming::read_exact(&mut self.r, buf)
+    }
+
+    fn halves(&mut self) -> Option<(&mut dyn Outgoing, &mut dyn Incoming)> {
+        Some((&mut self.w, &mut self.r))
     }
 }
 

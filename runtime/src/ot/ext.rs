@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use super::{OtError, base, transpose::transpose128};
 use crate::crypto::{Block, Prg};
-use crate::net::Channel;
+use crate::net::{Channel, Outbox};
 
 /// Instances per internal step (a multiple of 128; keeps the working set in
 /// cache).
@@ -154,7 +154,7 @@ impl<const W: usize> ExtReceiver<W> {
     /// instances of the step.
     pub(crate) fn extend(
         &mut self,
-        ch: &mut Channel,
+        ch: &mut dyn Outbox,
         n: usize,
         mut xcols: impl FnMut(Range<usize>, &mut [u8]),
         mut f: impl FnMut(usize, &Rows<W>, u128) -> Result<(), OtError>,

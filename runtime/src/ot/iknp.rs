@@ -22,7 +22,8 @@
 //!   r_j + c_j·Δ_j`. `G_b` are the elements derived from the pad `y_b`:
 //!   consecutive bit fields of `y_b` (`w` bits for `Z_{2^w}`, exactly
 //!   uniform; 128 bits reduced mod an odd `n`, within `2^−65` of uniform)
-//!   while they fit in 128 bits, else of its [`Mmo`] expansion — total `λ +
+//!   while they fit in 128 bits, else the low bits of whole 64-bit words of
+//!   its [`Mmo`] expansion, each element starting a new word — total `λ +
 //!   W`, `W = Σ ⌈log₂ n_e⌉`. This is the multiplexer's and B2A's OT, and the
 //!   `NKℓ` wide OTs of the OT-based matrix product (§5.1.1), whose
 //!   correlations are read and outputs consumed through closures, step by
@@ -32,19 +33,23 @@
 //! first): one round for the receiver. The sender buffers its answer until
 //! it has read the receiver's whole message (so a TCP link never has both
 //! sides blocked writing); both sides keep their message buffers across
-//! batches.
+//! batches. Correlated OT in several batches
+//! ([`IknpReceiver::recv_cot_batches`]) is pipelined over a full-duplex
+//! channel: the receiver sends its messages ahead from one thread and
+//! decodes the answers on another, one round for the whole stream.
 
 use super::ext::{ExtReceiver, ExtSender};
 use super::{LAMBDA, OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
-use crate::net::Channel;
+use crate::net::{Channel, Inbox, Outbox};
 use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len};
+use std::sync::mpsc;
 
 /// The ring of one element of a correlated-OT payload: `Z_{2^w}` for a
 /// width `w: u32` (1..=64), or another modulus implementing this trait
 /// (e.g. [`crate::proto::modulus::Modulus`], odd `Z_n`). Elements are `u64`
 /// in `[0, n)`.
-pub trait CotRing: Copy + 'static {
+pub trait CotRing: Copy + PartialEq + 'static {
     /// Whether the parameters are supported (e.g. a width in 1..=64).
     fn valid(self) -> bool;
     /// Bits of one element on the wire, `⌈log₂ n⌉`.
@@ -100,7 +105,11 @@ impl CotRing for u32 {
 pub struct CotFields<'a, R = u32> {
     fields: &'a [R],
     pad: u32,
+    /// 64-bit words of an expanded pad: `Σ ⌈pad_bits/64⌉`.
+    words: u32,
     wire: u32,
+    /// The ring of every element, if they are all the same.
+    uniform: Option<R>,
 }
 
 impl<'a, R: CotRing> CotFields<'a, R> {
@@ -113,6 +122,8 @@ impl<'a, R: CotRing> CotFields<'a, R> {
         Ok(CotFields {
             fields,
             pad: fields.iter().map(|f| f.pad_bits()).sum(),
+            words: fields.iter().map(|f| f.pad_bits().div_ceil(64)).sum(),
+            uniform: fields.iter().all(|f| *f == fields[0]).then_some(fields[0]),
             wire: fields.iter().map(|f| f.wire_bits()).sum(),
         })
     }
@@ -138,50 +149,115 @@ pub fn cot_bits(n: usize, payload: u64) -> u64 {
     (LAMBDA * n.next_multiple_of(8)) as u64 + 8 * payload.div_ceil(8)
 }
 
-/// Bits `pos..pos + k` (`k` ≤ 64) of a little-endian word stream (zero past
-/// its end).
-#[inline]
-fn bits_at(words: &[u64], pos: usize, k: u32) -> u64 {
-    let (i, sh) = (pos / 64, (pos % 64) as u32);
-    let lo = words.get(i).map_or(0, |w| w >> sh);
-    let hi = match (sh, words.get(i + 1)) {
-        (0, _) | (_, None) => 0,
-        (_, Some(w)) => w << (64 - sh),
-    };
-    (lo | hi) & mask(k)
+/// Instances whose pads are expanded in one AES pass ([`PadFields::fill`]):
+/// a few hundred keeps the blocks of both pads of a group in L2.
+const GROUP: usize = 256;
+
+/// The pads of a group of instances, from which both sides derive the
+/// same elements ([`elements`]): instance `i`'s stream `words[start[i]..]`
+/// is its 128-bit pad `y` itself when its fields take at most 128 pad bits,
+/// else `y`'s [`Mmo`] expansion `G(y)`.
+#[derive(Default)]
+struct PadFields {
+    words: Vec<u64>,
+    start: Vec<usize>,
 }
 
-/// The elements of `f` derived from the 128-bit pad `y` (`out.len() = k`):
-/// consecutive bit fields of `y` when the fields take at most 128 pad bits,
-/// else of its [`Mmo`] expansion `G(y)`.
-#[inline]
-fn fields<R: CotRing>(
-    ex: &mut Mmo,
-    buf: &mut Vec<u64>,
-    y: u128,
+impl PadFields {
+    /// Derives the streams of the instances `(y, fields)` of a group: one
+    /// AES block per two words of each expanded pad, all in one pass.
+    fn fill<'w, R: CotRing>(
+        &mut self,
+        ex: &mut Mmo,
+        pads: impl Iterator<Item = (u128, CotFields<'w, R>)> + Clone,
+    ) {
+        let (words, start) = (&mut self.words, &mut self.start);
+        words.clear();
+        start.clear();
+        // Whole blocks of G(y), or the pad (one block).
+        let blocks = |f: &CotFields<'w, R>| {
+            if f.pad > 128 {
+                f.words.div_ceil(2) as usize
+            } else {
+                1
+            }
+        };
+        if pads.clone().any(|(_, f)| f.pad > 128) {
+            ex.expand_into(pads.clone().map(|(y, f)| (y, blocks(&f))), words);
+            let mut k = 0;
+            for (y, f) in pads {
+                start.push(k);
+                if f.pad <= 128 {
+                    words[k..k + 2].copy_from_slice(&[y as u64, (y >> 64) as u64]);
+                }
+                k += 2 * blocks(&f);
+            }
+        } else {
+            for (y, _) in pads {
+                start.push(words.len());
+                words.extend_from_slice(&[y as u64, (y >> 64) as u64]);
+            }
+        }
+    }
+
+    /// The stream of instance `i` of the group.
+    #[inline]
+    fn of(&self, i: usize) -> &[u64] {
+        &self.words[self.start[i]..]
+    }
+}
+
+/// The elements of the fields `f` derived from each of the pad streams `s`
+/// ([`PadFields`]), calling `each(e, ring, elems)` for element `e` with its
+/// ring and its element in each stream: consecutive bit fields of the pad
+/// `y` (`s[0..2]`) when they take at most 128 bits (exactly uniform for
+/// `Z_{2^w}`), else word-aligned ones of `G(y)`, each element starting a new
+/// 64-bit word (a load and a mask per element; the unused high bits of its
+/// words cost AES blocks, which are cheaper than bit-unaligned reads). The
+/// loop is compiled apart for payloads of one ring (the matrix product's),
+/// whose parameters are then loop invariants.
+#[inline(always)]
+fn elements<R: CotRing, const N: usize>(
+    s: [&[u64]; N],
     f: CotFields<'_, R>,
-    out: &mut [u64],
+    each: impl FnMut(usize, R, [u64; N]),
 ) {
+    match f.uniform {
+        Some(r) => elements_of(s, f, |_| r, each),
+        None => elements_of(s, f, |e| f.fields[e], each),
+    }
+}
+
+#[inline(always)]
+fn elements_of<R: CotRing, const N: usize>(
+    s: [&[u64]; N],
+    f: CotFields<'_, R>,
+    ring: impl Fn(usize) -> R,
+    mut each: impl FnMut(usize, R, [u64; N]),
+) {
+    let k = f.fields.len();
     if f.pad <= 128 {
-        let mut y = y;
-        for (o, &r) in out.iter_mut().zip(f.fields) {
+        let mut y = s.map(|s| s[0] as u128 | (s[1] as u128) << 64);
+        for e in 0..k {
+            let r = ring(e);
             let w = r.pad_bits();
-            *o = r.elem_of_pad(y & mask128(w));
-            y = y.checked_shr(w).unwrap_or(0);
+            each(e, r, y.map(|y| r.elem_of_pad(y & mask128(w))));
+            y = y.map(|y| y.checked_shr(w).unwrap_or(0));
         }
     } else {
-        buf.resize(f.pad.div_ceil(64) as usize, 0);
-        ex.expand(y, buf);
-        let mut pos = 0usize;
-        for (o, &r) in out.iter_mut().zip(f.fields) {
+        let mut i = 0;
+        for e in 0..k {
+            let r = ring(e);
             let w = r.pad_bits();
-            let v = if w <= 64 {
-                bits_at(buf, pos, w) as u128
-            } else {
-                bits_at(buf, pos, 64) as u128 | (bits_at(buf, pos + 64, w - 64) as u128) << 64
-            };
-            *o = r.elem_of_pad(v);
-            pos += w as usize;
+            let v = s.map(|s| {
+                if w <= 64 {
+                    (s[i] & mask(w)) as u128
+                } else {
+                    s[i] as u128 | ((s[i + 1] & mask(w - 64)) as u128) << 64
+                }
+            });
+            each(e, r, v.map(|y| r.elem_of_pad(y)));
+            i += w.div_ceil(64) as usize;
         }
     }
 }
@@ -192,7 +268,7 @@ pub struct IknpSender {
     h: Tccr,
     ex: Mmo,
     pads: [Vec<Block>; 2],
-    words: Vec<u64>,
+    fields: [PadFields; 2],
     answer: Vec<u8>,
 }
 
@@ -233,7 +309,7 @@ impl IknpSender {
             h: Tccr::new(),
             ex: Mmo::new(),
             pads: [Vec::new(), Vec::new()],
-            words: Vec::new(),
+            fields: Default::default(),
             answer: Vec::new(),
         })
     }
@@ -332,42 +408,106 @@ impl IknpSender {
     /// elements `fields(j)` and the correlation `corr(j)` (one reduced value
     /// per element); `out(j, r_j)` receives the sender's random `r_j`, in
     /// instance order. The receiver gets `r_j + c_j·Δ_j` elementwise. Cost
-    /// λ + `W_j` bits per instance ([`cot_bits`]).
+    /// λ + `W_j` bits per instance ([`cot_bits`]). One batch of
+    /// [`IknpSender::send_cot_batches`].
     pub fn send_cot_with<'w, 'c, R: CotRing>(
         &mut self,
         ch: &mut Channel,
         n: usize,
         fields_of: impl Fn(usize) -> CotFields<'w, R>,
         corr: impl Fn(usize) -> &'c [u64],
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        self.send_cot_batches(ch, &[n], fields_of, corr, out)
+    }
+
+    /// [`IknpSender::send_cot_with`] for several batches, `batches[b]`
+    /// instances in batch `b`, numbered on across batches: each batch is an
+    /// OT call of its own on the wire ([`cot_bits`] each), answered once its
+    /// receiver message is read. Over a full-duplex channel the receiver
+    /// sends its messages ahead ([`IknpReceiver::recv_cot_batches`]), so the
+    /// batches run as one [`Channel::streamed`] exchange: one round for the
+    /// receiver and at most one for this side, whatever the batch count.
+    pub fn send_cot_batches<'w, 'c, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
         mut out: impl FnMut(usize, &[u64]),
     ) -> Result<(), OtError> {
+        let mut run = |ch: &mut Channel| {
+            let mut start = 0;
+            for &n in batches {
+                self.send_batch(ch, start, n, &fields_of, &corr, &mut out)?;
+                start += n;
+            }
+            Ok(())
+        };
+        if batches.len() > 1 && ch.full_duplex() {
+            ch.streamed(run)
+        } else {
+            run(ch)
+        }
+    }
+
+    /// One batch of [`IknpSender::send_cot_batches`]: instances `start..start
+    /// + n`.
+    fn send_batch<'w, 'c, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        start: usize,
+        n: usize,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        mut out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        if n == 0 {
+            return Ok(());
+        }
         let IknpSender {
             ext,
             h,
             ex,
             pads,
-            words,
+            fields: [f0, f1],
             answer,
         } = self;
         let mut w = BitWriter::reuse(std::mem::take(answer), 0);
-        let (mut r, mut p) = (Vec::new(), Vec::new());
+        let mut r = Vec::new();
         sender_pads(ext, h, pads, ch, n, |off, y0, y1| {
-            for (j, (a, b)) in (off..).zip(y0.iter().zip(y1)) {
-                let f = fields_of(j);
-                let k = f.fields.len();
-                r.resize(k, 0);
-                p.resize(k, 0);
-                fields(ex, words, a.0, f, &mut r);
-                fields(ex, words, b.0, f, &mut p);
-                for (((rv, pv), x), &ring) in r.iter().zip(&p).zip(corr(j)).zip(f.fields) {
-                    w.push(ring.sub(ring.add(*rv, *x), *pv), ring.wire_bits());
+            let off = start + off;
+            for g in (0..y0.len()).step_by(GROUP) {
+                let group = g..(g + GROUP).min(y0.len());
+                f0.fill(ex, group.clone().map(|i| (y0[i].0, fields_of(off + i))));
+                f1.fill(ex, group.clone().map(|i| (y1[i].0, fields_of(off + i))));
+                for (k, i) in group.enumerate() {
+                    let j = off + i;
+                    let f = fields_of(j);
+                    let (b0, b1) = (f0.of(k), f1.of(k));
+                    let x = corr(j);
+                    r.resize(f.fields.len(), 0);
+                    // r = G_0, d = r + Δ − G_1.
+                    elements([b0, b1], f, |e, ring, [a, p]| {
+                        r[e] = a;
+                        if let Some(&xe) = x.get(e) {
+                            w.push(ring.sub(ring.add(a, xe), p), ring.wire_bits());
+                        }
+                    });
+                    out(j, &r);
                 }
-                out(j, &r);
             }
         })?;
         self.send_answer(ch, w)
     }
 }
+
+/// Batches the receiver of [`IknpReceiver::recv_cot_batches`] runs ahead of
+/// its decoding: its memory holds the pads of at most `WINDOW + 2` batches
+/// (16 bytes per instance), and the window of messages in flight covers a
+/// round trip as long as `WINDOW` batches take longer to answer than the
+/// link's round-trip time (milliseconds per batch of the matrix product).
+const WINDOW: usize = 4;
 
 /// The receiver side of IKNP (the base-OT sender).
 pub struct IknpReceiver {
@@ -377,7 +517,7 @@ pub struct IknpReceiver {
     /// The chosen pads of a step, then of a whole batch.
     step: Vec<Block>,
     pads: Vec<Block>,
-    words: Vec<u64>,
+    fields: PadFields,
     answer: Vec<u8>,
 }
 
@@ -393,7 +533,7 @@ fn receiver_pads(
     ext: &mut ExtReceiver<1>,
     h: &Tccr,
     y: &mut Vec<Block>,
-    ch: &mut Channel,
+    ch: &mut dyn Outbox,
     n: usize,
     choice: impl Fn(usize) -> bool,
     mut f: impl FnMut(usize, &[Block]),
@@ -430,7 +570,7 @@ impl IknpReceiver {
             ex: Mmo::new(),
             step: Vec::new(),
             pads: Vec::new(),
-            words: Vec::new(),
+            fields: PadFields::default(),
             answer: Vec::new(),
         })
     }
@@ -518,8 +658,32 @@ impl IknpReceiver {
         &mut self,
         ch: &mut Channel,
         n: usize,
-        choice: impl Fn(usize) -> bool,
-        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        choice: impl Fn(usize) -> bool + Sync,
+        fields_of: impl Fn(usize) -> CotFields<'w, R> + Sync,
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        self.recv_cot_batches(ch, &[n], choice, fields_of, out)
+    }
+
+    /// Receiver of [`IknpSender::send_cot_batches`] (the same `batches`).
+    ///
+    /// Over a full-duplex channel ([`Channel::duplex`]) and with more than
+    /// one batch this is a pipeline of two threads: one extends batch after
+    /// batch and sends its messages ahead, at most [`WINDOW`] batches ahead
+    /// of the other, which receives the answers in order and decodes them
+    /// (`out` runs on the calling thread). One round in all. Deadlock
+    /// freedom on bounded buffers: the decoding thread only reads, so the
+    /// sender's answer writes always drain; the sender reads each message
+    /// whole before answering, so this side's message writes drain while it
+    /// is not writing; and the extending thread waits for nothing but its
+    /// writes and the window, which the decoding thread frees. Otherwise the
+    /// batches run one after the other, a round each.
+    pub fn recv_cot_batches<'w, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        choice: impl Fn(usize) -> bool + Sync,
+        fields_of: impl Fn(usize) -> CotFields<'w, R> + Sync,
         mut out: impl FnMut(usize, &[u64]),
     ) -> Result<(), OtError> {
         let IknpReceiver {
@@ -528,33 +692,106 @@ impl IknpReceiver {
             ex,
             step,
             pads,
-            words,
+            fields: pf,
             answer,
         } = self;
-        pads.clear();
-        let mut total = 0u64;
-        receiver_pads(ext, h, step, ch, n, &choice, |off, y| {
-            pads.extend_from_slice(y);
-            total += (off..off + y.len())
-                .map(|j| fields_of(j).wire as u64)
-                .sum::<u64>();
-        })?;
-        answer.resize(total.div_ceil(8) as usize, 0u8);
-        ch.recv(answer)?;
-        let mut rd = BitReader::new(answer);
-        let mut v = Vec::new();
-        for (j, y) in pads.iter().enumerate() {
-            let f = fields_of(j);
-            v.resize(f.fields.len(), 0);
-            fields(ex, words, y.0, f, &mut v);
-            let sel = u64::from(choice(j)).wrapping_neg();
-            for (e, &ring) in v.iter_mut().zip(f.fields) {
-                // Reduced: a peer's out-of-range correction gives a wrong
-                // but valid element, never an unreduced one.
-                let d = ring.reduce(rd.read(ring.wire_bits()));
-                *e = ring.add(*e, d & sel);
+        let h = &*h;
+        let starts: Vec<usize> = batches
+            .iter()
+            .scan(0, |s, &n| {
+                let start = *s;
+                *s += n;
+                Some(start)
+            })
+            .collect();
+        let choice = &choice;
+        // The message of batch b is sent and its pads kept.
+        let extend = |ext: &mut ExtReceiver<1>,
+                      step: &mut Vec<Block>,
+                      tx: &mut dyn Outbox,
+                      b: usize,
+                      pads: &mut Vec<Block>| {
+            pads.clear();
+            let start = starts[b];
+            receiver_pads(
+                ext,
+                h,
+                step,
+                tx,
+                batches[b],
+                |j| choice(start + j),
+                |_, y| pads.extend_from_slice(y),
+            )
+        };
+        // The answer of batch b is received and decoded.
+        let mut decode = |rx: &mut dyn Inbox, b: usize, pads: &[Block]| -> Result<(), OtError> {
+            let (start, n) = (starts[b], batches[b]);
+            if n == 0 {
+                return Ok(());
             }
-            out(j, &v);
+            let total: u64 = (start..start + n).map(|j| fields_of(j).wire as u64).sum();
+            answer.resize(total.div_ceil(8) as usize, 0u8);
+            rx.recv(answer)?;
+            let mut rd = BitReader::new(answer);
+            let mut v = Vec::new();
+            for g in (0..n).step_by(GROUP) {
+                let group = g..(g + GROUP).min(n);
+                pf.fill(ex, group.clone().map(|i| (pads[i].0, fields_of(start + i))));
+                for (k, i) in group.enumerate() {
+                    let j = start + i;
+                    let f = fields_of(j);
+                    let sel = u64::from(choice(j)).wrapping_neg();
+                    v.resize(f.fields.len(), 0);
+                    elements([pf.of(k)], f, |e, ring, [y]| {
+                        // Reduced: a peer's out-of-range correction gives a
+                        // wrong but valid element, never an unreduced one.
+                        let d = ring.reduce(rd.read(ring.wire_bits()));
+                        v[e] = ring.add(y, d & sel);
+                    });
+                    out(j, &v);
+                }
+            }
+            Ok(())
+        };
+        if batches.len() > 1 && ch.full_duplex() {
+            let piped = ch.duplex(|tx, rx| {
+                std::thread::scope(|s| {
+                    let (ahead, ready) = mpsc::sync_channel::<Vec<Block>>(WINDOW);
+                    let (back, spare) = mpsc::channel::<Vec<Block>>();
+                    let (ext, step) = (&mut *ext, &mut *step);
+                    let writer = s.spawn(move || -> Result<(), OtError> {
+                        for b in 0..batches.len() {
+                            let mut p = spare.try_recv().unwrap_or_default();
+                            extend(ext, step, tx, b, &mut p)?;
+                            if ahead.send(p).is_err() {
+                                break;
+                            }
+                        }
+                        Ok(())
+                    });
+                    let read = (|| {
+                        for b in 0..batches.len() {
+                            // Closed early only when the writer failed.
+                            let Ok(p) = ready.recv() else { break };
+                            decode(rx, b, &p)?;
+                            let _ = back.send(p);
+                        }
+                        Ok(())
+                    })();
+                    drop(ready);
+                    let wrote = writer
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    wrote.and(read)
+                })
+            })?;
+            if let Some(r) = piped {
+                return r;
+            }
+        }
+        for b in 0..batches.len() {
+            extend(ext, step, ch, b, pads)?;
+            decode(ch, b, pads)?;
         }
         Ok(())
     }

@@ -15,8 +15,9 @@
 //! once per [`OtPack`] family and direction):
 //! - `(2 1)-OT_ℓ`: λ + 2ℓ; `(2 1)-ROT`: λ; `(2 1)-COT_ℓ`: λ + ℓ; COT with a
 //!   payload of `W` bits (elements of widths `w_e`, `W = Σ w_e`): λ + W
-//!   ([`cot_bits`]); all 2 messages (1 round for the receiver); set-up = 128
-//!   base OTs = 32 + 128·32 bytes.
+//!   ([`cot_bits`]); all 2 messages (1 round for the receiver; correlated OT
+//!   in several batches streamed over a full-duplex channel, 1 round in
+//!   all); set-up = 128 base OTs = 32 + 128·32 bytes.
 //! - `(N 1)-OT_ℓ`: 2λ + N·ℓ ([`kk_bits`], several classes `(N, ℓ)` in one
 //!   call); 2 messages; set-up = 256 base OTs = 32 + 256·32 bytes.
 //!

@@ -184,11 +184,7 @@ impl OtPack {
         corr: impl Fn(usize) -> &'c [u64],
         out: impl FnMut(usize, &[u64]),
     ) -> Result<(), OtError> {
-        if n == 0 {
-            return Ok(());
-        }
-        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
-            .send_cot_with(ch, n, widths, corr, out)
+        self.send_cot_batches(ch, &[n], widths, corr, out)
     }
 
     /// Correlated OT with per-instance payloads, receiver side; see
@@ -197,15 +193,45 @@ impl OtPack {
         &mut self,
         ch: &mut Channel,
         n: usize,
-        choice: impl Fn(usize) -> bool,
-        widths: impl Fn(usize) -> CotFields<'w, R>,
+        choice: impl Fn(usize) -> bool + Sync,
+        widths: impl Fn(usize) -> CotFields<'w, R> + Sync,
         out: impl FnMut(usize, &[u64]),
     ) -> Result<(), OtError> {
-        if n == 0 {
+        self.recv_cot_batches(ch, &[n], choice, widths, out)
+    }
+
+    /// Correlated OT in several batches streamed as one exchange, sender
+    /// side; see [`IknpSender::send_cot_batches`].
+    pub fn send_cot_batches<'w, 'c, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        widths: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        if batches.iter().all(|&n| n == 0) {
+            return Ok(());
+        }
+        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
+            .send_cot_batches(ch, batches, widths, corr, out)
+    }
+
+    /// Correlated OT in several batches, receiver side; see
+    /// [`IknpReceiver::recv_cot_batches`].
+    pub fn recv_cot_batches<'w, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        choice: impl Fn(usize) -> bool + Sync,
+        widths: impl Fn(usize) -> CotFields<'w, R> + Sync,
+        out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        if batches.iter().all(|&n| n == 0) {
             return Ok(());
         }
         lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
-            .recv_cot_with(ch, n, choice, widths, out)
+            .recv_cot_batches(ch, batches, choice, widths, out)
     }
 
     /// `(N 1)-OT_bits`, sender side; see [`KkSender::send`].

@@ -32,21 +32,34 @@
 //! # Memory and rounds
 //! The OTs are run in batches of at most [`BATCH_WORDS`] correlation words,
 //! accumulating the outputs on the fly, so memory stays bounded for any
-//! layer size; each batch is one OT call (one round for the client). The
-//! batch count, `⌈R·C·ℓ·O / BATCH_WORDS⌉` up to rounding to whole rows, is a
-//! function of the public dimensions.
+//! layer size. The batch count, `⌈R·C·ℓ·O / BATCH_WORDS⌉` up to rounding to
+//! whole rows, is a function of the public dimensions, and each batch is an
+//! OT call of its own on the wire (its own padding, [`cost_bits`]). The
+//! batches are streamed ([`crate::ot::iknp::IknpReceiver::recv_cot_batches`]): the
+//! client sends its extension messages ahead, a bounded window of batches
+//! before the answers it decodes, while the server answers batch after
+//! batch, so both directions of the link are busy at once and a product
+//! costs [`ROUNDS`] round for each party whatever its size (over a
+//! full-duplex channel; the first OT use of a channel adds the set-up's). A
+//! convolution with `g` groups is `g` products, one after the other.
 
 use super::{Ctx, ProtoError, Role, check, check_ell};
-use crate::ot::{CotFields, LAMBDA};
+use crate::ot::{CotFields, cot_bits};
 use crate::pack::mask;
 use sci_ir::ConvGeom;
 
 /// Largest number of correlation words (`u64`) of one OT batch. The
 /// correlated OTs stream through cache-sized steps
-/// ([`crate::ot::OtPack::send_cot_with`]), so a batch holds only the
-/// receiver's pads (16 bytes per instance) and its correction message (`BATCH_WORDS·ℓ/2` bits on average);
-/// more words per batch means fewer rounds.
+/// ([`crate::ot::OtPack::send_cot_batches`]), so a batch holds only the
+/// receiver's pads (16 bytes per instance) and its correction message
+/// (`BATCH_WORDS·ℓ/2` bits on average).
 pub const BATCH_WORDS: usize = 1 << 22;
+
+/// Rounds of a product ([`matmul`], [`matmul_wx`], [`mul`]) for each party,
+/// once the channel's OTs are set up, whatever the dimensions: the client's
+/// wait for the first answer of the stream; the server's, for the client's
+/// first message after the server last spoke.
+pub const ROUNDS: u64 = 1;
 
 /// The server's weights for a product: a row of weights for each
 /// `(r, c)` pair of the shared operand.
@@ -127,38 +140,35 @@ fn product(
         .iter()
         .map(|t| CotFields::new(t))
         .collect::<Result<Vec<_>, _>>()?;
-    let total = rows * cols;
-    let per = pairs_per_batch(ell, outs);
-    let mut start = 0;
-    while start < total {
-        let end = (start + per).min(total);
-        let n_inst = (end - start) * l;
-        let pair = |j: usize| start + j / l;
-        let width = |j: usize| shapes[j % l];
-        match weights {
-            Some(w) => {
-                let corr = |j: usize| w.row(pair(j) / cols, pair(j) % cols);
-                ctx.ot.send_cot_with(ctx.ch, n_inst, width, corr, |j, r| {
-                    let yr = &mut y[(pair(j) / cols) * outs..][..outs];
+    let batches: Vec<usize> = batch_pairs(ell, rows * cols, outs)
+        .map(|np| np * l)
+        .collect();
+    // Instance j: pair j / ℓ (row-major (r, c)), bit j % ℓ.
+    let row = |j: usize| j / l / cols;
+    let width = |j: usize| shapes[j % l];
+    match weights {
+        Some(w) => {
+            let corr = |j: usize| w.row(row(j), j / l % cols);
+            ctx.ot
+                .send_cot_batches(ctx.ch, &batches, width, corr, |j, r| {
+                    let yr = &mut y[row(j) * outs..][..outs];
                     let sh = j % l;
                     for (a, &v) in yr.iter_mut().zip(r) {
                         *a = a.wrapping_sub(v << sh);
                     }
                 })?;
-            }
-            None => {
-                let choice = |j: usize| (x[pair(j)] >> (j % l)) & 1 == 1;
-                ctx.ot
-                    .recv_cot_with(ctx.ch, n_inst, choice, width, |j, v| {
-                        let yr = &mut y[(pair(j) / cols) * outs..][..outs];
-                        let sh = j % l;
-                        for (a, &e) in yr.iter_mut().zip(v) {
-                            *a = a.wrapping_add(e << sh);
-                        }
-                    })?;
-            }
         }
-        start = end;
+        None => {
+            let choice = |j: usize| (x[j / l] >> (j % l)) & 1 == 1;
+            ctx.ot
+                .recv_cot_batches(ctx.ch, &batches, choice, width, |j, v| {
+                    let yr = &mut y[row(j) * outs..][..outs];
+                    let sh = j % l;
+                    for (a, &e) in yr.iter_mut().zip(v) {
+                        *a = a.wrapping_add(e << sh);
+                    }
+                })?;
+        }
     }
     y.iter_mut().for_each(|v| *v &= m);
     Ok(y)
@@ -349,21 +359,19 @@ pub(crate) fn conv2d_with(
     Ok(y)
 }
 
+/// Pairs `(r, c)` of each OT batch of a product with `total` pairs and `O`
+/// outputs per element.
+fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = usize> {
+    let per = pairs_per_batch(ell, outs);
+    (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
+}
+
 /// Exact bits on the wire of [`matmul`] (`R×C` by `C×O`).
 pub fn cost_bits(ell: u32, (rows, cols, outs): (usize, usize, usize)) -> u64 {
-    let total = rows * cols;
-    let per = pairs_per_batch(ell, outs);
     let payload_per_pair: u64 = (1..=ell as u64).sum::<u64>() * outs as u64;
-    let mut bits = 0;
-    let mut start = 0;
-    while start < total {
-        let np = (start + per).min(total) - start;
-        let inst = np * ell as usize;
-        bits += (LAMBDA * inst.next_multiple_of(8)) as u64
-            + 8 * (payload_per_pair * np as u64).div_ceil(8);
-        start += np;
-    }
-    bits
+    batch_pairs(ell, rows * cols, outs)
+        .map(|np| cot_bits(np * ell as usize, payload_per_pair * np as u64))
+        .sum()
 }
 
 #[cfg(test)]
@@ -505,7 +513,8 @@ mod tests {
 
     #[test]
     fn communication() {
-        // (300, 8, 64) at ℓ = 32 needs two OT batches of at most 2048 pairs.
+        // (300, 8, 64) at ℓ = 32 needs two OT batches of at most 2048 pairs,
+        // (100, 3, 1) at ℓ = 8 one; one round each.
         for (ell, dims) in [
             (32u32, (7usize, 9usize, 5usize)),
             (8, (100, 3, 1)),
@@ -524,6 +533,7 @@ mod tests {
                 }
             });
             assert_eq!(r.bits(), cost_bits(ell, dims), "ℓ={ell} {dims:?}");
+            assert_eq!(r.stats.map(|s| s.rounds), [ROUNDS; 2], "ℓ={ell} {dims:?}");
         }
         // NKℓ instances of COT_{M(ℓ+1)/2}: for ℓ = 32, 64 outputs per element,
         // 32·128 + 64·528 bits per shared element.
@@ -532,26 +542,31 @@ mod tests {
 
     #[test]
     fn over_tcp_loopback() {
-        // 2^16 shared elements against a 16×4 weight matrix.
+        // 2^16 shared elements against a 16×4 weight matrix (two batches), and
+        // a layer of 64 batches whose messages, 1 MiB and 8.6 MB each, are far
+        // beyond the socket buffers: the pipeline must not deadlock.
         let ell = 32;
-        let (m, k, n) = (4096, 16, 4);
-        let mut g = prg(4);
-        let x = g.ring_elems(m * k, ell);
-        let w = g.ring_elems(k * n, ell);
-        let want = reference(ell, (&[m, k], &x), (&[k, n], &w), |a, b| Op::MatMul {
-            a,
-            b,
-            bias: None,
-        });
-        assert_eq!(
-            secure(ell, &x, &w, false, true, |ctx, x, w| matmul(
-                ctx,
-                ell,
-                (m, k, n),
-                x,
-                w
-            )),
-            want
-        );
+        for (m, k, n) in [(4096, 16, 4), (4096, 32, 64)] {
+            let mut g = prg(4);
+            let x = g.ring_elems(m * k, ell);
+            let w = g.ring_elems(k * n, ell);
+            let want = reference(ell, (&[m, k], &x), (&[k, n], &w), |a, b| Op::MatMul {
+                a,
+                b,
+                bias: None,
+            });
+            let batches = batch_pairs(ell, m * k, n).count();
+            assert_eq!(batches, if n == 64 { 64 } else { 2 });
+            let got = secure(ell, &x, &w, false, true, |ctx, x, w| {
+                // A one-row product sets the OTs up, then the layer's rounds.
+                matmul(ctx, ell, (1, k, n), &x[..k], w)?;
+                let before = ctx.ch.stats().rounds;
+                let y = matmul(ctx, ell, (m, k, n), x, w)?;
+                let rounds = ctx.ch.stats().rounds - before;
+                check(rounds == ROUNDS, || format!("{rounds} rounds"))?;
+                Ok(y)
+            });
+            assert_eq!(got, want, "{m}×{k}×{n}");
+        }
     }
 }

@@ -44,7 +44,10 @@
 //! must speak (opening masked AND inputs), role `P0` speaks first and role
 //! `P1` answers (`exchange`); the two OTs of a multiplexer run one after
 //! the other. So every protocol is safe over a transport with bounded
-//! buffers (TCP).
+//! buffers (TCP). The exception is the OT-based linear layers' pipeline
+//! ([`matmul`]), where both directions carry large data at once: there the
+//! client reads and writes from two threads over a full-duplex channel
+//! (the argument is in [`crate::ot::iknp::IknpReceiver::recv_cot_batches`]).
 //!
 //! # Randomness
 //! No protocol seeds itself: each draws from the generator of its context
