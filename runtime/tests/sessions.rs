@@ -181,13 +181,16 @@ fn the_session_deadline_stops_a_session() {
     let plan = Plan::new(p.clone());
     let x = wide_inputs(&p, 2);
     let c = cfg(None);
+    // The deadline runs from the connection's opening: lane 0 must still be routed
+    // before it (so it is not too short for a loaded machine), and the set-up then
+    // waits past it.
     let late = TcpConfig {
-        session_timeout: Some(Duration::from_millis(1)),
+        session_timeout: Some(Duration::from_millis(500)),
         ..cfg(None)
     };
     let t0 = Instant::now();
     let (s, _, _) = run(&plan, x, 1, &late, &c, |_| {
-        std::thread::sleep(Duration::from_millis(20))
+        std::thread::sleep(Duration::from_millis(1500))
     });
     let e = s.unwrap_err();
     assert!(e.timed_out(), "{e}");
