@@ -65,9 +65,9 @@ impl From<Cost> for Traffic {
 
 /// The predicted traffic of a program run over plain TCP with its thread count: one
 /// entry per instruction (in program order), the OT set-up (bytes only; the handshake
-/// before it is not counted), and the instructions' sum (rounds summed per party: with
-/// one thread, the run's rounds after the set-up). Exact: `tests/cost_model.rs` checks
-/// it against measured runs.
+/// before it is not counted), and the run's total (bytes summed; rounds per party those
+/// of its slowest lane over the whole run, as the run report's totals count them after
+/// the set-up). Exact: `tests/cost_model.rs` checks it against measured runs.
 pub fn traffic(p: &Program) -> (Vec<Traffic>, Traffic, Traffic) {
     let pr = predict_program(p, Lanes::of(p));
     (

@@ -30,7 +30,8 @@
 //!   }, ...],                                     // every instruction except constants
 //!   "totals": { same keys as "calls", summed },
 //!   "setup_cost": { same keys as "cost": the OT set-up's bytes, rounds 0 },
-//!   "total_cost": { same keys as "cost", summed over all instructions }
+//!   "total_cost": { same keys as "cost": bytes summed over all instructions, rounds
+//!                   per party of the slowest lane over the run (with one thread, the sum) }
 //! }
 //! ```
 //!
@@ -122,7 +123,8 @@ pub struct Report {
     pub totals: Calls,
     /// The OT set-up's bytes per party (before the first instruction).
     pub setup_cost: Traffic,
-    /// The communication of all layers (rounds summed per party).
+    /// The communication of the whole run after the set-up (bytes summed over the layers;
+    /// rounds per party of the slowest lane, see [`crate::cost::traffic`]).
     pub total_cost: Traffic,
 }
 

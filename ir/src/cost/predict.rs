@@ -111,8 +111,10 @@ pub struct Prediction {
     pub setup: Cost,
     /// One entry per instruction, in program order.
     pub instrs: Vec<Cost>,
-    /// The instructions' sum (set-up excluded). Rounds are summed: with one lane that
-    /// is the run's round count after the set-up.
+    /// The instructions' bytes summed (set-up excluded); rounds per party are the
+    /// largest over lanes of that lane's rounds over the whole run (lanes run in
+    /// parallel), as the run report's totals count them after the set-up. With one lane
+    /// that is the sum of the instructions' rounds.
     pub total: Cost,
 }
 
@@ -121,6 +123,8 @@ pub struct Prediction {
 #[derive(Clone, Debug)]
 struct LaneState {
     lanes: Vec<[bool; 2]>,
+    /// Rounds of the server and the client on each lane so far.
+    rounds: Vec<[u64; 2]>,
 }
 
 /// Who plays `P0` in a phase's chunks.
@@ -160,6 +164,7 @@ impl LaneState {
     fn after_setup(threads: usize) -> LaneState {
         LaneState {
             lanes: vec![[false, true]; threads.max(1)],
+            rounds: vec![[0; 2]; threads.max(1)],
         }
     }
 
@@ -167,6 +172,7 @@ impl LaneState {
     fn busy(threads: usize) -> LaneState {
         LaneState {
             lanes: vec![[true, true]; threads.max(1)],
+            rounds: vec![[0; 2]; threads.max(1)],
         }
     }
 
@@ -190,6 +196,8 @@ impl LaneState {
             r.swap(0, 1);
         }
         self.lanes[lane] = w.sent;
+        self.rounds[lane][0] += r[0];
+        self.rounds[lane][1] += r[1];
         cost.server_bytes += t.sent(server_role);
         cost.client_bytes += t.sent(server_role.other());
         r
@@ -247,9 +255,15 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
             state.step(&phases, reveal)
         })
         .collect();
+    let slowest = |party: usize| state.rounds.iter().map(|r| r[party]).max().unwrap_or(0);
+    let total = Cost {
+        server_rounds: slowest(0),
+        client_rounds: slowest(1),
+        ..instrs.iter().copied().sum()
+    };
     Prediction {
         setup: setup(lanes.threads),
-        total: instrs.iter().copied().sum(),
+        total,
         instrs,
     }
 }
