@@ -19,21 +19,63 @@
 //!   scalar products; `cots` the number of correlated OTs of the OT-based product of §5.1.1
 //!   (one `COT` per bit of each element of the shared operand, its sender messages
 //!   combined over all the weights that element meets; a convolution is lowered to a
-//!   matrix product over its `im2col` matrix, whose elements repeat input elements), and
-//!   `cot_bits` their communication, `λ + w·(ℓ+1)/2` bits each for `w` weights per
-//!   element (λ = 128).
+//!   matrix product over its `im2col` matrix, whose elements repeat input elements).
 //! * `drelu`: the ℓ-bit DReLU invocations in all of the above: one per ReLU, per
 //!   comparison, per general truncation and per division (which also runs three DReLUs
 //!   over δ-bit values, not counted here).
 //!
 //! `add`, `sub`, `scale_up`, `mul_public` and data movement are local (no protocol call).
+//!
+//! The exact communication — bytes each party sends and rounds each waits for, per
+//! instruction — is not estimated here: it is the cost model's
+//! ([`sci_ir::cost::predict_program`]), reported as [`Traffic`] by [`traffic`].
 
+use sci_ir::cost::{Cost, Lanes, predict_program};
 use sci_ir::{Instr, Op, Owner, Pool2d, Program};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The security parameter λ used for COT communication estimates.
-pub const LAMBDA: u64 = 128;
+/// Predicted communication of one instruction, of the OT set-up, or of a sum of them
+/// (the cost model's [`Cost`], with its latency).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Traffic {
+    /// Bytes the server sends.
+    pub server_bytes: u64,
+    /// Bytes the client sends.
+    pub client_bytes: u64,
+    /// Rounds the server waits for.
+    pub server_rounds: u64,
+    /// Rounds the client waits for.
+    pub client_rounds: u64,
+    /// The larger of the two (the latency in round trips).
+    pub rounds: u64,
+}
+
+impl From<Cost> for Traffic {
+    fn from(c: Cost) -> Traffic {
+        Traffic {
+            server_bytes: c.server_bytes,
+            client_bytes: c.client_bytes,
+            server_rounds: c.server_rounds,
+            client_rounds: c.client_rounds,
+            rounds: c.rounds(),
+        }
+    }
+}
+
+/// The predicted traffic of a program run over plain TCP with its thread count: one
+/// entry per instruction (in program order), the OT set-up (bytes only; the handshake
+/// before it is not counted), and the run's total (bytes summed; rounds per party those
+/// of its slowest lane over the whole run, as the run report's totals count them after
+/// the set-up). Exact: `tests/cost_model.rs` checks it against measured runs.
+pub fn traffic(p: &Program) -> (Vec<Traffic>, Traffic, Traffic) {
+    let pr = predict_program(p, Lanes::of(p));
+    (
+        pr.instrs.into_iter().map(Traffic::from).collect(),
+        pr.setup.into(),
+        pr.total.into(),
+    )
+}
 
 /// Predicted protocol calls of one instruction (or a sum of them).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -54,8 +96,6 @@ pub struct Calls {
     pub multiplications: u64,
     /// Correlated OTs of the OT-based linear layers.
     pub cots: u64,
-    /// Communication of those COTs, in bits (estimate: λ plus the message per COT).
-    pub cot_bits: u64,
 }
 
 impl Calls {
@@ -71,7 +111,6 @@ impl Calls {
         }
         self.multiplications += other.multiplications;
         self.cots += other.cots;
-        self.cot_bits += other.cot_bits;
     }
 
     /// Whether the instruction calls no protocol.
@@ -95,11 +134,10 @@ pub fn calls(p: &Program, nonneg: &[bool], i: &Instr) -> Calls {
     let numel = i.ty.numel() as u64;
     let shape = |v: &sci_ir::ValueId| p.ty(*v).shape().to_vec();
     let shared = |v: &sci_ir::ValueId| !p.ty(*v).owner().server_knows();
-    // A product of `elems` shared elements, each meeting `width` weights.
-    let product = |c: &mut Calls, mults: u64, elems: u64, width: u64| {
+    // A product of `elems` shared elements (ℓ COTs each).
+    let product = |c: &mut Calls, mults: u64, elems: u64| {
         c.multiplications += mults;
         c.cots += elems * bits;
-        c.cot_bits += elems * bits * (LAMBDA + width * (bits + 1) / 2);
     };
     match &i.op {
         Op::Relu { .. } => {
@@ -156,25 +194,19 @@ pub fn calls(p: &Program, nonneg: &[bool], i: &Instr) -> Calls {
             let (ws, ys) = (shape(w), i.ty.shape().to_vec());
             let k = (ws[1] * ws[2] * ws[3]) as u64; // per output: C/g·kH·kW products
             let im2col = (ys[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3] * groups) as u64;
-            product(&mut c, numel * k, im2col, (ws[0] / groups.max(&1)) as u64);
+            product(&mut c, numel * k, im2col);
         }
         Op::MatMul { a, b, .. } => {
             let (sa, sb) = (shape(a), shape(b));
             let mults = (sa[0] * sa[1] * sb[1]) as u64;
             if shared(a) {
-                product(&mut c, mults, (sa[0] * sa[1]) as u64, sb[1] as u64);
+                product(&mut c, mults, (sa[0] * sa[1]) as u64);
             } else if shared(b) {
-                product(&mut c, mults, (sb[0] * sb[1]) as u64, sa[0] as u64);
+                product(&mut c, mults, (sb[0] * sb[1]) as u64);
             }
         }
-        Op::Mul { a, b } => {
-            let elems = if shared(a) {
-                p.ty(*a).numel()
-            } else {
-                p.ty(*b).numel()
-            } as u64;
-            product(&mut c, numel, elems, numel.div_ceil(elems.max(1)));
-        }
+        // The shared operand is broadcast to the output first: one element per product.
+        Op::Mul { .. } => product(&mut c, numel, numel),
         _ => {}
     }
     // Each division runs one ℓ-bit DReLU (Appendix D).

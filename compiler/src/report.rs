@@ -24,17 +24,23 @@
 //!     "shape": [1,6,8,8], "owner": "shared", "bits": 16, "scale": 8,
 //!     "ir": "%conv1: shared i16.8[1,6,8,8] = conv2d %input, %w, %b strides=[1,1] ...",
 //!     "calls": {"relu": 0, "drelu": 0, "trunc": 0, "trunc_nonneg": 0, "comparisons": 0,
-//!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216,
-//!               "cot_bits": 1234567}
+//!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216},
+//!     "cost": {"server_bytes": 1234567, "client_bytes": 147456,
+//!              "server_rounds": 1, "client_rounds": 1, "rounds": 1}
 //!   }, ...],                                     // every instruction except constants
-//!   "totals": { same keys as "calls", summed }
+//!   "totals": { same keys as "calls", summed },
+//!   "setup_cost": { same keys as "cost": the OT set-up's bytes, rounds 0 },
+//!   "total_cost": { same keys as "cost": bytes summed over all instructions, rounds
+//!                   per party of the slowest lane over the run (with one thread, the sum) }
 //! }
 //! ```
 //!
 //! Accuracies are percentages; the meaning of every count is documented in
-//! [`crate::cost`].
+//! [`crate::cost`]. `cost` is exact, from the cost model
+//! ([`sci_ir::cost::predict_program`], over plain TCP with the plan's threads): bytes
+//! each party sends and rounds each waits for; a local instruction has all zeros.
 
-use crate::cost::{Calls, calls};
+use crate::cost::{Calls, Traffic, calls, traffic};
 use crate::driver::{Choice, Compiled};
 use sci_ir::plan::Plan;
 use sci_ir::{Op, Program};
@@ -75,6 +81,8 @@ pub struct Layer {
     pub ir: String,
     /// Predicted protocol calls.
     pub calls: Calls,
+    /// Predicted bytes per party and rounds (exact).
+    pub cost: Traffic,
 }
 
 /// Protocol parameters.
@@ -113,13 +121,19 @@ pub struct Report {
     pub layers: Vec<Layer>,
     /// The calls of all layers.
     pub totals: Calls,
+    /// The OT set-up's bytes per party (before the first instruction).
+    pub setup_cost: Traffic,
+    /// The communication of the whole run after the set-up (bytes summed over the layers;
+    /// rounds per party of the slowest lane, see [`crate::cost::traffic`]).
+    pub total_cost: Traffic,
 }
 
 impl Report {
     /// The report of a compilation of `model`.
     pub fn new(model: &Path, c: &Compiled) -> Report {
         let p = &c.program;
-        let layers = layers(p);
+        let (costs, setup_cost, total_cost) = traffic(p);
+        let layers = layers(p, &costs);
         let mut totals = Calls::default();
         for l in &layers {
             totals.add(&l.calls);
@@ -140,6 +154,8 @@ impl Report {
             autotune: c.tuning.clone(),
             layers,
             totals,
+            setup_cost,
+            total_cost,
         }
     }
 
@@ -149,7 +165,7 @@ impl Report {
     }
 
     /// A short human summary: the choice of (ℓ, s), the autotuning table, the notes and
-    /// the predicted protocol calls.
+    /// the predicted protocol calls and communication.
     pub fn summary(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "model: {} ({})", self.model, self.format);
@@ -176,7 +192,7 @@ impl Report {
         let divs: u64 = t.divisions.values().sum();
         let _ = writeln!(
             s,
-            "{} layers: {} ReLUs, {} truncations ({} non-negative), {} comparisons, {} divisions, {} multiplications ({} COTs, ≈{:.1} MiB), {} DReLUs",
+            "{} layers: {} ReLUs, {} truncations ({} non-negative), {} comparisons, {} divisions, {} multiplications ({} COTs), {} DReLUs",
             self.layers.len(),
             t.relu,
             t.trunc + t.trunc_nonneg,
@@ -185,14 +201,27 @@ impl Report {
             divs,
             t.multiplications,
             t.cots,
-            t.cot_bits as f64 / 8.0 / 1024.0 / 1024.0,
             t.drelu
+        );
+        let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
+        let (c, su) = (&self.total_cost, &self.setup_cost);
+        let _ = writeln!(
+            s,
+            "predicted communication: server sends {:.2} MiB, client {:.2} MiB, {} rounds (server {}, client {}); OT set-up {:.2} MiB each way",
+            mib(c.server_bytes),
+            mib(c.client_bytes),
+            c.rounds,
+            c.server_rounds,
+            c.client_rounds,
+            mib(su.server_bytes)
         );
         s
     }
 }
 
-fn layers(p: &Program) -> Vec<Layer> {
+/// The layers of `p` (constants skipped) with their predicted traffic `costs` (one per
+/// instruction).
+fn layers(p: &Program, costs: &[Traffic]) -> Vec<Layer> {
     // The text format prints one line per instruction starting with `%` (long constants
     // continue on indented lines).
     let text = p.to_text();
@@ -201,8 +230,9 @@ fn layers(p: &Program) -> Vec<Layer> {
     p.instrs()
         .iter()
         .zip(lines)
-        .filter(|(i, _)| !matches!(i.op, Op::Const { .. }))
-        .map(|(i, line)| {
+        .zip(costs)
+        .filter(|((i, _), _)| !matches!(i.op, Op::Const { .. }))
+        .map(|((i, line), cost)| {
             let bits = match i.ty.encoding() {
                 sci_ir::Encoding::Ring { bits } => bits,
                 sci_ir::Encoding::Field { modulus } => 64 - modulus.leading_zeros(),
@@ -227,6 +257,7 @@ fn layers(p: &Program) -> Vec<Layer> {
                 scale: i.ty.scale(),
                 ir: line.to_string(),
                 calls: calls(p, &nonneg, i),
+                cost: *cost,
             }
         })
         .collect()

@@ -113,6 +113,36 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
     // 2×2 max pool: 3 comparisons per output; 2×2 average pool: divisions by 4.
     assert_eq!(r["totals"]["comparisons"].as_u64().unwrap(), 3 * 6 * 4 * 4);
     assert_eq!(r["totals"]["divisions"]["4"].as_u64().unwrap(), 16 * 2 * 2);
+    // Predicted communication (exact, from the cost model; tests/cost_model.rs checks it
+    // against runs): per party, the layers add up to the totals; the first ReLU layer
+    // is the model's ReLU of its elements (one lane: the server plays P0).
+    for key in [
+        "server_bytes",
+        "client_bytes",
+        "server_rounds",
+        "client_rounds",
+    ] {
+        let sum: u64 = layers
+            .iter()
+            .map(|l| l["cost"][key].as_u64().unwrap())
+            .sum();
+        assert_eq!(r["total_cost"][key].as_u64().unwrap(), sum, "{key}");
+    }
+    assert!(r["total_cost"]["server_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(r["setup_cost"]["server_bytes"].as_u64().unwrap(), 12352);
+    let bits = r["bits"].as_u64().unwrap() as u32;
+    let relu_layer = layers.iter().find(|l| l["op"] == "relu").unwrap();
+    let n = relu_layer["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .product::<u64>();
+    let t = sci_ir::cost::select::relu(sci_ir::cost::Modulus::Pow2(bits), 8, n as usize);
+    assert_eq!(
+        relu_layer["cost"]["server_bytes"].as_u64().unwrap(),
+        t.sent(sci_ir::cost::Role::P0)
+    );
 }
 
 #[test]

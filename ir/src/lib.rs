@@ -7,6 +7,8 @@
 //! * [`program`]: the SSA arena ([`Program`]) and its [`Builder`], which type-checks
 //!   every instruction ([`check`]), so every `Program` is well-typed.
 //! * [`secure`]: whether a program can be executed securely by the runtime.
+//! * [`cost`]: the cost model — exact bytes per party and rounds of every protocol and
+//!   of every instruction (shared by the compiler's report, the passes and the runtime).
 //! * [`analysis`]: static analyses shared by the passes and the runtime (non-negativity).
 //! * [`fixed`]: fixed-point encode/decode and the exact `trunc` / `rdiv` (CrypTFlow2
 //!   equation 2, Corollary 4.2, Appendix E).
@@ -27,6 +29,7 @@
 
 pub mod analysis;
 pub mod check;
+pub mod cost;
 pub mod dataset;
 mod error;
 pub mod fixed;

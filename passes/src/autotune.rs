@@ -10,14 +10,20 @@
 //!    result is run on every input with range tracking: the top-1 accuracy at ℓ = 64 and,
 //!    per value, the largest magnitude reached.
 //! 3. The smallest ring holding every value is `Z_{2^ℓ}` with ℓ = 1 + bits(M), where M
-//!    bounds the magnitudes the protocols meet: every value's, twice the operand's for
-//!    `maxpool`/`argmax` (the comparisons of §5.2.2 work on differences of two
-//!    operands), and the window sum `K·min(|x|, |y|+1)` for `avgpool`/`global_avgpool`
+//!    bounds the magnitudes the protocols meet: every value's, and the window sum
+//!    `K·min(|x|, |y|+1)` for `avgpool`/`global_avgpool`
 //!    (`K` elements are summed before the division, and `|sum| < K·(|y|+1)` for the
 //!    output `y = ⌊sum/K'⌋`, `K' ≤ K`). Sums inside `conv2d`/`matmul` need nothing: ring
 //!    arithmetic is exact modulo 2^ℓ, so only results must fit. Then a **safety margin**
 //!    of [`AutotuneConfig::margin_bits`] bits (default 1, i.e. inputs up to twice as large
 //!    as any seen) is added, and ℓ is at least one more than the largest scale (2s).
+//!    `maxpool`/`argmax` need no headroom beyond their operand's own magnitude: the
+//!    paper's comparison of §5.2.2 takes the sign of a difference of two operands, which
+//!    needs twice the range, but the runtime compares exactly (the sign of the
+//!    difference corrected by the operands' signs, `runtime/src/proto/maxpool.rs`) and
+//!    uses the paper's comparison only on operands provably non-negative
+//!    ([`sci_ir::analysis::nonneg`]), whose differences of values in `[0, 2^(ℓ−1))`
+//!    always fit ℓ signed bits.
 //!    Since no value leaves the signed range of that ℓ, running at ℓ computes the same
 //!    values as at 64 bits (the ℓ-bit results are the 64-bit ones reduced mod 2^ℓ, and
 //!    every non-linear op sees in-range inputs), so the accuracy at ℓ equals the accuracy
@@ -332,7 +338,6 @@ pub fn protocol_magnitude(p: &Program, ranges: &[Magnitude]) -> u128 {
         .map(|v| {
             let own = mag(v);
             match &p.instr(v).op {
-                Op::MaxPool { x, .. } | Op::ArgMax { x, .. } => own.max(2 * mag(*x)),
                 Op::AvgPool { x, pool, .. } => {
                     let k = (pool.kernel[0] * pool.kernel[1]) as u128;
                     own.max(k * mag(*x).min(own + 1))
@@ -474,5 +479,96 @@ pub fn autotune(
 impl fmt::Display for Tuning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.table())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn testdata(rel: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../testdata")
+            .join(rel)
+    }
+
+    /// Without the MaxPool/ArgMax headroom (and without the safety margin), the chosen ℓ
+    /// holds every value of the program on every validation sample: the 64-bit run at
+    /// the chosen scale never leaves the signed range of ℓ bits, every MaxPool/ArgMax
+    /// the runtime runs with the paper's comparison of differences (operand provably
+    /// non-negative) sees differences inside that range, and the program compiled at ℓ
+    /// predicts exactly what the 64-bit one does.
+    #[test]
+    fn chosen_bits_never_overflow_on_the_validation_set() {
+        let val = Dataset::load(testdata("digits/val")).expect("validation split");
+        let cfg = AutotuneConfig {
+            margin_bits: 0,
+            ..AutotuneConfig::default()
+        };
+        for model in ["digits/digits_lenet.onnx", "digits/digits_resnet.onnx"] {
+            let (p, _) = sci_frontend::load(testdata(model))
+                .expect("model")
+                .lower(None)
+                .expect("lowered");
+            let float = Pipeline::float_stage().run(&p).expect("float stage");
+            let t = autotune(&float, &val, &cfg).expect("autotuned");
+            let at = |bits| {
+                Pipeline::fixed_stage(Some(Quantize {
+                    bits,
+                    scale: t.scale,
+                }))
+                .run(&float)
+                .expect("fixed stage")
+            };
+            let (narrow, wide) = (at(t.bits), at(64));
+            let pools: Vec<_> = wide
+                .ids()
+                .filter(|&v| matches!(wide.instr(v).op, Op::MaxPool { .. } | Op::ArgMax { .. }))
+                .collect();
+            assert!(!pools.is_empty(), "{model} has a MaxPool or ArgMax");
+            let nonneg = sci_ir::analysis::nonneg::nonneg(&wide);
+            let xs = samples(&float, &val).expect("samples");
+            let limit = 1u128 << (t.bits - 1);
+            for x in &xs {
+                let e = interp::eval(
+                    &wide,
+                    &[
+                        encode_tensor(x, t.scale, wide.ty(wide.inputs()[0]).encoding())
+                            .expect("encoded"),
+                    ],
+                    Options {
+                        keep_values: true,
+                        track_ranges: true,
+                    },
+                )
+                .expect("64-bit run");
+                for (i, r) in e.ranges.expect("ranges").iter().enumerate() {
+                    if let Magnitude::Int(m) = r {
+                        assert!(
+                            u128::from(*m) < limit,
+                            "{model}: value {i} needs more than ℓ = {}",
+                            t.bits
+                        );
+                    }
+                }
+                let values = e.values.expect("values");
+                for &v in &pools {
+                    let (Op::MaxPool { x, .. } | Op::ArgMax { x, .. }) = &wide.instr(v).op else {
+                        unreachable!("filtered above")
+                    };
+                    if nonneg[x.index()] {
+                        let vals = values[x.index()].to_signed().expect("ring values");
+                        let (lo, hi) = (vals.iter().min(), vals.iter().max());
+                        if let (Some(&lo), Some(&hi)) = (lo, hi) {
+                            assert!(lo >= 0 && ((hi - lo) as u128) < limit, "{model}");
+                        }
+                    }
+                }
+            }
+            let (p64, _) = predict(&wide, &xs, false).expect("64-bit predictions");
+            let (pl, _) = predict(&narrow, &xs, false).expect("ℓ-bit predictions");
+            assert_eq!(p64, pl, "{model}");
+        }
     }
 }

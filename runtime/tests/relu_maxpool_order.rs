@@ -1,8 +1,8 @@
-//! The canonical ReLU/MaxPool order of `sci-passes`' `swap_relu_maxpool` (ReLU first,
-//! then a MaxPool over non-negative values with the narrow comparison) against the other
-//! order (an exact MaxPool, then ReLU on the smaller output), with the protocols' own
-//! cost functions: ReLU first must send less and take fewer rounds on the pools that
-//! networks use. `cargo test --release -p sci-runtime --test relu_maxpool_order --
+//! The two ReLU/MaxPool orders that `sci-passes`' `swap_relu_maxpool` chooses between
+//! per pool with the cost model (ReLU first, then a MaxPool over non-negative values
+//! with the narrow comparison; or an exact MaxPool, then ReLU on the smaller output),
+//! with the protocols' cost functions: ReLU first sends less and takes fewer rounds on
+//! the pools that networks use; a large non-overlapping pool is about even. `cargo test --release -p sci-runtime --test relu_maxpool_order --
 //! --nocapture` prints the figures quoted in the pass's documentation.
 
 use sci_ir::Pool2d;

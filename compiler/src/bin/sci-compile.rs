@@ -70,7 +70,7 @@ struct Args {
     /// Write the IR after every pass into this directory (NN-pass.ir).
     #[arg(long, value_name = "DIR")]
     dump_ir: Option<PathBuf>,
-    /// Write the JSON report (per-layer shapes, ℓ, s, predicted protocol calls, autotuning).
+    /// Write the JSON report (per-layer shapes, ℓ, s, predicted protocol calls, bytes per party and rounds, autotuning).
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
 }

@@ -56,7 +56,7 @@ pub(crate) fn broadcast<E: Copy>(
     out_shape: &[usize],
     f: impl Fn(E, E) -> E,
 ) -> Vec<E> {
-    if ash == bsh {
+    if ash == bsh && ash == out_shape {
         return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
     }
     let r = out_shape.len();

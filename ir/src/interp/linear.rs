@@ -146,6 +146,9 @@ mod tests {
             vec![1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3]
         );
         assert!(broadcast_to(&b, &[2, 1]).is_err());
+        // A scalar (the server's weight of `mul` by a scalar constant) fills the shape.
+        let y = broadcast_to(&ring(8, &[], &[7]), &[2, 2]).unwrap();
+        assert_eq!(y.to_signed().unwrap(), vec![7; 4]);
         let x = ring(8, &[2, 3], &[1, 2, 3, 4, 5, 6]);
         let t = transpose(&x, &[1, 0]).unwrap();
         assert_eq!(t.shape(), &[3, 2]);

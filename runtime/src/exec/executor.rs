@@ -431,25 +431,24 @@ impl<'p> Exec<'p> {
         self.owner(v) == Owner::Server
     }
 
-    /// This party's share of a secret value (owner client or shared).
+    /// This party's share of a secret value (owner client or shared): dispatches to one
+    /// function per op family.
     fn secure(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
         let op = &instr.op;
-        let out = instr.ty.shape();
-        let ell = self.bits;
-        let public = |o: &ValueId| self.owner(*o) == Owner::Public;
-        let shape = |o: &ValueId| self.program.ty(*o).shape();
-        let share = match op {
-            Op::Reshape { x, .. } | Op::Flatten { x, .. } | Op::Identity { x } => {
-                return Ok(self.share_of(*x).into_owned().reshaped(out.to_vec())?);
-            }
+        match op {
+            Op::Reshape { x, .. } | Op::Flatten { x, .. } | Op::Identity { x } => Ok(self
+                .share_of(*x)
+                .into_owned()
+                .reshaped(instr.ty.shape().to_vec())?),
             Op::Transpose { .. }
             | Op::Concat { .. }
             | Op::Add { .. }
             | Op::Sub { .. }
             | Op::MulPublic { .. }
-            | Op::ScaleUp { .. } => return self.linear(op, None),
+            | Op::ScaleUp { .. } => self.linear(op, None),
             Op::Pad { x, pads, value } => {
+                // The client's pad value is zero: the server's share carries it.
                 let value = match self.party {
                     Party::Server => *value,
                     Party::Client => Scalar::Int(0),
@@ -459,13 +458,40 @@ impl<'p> Exec<'p> {
                     pads: pads.clone(),
                     value,
                 };
-                return self.linear(&op, None);
+                self.linear(&op, None)
             }
-            Op::Conv2d { w, .. } if public(w) => return self.linear(op, Some(*w)),
-            Op::MatMul { a, .. } if public(a) => return self.linear(op, Some(*a)),
-            Op::MatMul { b, .. } if public(b) => return self.linear(op, Some(*b)),
-            Op::Mul { a, .. } if public(a) => return self.linear(op, Some(*a)),
-            Op::Mul { b, .. } if public(b) => return self.linear(op, Some(*b)),
+            Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. } => self.product(v, engine),
+            Op::Relu { .. } | Op::Trunc { .. } | Op::DivPublic { .. } => {
+                self.elementwise(v, engine)
+            }
+            Op::MaxPool { .. }
+            | Op::AvgPool { .. }
+            | Op::GlobalAvgPool { .. }
+            | Op::ArgMax { .. } => self.pooling(v, engine),
+            Op::BatchNorm { .. } => Err(StepError::Unsupported(
+                "batchnorm exists only in float programs; compile the model with sci-compile"
+                    .into(),
+            )),
+            Op::Input { .. } | Op::Const { .. } | Op::Output { .. } => {
+                unreachable!("handled in step")
+            }
+        }
+    }
+
+    /// `conv2d`, `matmul`, `mul` on a secret operand: local by a public factor, the
+    /// OT-based product (§5.1.1) by the server's weights (a convolution by `im2col`, `W·X`
+    /// by transposition, `mul` broadcast first), an error by another secret operand.
+    fn product(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
+        let instr = self.program.instr(v);
+        let (op, out, ell) = (&instr.op, instr.ty.shape(), self.bits);
+        let public = |o: &ValueId| self.owner(*o) == Owner::Public;
+        let shape = |o: &ValueId| self.program.ty(*o).shape();
+        match op {
+            Op::Conv2d { w, .. } if public(w) => self.linear(op, Some(*w)),
+            Op::MatMul { a, .. } if public(a) => self.linear(op, Some(*a)),
+            Op::MatMul { b, .. } if public(b) => self.linear(op, Some(*b)),
+            Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a)),
+            Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b)),
             Op::Conv2d { x, w, bias, conv } if self.server_only(*w) => {
                 let ws = shape(w);
                 let geom = ConvGeom {
@@ -480,14 +506,14 @@ impl<'p> Exec<'p> {
                 let y =
                     engine.conv2d(ell, &geom, words(&self.share_of(*x)), self.clear_words(*w))?;
                 let [_, c, _, _] = geom.output_shape();
-                return self.add_bias(self.ring_tensor(out, y)?, *bias, &[1, c, 1, 1]);
+                self.add_bias(self.ring_tensor(out, y)?, *bias, &[1, c, 1, 1])
             }
             Op::MatMul { a, b, bias } if self.server_only(*b) => {
                 let (sa, sb) = (shape(a), shape(b));
                 let dims = (sa[0], sa[1], sb[1]);
                 let y =
                     engine.matmul(ell, dims, words(&self.share_of(*a)), self.clear_words(*b))?;
-                return self.add_bias(self.ring_tensor(out, y)?, *bias, &[sb[1]]);
+                self.add_bias(self.ring_tensor(out, y)?, *bias, &[sb[1]])
             }
             Op::MatMul { a, b, bias } if self.server_only(*a) => {
                 // W·X = (Xᵀ·Wᵀ)ᵀ.
@@ -504,7 +530,7 @@ impl<'p> Exec<'p> {
                     wt.as_ref().map(words),
                 )?;
                 let y = linear::transpose(&self.ring_tensor(&[sb[1], sa[0]], yt)?, &[1, 0])?;
-                return self.add_bias(y, *bias, &[sb[1]]);
+                self.add_bias(y, *bias, &[sb[1]])
             }
             Op::Mul { a, b } if self.server_only(*a) || self.server_only(*b) => {
                 let (w, x) = if self.server_only(*a) { (a, b) } else { (b, a) };
@@ -513,19 +539,39 @@ impl<'p> Exec<'p> {
                     .clear(*w)
                     .map(|c| linear::broadcast_to(c, out))
                     .transpose()?;
-                engine.mul(ell, words(&xb), wb.as_ref().map(words))?
+                let y = engine.mul(ell, words(&xb), wb.as_ref().map(words))?;
+                self.ring_tensor(out, y)
             }
-            Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. } => {
-                return Err(StepError::Unsupported(format!(
-                    "{} of a secret tensor by another secret operand (only the server's weights or public values can multiply a secret tensor here)",
-                    op.mnemonic()
-                )));
-            }
+            _ => Err(StepError::Unsupported(format!(
+                "{} of a secret tensor by another secret operand (only the server's weights or public values can multiply a secret tensor here)",
+                op.mnemonic()
+            ))),
+        }
+    }
+
+    /// `relu`, `trunc`, `div_public`: the elementwise protocols (Algorithms 8 and 5,
+    /// Theorem 4.1).
+    fn elementwise(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
+        let instr = self.program.instr(v);
+        let ell = self.bits;
+        let share = match &instr.op {
             Op::Relu { x } => engine.relu(ell, words(&self.share_of(*x)))?,
             Op::Trunc { x, s, nonneg } => {
                 engine.trunc(ell, *s, words(&self.share_of(*x)), *nonneg)?
             }
             Op::DivPublic { x, d } => engine.rdiv(ell, words(&self.share_of(*x)), &[*d])?,
+            op => unreachable!("{} is not elementwise", op.mnemonic()),
+        };
+        self.ring_tensor(instr.ty.shape(), share)
+    }
+
+    /// `maxpool`, `argmax` (§5.2.2, comparisons as in the module docs), `avgpool`,
+    /// `global_avgpool` (window sums, then division, §5.1.2).
+    fn pooling(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
+        let instr = self.program.instr(v);
+        let ell = self.bits;
+        let shape = |o: &ValueId| self.program.ty(*o).shape();
+        let share = match &instr.op {
             Op::MaxPool { x, pool } => engine.maxpool(
                 ell,
                 words(&self.share_of(*x)),
@@ -554,17 +600,9 @@ impl<'p> Exec<'p> {
                 *axis,
                 self.compare(*x),
             )?,
-            Op::BatchNorm { .. } => {
-                return Err(StepError::Unsupported(
-                    "batchnorm exists only in float programs; compile the model with sci-compile"
-                        .into(),
-                ));
-            }
-            Op::Input { .. } | Op::Const { .. } | Op::Output { .. } => {
-                unreachable!("handled in step")
-            }
+            op => unreachable!("{} is not a pooling", op.mnemonic()),
         };
-        self.ring_tensor(out, share)
+        self.ring_tensor(instr.ty.shape(), share)
     }
 
     /// The comparison for a MaxPool or ArgMax over `x` (module docs): the paper's

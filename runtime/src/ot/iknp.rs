@@ -39,7 +39,7 @@
 //! decodes the answers on another, one round for the whole stream.
 
 use super::ext::{ExtReceiver, ExtSender};
-use super::{LAMBDA, OtError, Word, check, check_bits};
+use super::{OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::{Channel, Inbox, Outbox};
 use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len};
@@ -139,15 +139,9 @@ impl<'a, R: CotRing> CotFields<'a, R> {
     }
 }
 
-/// Exact bits on the wire of one correlated-OT batch of `n` instances with
-/// `payload` bits in all (`Σ_j W_j`): the receiver's λ-bit rows for
-/// `8⌈n/8⌉` instances and the sender's `⌈payload/8⌉` bytes. Zero for `n = 0`.
-pub fn cot_bits(n: usize, payload: u64) -> u64 {
-    if n == 0 {
-        return 0;
-    }
-    (LAMBDA * n.next_multiple_of(8)) as u64 + 8 * payload.div_ceil(8)
-}
+/// Exact bits on the wire of one correlated-OT batch: the cost model's
+/// ([`sci_ir::cost::ot::cot`]).
+pub use sci_ir::cost::ot::cot_bits;
 
 /// Instances whose pads are expanded in one AES pass ([`PadFields::fill`]):
 /// a few hundred keeps the blocks of both pads of a group in L2.

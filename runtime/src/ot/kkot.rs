@@ -32,7 +32,7 @@
 use std::ops::Range;
 
 use super::ext::{ExtReceiver, ExtSender, xor_into};
-use super::{LAMBDA, OtError, Word, check, check_bits};
+use super::{OtError, Word, check, check_bits};
 use crate::crypto::{Block, Prg, hash_rows, row_index, rows_len};
 use crate::net::Channel;
 use crate::pack::{BitReader, BitWriter, mask128};
@@ -52,32 +52,9 @@ pub fn codeword(v: u8) -> [Block; 2] {
     [Block(c[0]), Block(c[1])]
 }
 
-/// One class of instances of a 1-of-N OT call: `count` instances of
-/// `(n_msgs 1)-OT_bits`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KkClass {
-    /// `N`, the number of messages (2..=256).
-    pub n_msgs: usize,
-    /// Message width ℓ in bits (1..=128, at most the message type's width).
-    pub bits: u32,
-    /// Number of instances.
-    pub count: usize,
-}
-
-/// Exact bits on the wire of one call with `classes` (both directions,
-/// after set-up): the receiver's 2λ-bit rows for `8⌈n/8⌉` instances and the
-/// sender's `⌈Σ count·N·bits / 8⌉` bytes. Zero for an empty call.
-pub fn kk_bits(classes: &[KkClass]) -> u64 {
-    let n: usize = classes.iter().map(|c| c.count).sum();
-    if n == 0 {
-        return 0;
-    }
-    let msg: u64 = classes
-        .iter()
-        .map(|c| (c.count * c.n_msgs) as u64 * c.bits as u64)
-        .sum();
-    (2 * LAMBDA * n.next_multiple_of(8)) as u64 + 8 * msg.div_ceil(8)
-}
+/// The classes of a call and their exact bits on the wire: the cost model's
+/// ([`sci_ir::cost::ot`]).
+pub use sci_ir::cost::ot::{KkClass, kk_bits};
 
 /// Validates the classes of a call (before any set-up or traffic); returns
 /// the total number of instances.

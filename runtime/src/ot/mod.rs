@@ -52,7 +52,7 @@ pub use pack::OtPack;
 pub use session::{Chunk, Lane, Session};
 
 /// Security parameter λ (bits).
-pub const LAMBDA: usize = 128;
+pub const LAMBDA: usize = sci_ir::cost::ot::LAMBDA as usize;
 
 /// Errors of the OT layer.
 #[derive(Debug, thiserror::Error)]

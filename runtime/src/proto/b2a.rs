@@ -10,11 +10,11 @@
 use super::bits::Bits;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role};
-use crate::ot::{CotFields, cot_bits};
+use crate::ot::CotFields;
 
 /// Exact bits on the wire of [`b2a`] into `md` on `n` elements.
 pub fn cost_bits(md: impl Into<Modulus>, n: usize) -> u64 {
-    cot_bits(n, n as u64 * md.into().bits() as u64)
+    sci_ir::cost::select::b2a(md.into().into(), n).bits()
 }
 
 /// Role `P0`'s correlations: `Δ = c_0` (as 0 or 1).

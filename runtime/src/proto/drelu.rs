@@ -14,12 +14,12 @@ use crate::pack::mask;
 /// Exact bits on the wire of [`drelu`] (or [`msb`]) on `n` elements at
 /// radix `m`: those of `Π_MILL^{ℓ−1,m}`.
 pub fn cost_bits(ell: u32, m: u32, n: usize) -> u64 {
-    mill::cost_bits(ell - 1, m, 1, n)
+    sci_ir::cost::sign::drelu_ring(ell, m, n).bits()
 }
 
 /// Rounds of [`drelu`] (role `P1`): those of `Π_MILL^{ℓ−1,m}`.
 pub fn rounds(ell: u32, m: u32) -> u64 {
-    mill::rounds(ell - 1, m, 1)
+    sci_ir::cost::sign::drelu_ring(ell, m, 1).rounds(Role::P1)
 }
 
 /// This party's millionaires' input for the carry out of the low `w` bits

@@ -87,12 +87,12 @@ pub fn drelu_field(ctx: &mut Ctx<'_>, n: u64, a: &[u64]) -> Result<Bits, ProtoEr
 
 /// Exact bits on the wire of [`drelu_field`] on `len` elements at radix `m`.
 pub fn cost_bits(n: u64, m: u32, len: usize) -> u64 {
-    mill::cost_bits(eta(n) + 1, m, 2, len) + mill::kk_bits(4, 1, len)
+    sci_ir::cost::sign::drelu_field(n, m, len).bits()
 }
 
 /// Rounds of [`drelu_field`] (role `P1`).
 pub fn rounds(n: u64, m: u32) -> u64 {
-    mill::rounds(eta(n) + 1, m, 2) + 1
+    sci_ir::cost::sign::drelu_field(n, m, 1).rounds(Role::P1)
 }
 
 #[cfg(test)]

@@ -44,16 +44,18 @@
 //! convolution with `g` groups is `g` products, one after the other.
 
 use super::{Ctx, ProtoError, Role, check, check_ell};
-use crate::ot::{CotFields, cot_bits};
+use crate::ot::CotFields;
 use crate::pack::mask;
 use sci_ir::ConvGeom;
+use sci_ir::cost;
+use sci_ir::cost::linear::batch_pairs;
 
 /// Largest number of correlation words (`u64`) of one OT batch. The
 /// correlated OTs stream through cache-sized steps
 /// ([`crate::ot::OtPack::send_cot_batches`]), so a batch holds only the
 /// receiver's pads (16 bytes per instance) and its correction message
 /// (`BATCH_WORDS·ℓ/2` bits on average).
-pub const BATCH_WORDS: usize = 1 << 22;
+pub const BATCH_WORDS: usize = cost::linear::BATCH_WORDS;
 
 /// Rounds of a product ([`matmul`], [`matmul_wx`], [`mul`]) for each party,
 /// once the channel's OTs are set up, whatever the dimensions: the client's
@@ -89,11 +91,6 @@ impl Weights for Diagonal<'_> {
     fn row(&self, r: usize, _c: usize) -> &[u64] {
         &self.w[r..r + 1]
     }
-}
-
-/// Pairs `(r, c)` per OT batch for `O` outputs per element.
-fn pairs_per_batch(ell: u32, o: usize) -> usize {
-    (BATCH_WORDS / (ell as usize * o.max(1))).max(1)
 }
 
 /// The core: `Y = X·W` (`R×O`) for this party's share `x` of `X` (`R×C`).
@@ -359,19 +356,10 @@ pub(crate) fn conv2d_with(
     Ok(y)
 }
 
-/// Pairs `(r, c)` of each OT batch of a product with `total` pairs and `O`
-/// outputs per element.
-fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = usize> {
-    let per = pairs_per_batch(ell, outs);
-    (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
-}
-
-/// Exact bits on the wire of [`matmul`] (`R×C` by `C×O`).
-pub fn cost_bits(ell: u32, (rows, cols, outs): (usize, usize, usize)) -> u64 {
-    let payload_per_pair: u64 = (1..=ell as u64).sum::<u64>() * outs as u64;
-    batch_pairs(ell, rows * cols, outs)
-        .map(|np| cot_bits(np * ell as usize, payload_per_pair * np as u64))
-        .sum()
+/// Exact bits on the wire of [`matmul`] (`R×C` by `C×O`;
+/// [`sci_ir::cost::linear::matmul`]).
+pub fn cost_bits(ell: u32, dims: (usize, usize, usize)) -> u64 {
+    cost::linear::matmul_bits(ell, dims)
 }
 
 #[cfg(test)]

@@ -55,8 +55,8 @@ use super::and::{self, Job};
 use super::bits::Bits;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, check, mux, sign};
-use crate::pack::packed_len;
 use sci_ir::Pool2d;
+use sci_ir::cost;
 
 /// How comparisons treat overflow of the difference of two inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -187,16 +187,13 @@ struct Level {
     lens: Vec<usize>,
 }
 
-/// Field moduli of the multiplexer: value, index (ArgMax), sign (exact).
+/// Field moduli of the multiplexer: value, index (ArgMax), sign (exact)
+/// ([`sci_ir::cost::pool::fields`]).
 fn fields(md: Modulus, index: bool, exact: bool) -> Vec<Modulus> {
-    let mut f = vec![md];
-    if index {
-        f.push(md);
-    }
-    if exact {
-        f.push(Modulus::Pow2(1));
-    }
-    f
+    cost::pool::fields(md.into(), index, exact)
+        .into_iter()
+        .map(Modulus::from)
+        .collect()
 }
 
 /// The reduction: maximum values and (if `index`) the positions of the first
@@ -393,22 +390,11 @@ pub fn reduce_windows(
 /// when the sign test ends with role `P1` sending: over `Z_{2^ℓ}` when its
 /// millionaires' has tree levels; over `Z_n` it ends with an OT answered by
 /// role `P0`, which the AND opening follows), plus in exact mode the signs'
-/// test and the triple generation.
+/// test and the triple generation ([`sci_ir::cost::pool::maxpool`]).
 pub fn rounds(md: impl Into<Modulus>, m: u32, windows: &Windows, cmp: Compare) -> u64 {
-    let md = md.into();
-    let d = windows.lens().into_iter().max().unwrap_or(1);
-    let levels = d.next_power_of_two().trailing_zeros() as u64;
-    let dr = sign::rounds(md, m);
-    match cmp {
-        Compare::Narrow => levels * (dr + mux::ROUNDS),
-        Compare::Exact => {
-            let and_round = match md {
-                Modulus::Pow2(ell) => u64::from((ell - 1).div_ceil(m) > 1),
-                Modulus::Odd(_) => 0,
-            };
-            dr + 1 + levels * (dr + and_round + mux::ROUNDS)
-        }
-    }
+    let (exact, lens) = (cmp == Compare::Exact, windows.lens());
+    let n_in = windows.input_len();
+    cost::pool::maxpool(md.into().into(), m, n_in, &lens, exact, false).rounds(Role::P1)
 }
 
 /// Exact bits on the wire of [`maxpool`] (`index = false`) or [`argmax`] mod
@@ -421,25 +407,8 @@ pub fn cost_bits(
     cmp: Compare,
     index: bool,
 ) -> u64 {
-    let md = md.into();
-    let exact = cmp == Compare::Exact;
-    let widths = fields(md, index, exact);
-    let mut lens = windows.lens();
-    let mut bits = 0;
-    if exact {
-        let comparisons: usize = lens.iter().map(|l| l - 1).sum();
-        bits += sign::cost_bits(md, m, n_in) + super::mill::kk_bits(16, 2, comparisons.div_ceil(2));
-    }
-    while lens.iter().any(|&l| l > 1) {
-        let np: usize = lens.iter().map(|l| l / 2).sum();
-        bits += sign::cost_bits(md, m, np) + mux::cost_bits(&widths, np);
-        if exact {
-            // 2 bits per AND from each party, one message each.
-            bits += 2 * 8 * packed_len(2 * np, 1) as u64;
-        }
-        lens.iter_mut().for_each(|l| *l = l.div_ceil(2));
-    }
-    bits
+    let (exact, lens) = (cmp == Compare::Exact, windows.lens());
+    cost::pool::maxpool(md.into().into(), m, n_in, &lens, exact, index).bits()
 }
 
 #[cfg(test)]

@@ -59,38 +59,18 @@ use super::bits::Bits;
 use super::kk::{KkBatch, KkOut, ReqId};
 use super::{Ctx, ProtoError, Role, check};
 use crate::crypto::Prg;
-use crate::ot::KkClass;
 use crate::pack::mask;
+use sci_ir::cost;
+use sci_ir::cost::mill::{digit_widths, levels};
 
 /// Largest number of comparisons per element ([`mill`]'s `k`).
-pub const MAX_K: usize = 4;
-
-/// The digit layout of ℓ-bit inputs at radix `m`: widths `w_j` of digits
-/// `j = 0..q`, lowest first.
-fn digit_widths(bits: u32, m: u32) -> Vec<u32> {
-    let q = bits.div_ceil(m);
-    (0..q).map(|j| m.min(bits - j * m)).collect()
-}
-
-/// `⌈log₂ q⌉`, the number of tree levels.
-fn levels(q: usize) -> usize {
-    q.next_power_of_two().trailing_zeros() as usize
-}
+pub const MAX_K: usize = cost::mill::MAX_K;
 
 /// A tree node: shares of `lt` and (except for the lowest node) `eq`, one
 /// bit per element and comparison.
 struct Node {
     lt: Bits,
     eq: Option<Bits>,
-}
-
-/// The OT classes `(N, bits per message)` of the leaves, lowest digit first.
-fn leaf_classes(bits: u32, m: u32, k: usize) -> Vec<(usize, u32)> {
-    digit_widths(bits, m)
-        .iter()
-        .enumerate()
-        .map(|(j, &w)| (1usize << w, if j == 0 { k } else { 2 * k } as u32))
-        .collect()
 }
 
 /// One millionaires' instance of a [`mill_multi`] call: width `bits`, `k`
@@ -376,92 +356,17 @@ fn out_len(s: &MillSpec<'_>, role: Role) -> usize {
     }
 }
 
-/// The KK classes (in call order) of the leaf and triple OTs of [`mill`] on
-/// `n` elements.
-fn classes(bits: u32, m: u32, k: usize, n: usize) -> Vec<KkClass> {
-    if bits == 0 || n == 0 {
-        return Vec::new();
-    }
-    let total = n * k;
-    let leaves = leaf_classes(bits, m, k);
-    let q = leaves.len();
-    let lv = levels(q);
-    let mut c: Vec<KkClass> = leaves
-        .iter()
-        .map(|&(n_msgs, bits)| KkClass {
-            n_msgs,
-            bits,
-            count: n,
-        })
-        .collect();
-    c.push(KkClass {
-        n_msgs: 16,
-        bits: 2,
-        count: (lv * total).div_ceil(2),
-    });
-    c.push(KkClass {
-        n_msgs: 8,
-        bits: 2,
-        count: (q - 1 - lv) * total,
-    });
-    c
-}
-
-/// Bits of the AND openings of one tree: 2 bits per party per regular AND
-/// and 3 per correlated pair, per level (before byte rounding).
-fn and_level_bits(bits: u32, m: u32, k: usize, n: usize) -> Vec<u64> {
-    if bits == 0 || n == 0 {
-        return Vec::new();
-    }
-    let total = (n * k) as u64;
-    let mut nodes = bits.div_ceil(m) as usize;
-    let mut v = Vec::new();
-    while nodes > 1 {
-        // The pair holding the lowest node is a regular AND, the others
-        // correlated pairs.
-        let pairs = (nodes / 2) as u64;
-        v.push((2 + 3 * (pairs - 1)) * total);
-        nodes -= nodes / 2;
-    }
-    v
-}
-
 /// Exact bits on the wire (both directions, excluding the OT set-up) of
-/// [`mill_multi`] on specs `(bits, k, n)` at radix `m`: one OT call for all
-/// leaf and triple classes, and per tree level one exchange of every spec's
-/// openings (each party's message rounded up to whole bytes).
+/// [`mill_multi`] on specs `(bits, k, n)` at radix `m`
+/// ([`sci_ir::cost::mill::mill_multi`]).
 pub fn cost_bits_multi(m: u32, specs: &[(u32, usize, usize)]) -> u64 {
-    let cls: Vec<KkClass> = specs
-        .iter()
-        .flat_map(|&(bits, k, n)| classes(bits, m, k, n))
-        .collect();
-    let mut per_level: Vec<u64> = Vec::new();
-    for &(bits, k, n) in specs {
-        for (i, b) in and_level_bits(bits, m, k, n).into_iter().enumerate() {
-            if per_level.len() <= i {
-                per_level.push(0);
-            }
-            per_level[i] += b;
-        }
-    }
-    crate::ot::kk_bits(&cls) + per_level.iter().map(|b| 2 * 8 * b.div_ceil(8)).sum::<u64>()
+    cost::mill::mill_multi(m, specs).bits()
 }
 
 /// Exact bits on the wire (both directions, excluding the OT set-up) of
 /// [`mill`] on `n` elements with `k` comparisons each, at radix `m`.
 pub fn cost_bits(bits: u32, m: u32, k: usize, n: usize) -> u64 {
-    cost_bits_multi(m, &[(bits, k, n)])
-}
-
-/// Exact bits of one `(N 1)-OT_b` call on `count` instances: the receiver's
-/// 2λ-bit rows for `8⌈count/8⌉` instances and the sender's `⌈count·N·b/8⌉`
-/// bytes.
-pub(crate) fn kk_bits(n_msgs: usize, bits: u32, count: usize) -> u64 {
-    crate::ot::kk_bits(&[KkClass {
-        n_msgs,
-        bits,
-        count,
-    }])
+    cost::mill::mill(bits, m, k, n).bits()
 }
 
 /// Rounds of [`mill`] as counted by the receiving side (role `P1`, having
@@ -475,12 +380,8 @@ pub fn rounds(bits: u32, m: u32, k: usize) -> u64 {
 /// Rounds of [`mill_multi`] on specs `(bits, k)` (role `P1`): those of the
 /// deepest tree.
 pub fn rounds_multi(m: u32, specs: &[(u32, usize)]) -> u64 {
-    specs
-        .iter()
-        .filter(|&&(bits, _)| bits > 0)
-        .map(|&(bits, _)| levels(bits.div_ceil(m) as usize).max(1) as u64)
-        .max()
-        .unwrap_or(0)
+    let one: Vec<(u32, usize, usize)> = specs.iter().map(|&(b, k)| (b, k, 1)).collect();
+    cost::mill::mill_multi(m, &one).rounds(Role::P1)
 }
 
 #[cfg(test)]

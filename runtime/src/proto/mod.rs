@@ -123,30 +123,10 @@ pub(crate) fn check_ell(ell: u32) -> Result<(), ProtoError> {
     })
 }
 
-/// Which of the paper's two parties this party plays in one protocol run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// The paper's `P0`: sender of the one-way OTs (e.g. of the millionaires'
-    /// leaves), first to speak in an exchange.
-    P0,
-    /// The paper's `P1`.
-    P1,
-}
-
-impl Role {
-    /// `P0` if `sender` (as in [`crate::ot::Chunk::sender`]), else `P1`.
-    pub fn from_sender(sender: bool) -> Role {
-        if sender { Role::P0 } else { Role::P1 }
-    }
-
-    /// The other role.
-    pub fn other(self) -> Role {
-        match self {
-            Role::P0 => Role::P1,
-            Role::P1 => Role::P0,
-        }
-    }
-}
+/// Which of the paper's two parties this party plays in one protocol run (`P0`:
+/// sender of the one-way OTs, first to speak in an exchange); the cost model's
+/// [`sci_ir::cost::Role`], so that transcripts and runs name the roles alike.
+pub use sci_ir::cost::Role;
 
 /// What a protocol run needs: the channel to the peer, the OT states of that
 /// channel, the generator the run draws its randomness from, this party's

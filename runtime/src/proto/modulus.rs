@@ -37,6 +37,26 @@ impl From<u32> for Modulus {
     }
 }
 
+/// The cost model's name for the same modulus.
+impl From<Modulus> for sci_ir::cost::Modulus {
+    fn from(md: Modulus) -> Self {
+        match md {
+            Modulus::Pow2(ell) => sci_ir::cost::Modulus::Pow2(ell),
+            Modulus::Odd(n) => sci_ir::cost::Modulus::Odd(n),
+        }
+    }
+}
+
+/// The modulus the cost model names.
+impl From<sci_ir::cost::Modulus> for Modulus {
+    fn from(md: sci_ir::cost::Modulus) -> Self {
+        match md {
+            sci_ir::cost::Modulus::Pow2(ell) => Modulus::Pow2(ell),
+            sci_ir::cost::Modulus::Odd(n) => Modulus::Odd(n),
+        }
+    }
+}
+
 impl std::fmt::Display for Modulus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -15,7 +15,7 @@
 //! several fields).
 //! Role `P0`'s OT runs first, then role `P1`'s (never both sending at once):
 //! role `P1` sends its OT request, role `P0` answers it together with its own
-//! request, role `P1` answers: 1.5 round trips, counted as [`ROUNDS`] = 1 by
+//! request, role `P1` answers: 1.5 round trips, counted as [`rounds`] = 1 by
 //! role `P1` and 2 by role `P0`.
 //!
 //! [`mux_fields`] multiplexes several values per element at once (each with
@@ -25,16 +25,18 @@
 use super::bits::Bits;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, check};
-use crate::ot::{CotFields, cot_bits};
-
-/// Rounds of a multiplexer as counted by role `P1` (after having sent).
-pub const ROUNDS: u64 = 1;
+use crate::ot::CotFields;
 
 /// Exact bits on the wire of [`mux_fields`] with fields `fields` on `n`
-/// elements (both OTs).
+/// elements (both OTs; [`sci_ir::cost::select::mux`]).
 pub fn cost_bits<M: Copy + Into<Modulus>>(fields: &[M], n: usize) -> u64 {
-    let wire: u64 = fields.iter().map(|&m| m.into().bits() as u64).sum();
-    2 * cot_bits(n, n as u64 * wire)
+    let fields: Vec<sci_ir::cost::Modulus> = fields.iter().map(|&f| f.into().into()).collect();
+    sci_ir::cost::select::mux(&fields, n).bits()
+}
+
+/// Rounds of a multiplexer as counted by role `P1` (after having sent): 1.
+pub fn rounds() -> u64 {
+    sci_ir::cost::select::mux(&[sci_ir::cost::Modulus::Pow2(1)], 1).rounds(Role::P1)
 }
 
 /// Shares of `c·x` for shares `x` of elements of `Z_n` (`n = 2^ℓ` for an

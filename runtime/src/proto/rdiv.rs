@@ -60,6 +60,7 @@ use super::modulus::Modulus;
 use super::trunc::{self, trunc};
 use super::{Ctx, ProtoError, Role, b2a, check, mill, sign};
 use crate::pack::mask;
+use sci_ir::cost;
 
 /// The per-element parameters of Theorem 4.1.
 #[derive(Clone, Copy, Debug)]
@@ -80,12 +81,6 @@ impl Div {
             n1: md.reduce_i128((n / u128::from(d)) as i128),
         }
     }
-}
-
-/// `⌈log₂ (2k·d)⌉`: the comparison width for `k` comparisons (`δ = ⌈log₂
-/// 6d⌉` or `⌈log₂ 4d⌉`).
-fn delta_bits(d: u64, k: usize) -> u32 {
-    128 - (2 * k as u128 * u128::from(d) - 1).leading_zeros()
 }
 
 /// The divisor of element `i` (`d` has one entry for all, or one each).
@@ -111,26 +106,19 @@ fn check_divisors(md: Modulus, n: usize, d: &[u64]) -> Result<Option<u32>, Proto
     Ok(pow2.then(|| first.trailing_zeros()))
 }
 
-/// The comparisons per element (`k`) and their width `δ` for a batch.
+/// The comparisons per element (`k`) and their width `δ` for a batch
+/// ([`sci_ir::cost::div::batch_shape`]).
 fn batch_shape(md: Modulus, d: &[u64]) -> (usize, u32) {
-    let k = if d
-        .iter()
-        .all(|&d| 2 * u128::from(Div::new(md, d).n0) <= u128::from(d))
-    {
-        2
-    } else {
-        3
-    };
-    (k, d.iter().map(|&d| delta_bits(d, k)).max().unwrap_or(3))
+    cost::div::batch_shape(md.into(), d)
 }
 
 /// The moduli of the `corr` shares: one field mod `2^{max(ℓ,δ)}` for
-/// `2^ℓ`, or `(n, 2^δ)` for odd `n`.
+/// `2^ℓ`, or `(n, 2^δ)` for odd `n` ([`sci_ir::cost::div::corr_fields`]).
 fn corr_fields(md: Modulus, delta: u32) -> Vec<Modulus> {
-    match md {
-        Modulus::Pow2(ell) => vec![Modulus::Pow2(ell.max(delta))],
-        Modulus::Odd(_) => vec![md, Modulus::Pow2(delta)],
-    }
+    cost::div::corr_fields(md.into(), delta)
+        .into_iter()
+        .map(Modulus::from)
+        .collect()
 }
 
 /// Shares of `rdiv(a_i, d_i) = ⌊signed(a_i)/d_i⌋ mod n` for shares `a` mod
@@ -226,33 +214,15 @@ pub fn rdiv(
 }
 
 /// Exact bits on the wire of [`rdiv`] mod `md` on `n` elements with
-/// divisors `d` (one for all or one each) at radix `m`.
+/// divisors `d` (one for all or one each) at radix `m`
+/// ([`sci_ir::cost::div::rdiv`]; the divisors must be valid).
 pub fn cost_bits(md: impl Into<Modulus>, d: &[u64], m: u32, n: usize) -> u64 {
-    let md = md.into();
-    match (check_divisors(md, n, d), md) {
-        (Ok(Some(s)), Modulus::Pow2(ell)) => trunc::cost_bits(ell, s, m, n),
-        _ if n == 0 => 0,
-        _ => {
-            let (k, delta) = batch_shape(md, d);
-            let corr_bits = corr_fields(md, delta).iter().map(|f| f.bits()).sum();
-            sign::cost_bits(md, m, n)
-                + mill::kk_bits(4, corr_bits, n)
-                + mill::cost_bits(delta - 1, m, k, n)
-                + b2a::cost_bits(md, k * n)
-        }
-    }
+    cost::div::rdiv(md.into().into(), d, m, n).bits()
 }
 
 /// Rounds of [`rdiv`] mod `md` (role `P1`).
 pub fn rounds(md: impl Into<Modulus>, d: &[u64], m: u32) -> u64 {
-    let md = md.into();
-    match (check_divisors(md, d.len(), d), md) {
-        (Ok(Some(s)), Modulus::Pow2(ell)) => trunc::rounds(ell, s, m),
-        _ => {
-            let (k, delta) = batch_shape(md, d);
-            sign::rounds(md, m) + 1 + mill::rounds(delta - 1, m, k) + 1
-        }
-    }
+    cost::div::rdiv(md.into().into(), d, m, d.len().max(1)).rounds(Role::P1)
 }
 
 #[cfg(test)]

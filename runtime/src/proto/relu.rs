@@ -22,13 +22,12 @@ use super::{Ctx, ProtoError, mux, sign};
 
 /// Exact bits on the wire of [`relu`] mod `md` on `n` elements at radix `m`.
 pub fn cost_bits(md: impl Into<Modulus>, m: u32, n: usize) -> u64 {
-    let md = md.into();
-    sign::cost_bits(md, m, n) + mux::cost_bits(&[md], n)
+    sci_ir::cost::select::relu(md.into().into(), m, n).bits()
 }
 
 /// Rounds of [`relu`] (role `P1`): the DReLU's plus the multiplexer's 1.
 pub fn rounds(md: impl Into<Modulus>, m: u32) -> u64 {
-    sign::rounds(md, m) + mux::ROUNDS
+    sci_ir::cost::select::relu(md.into().into(), m, 1).rounds(super::Role::P1)
 }
 
 /// Shares of `max(a, 0)` (of the signed view) for shares `a` mod `md`

@@ -32,18 +32,12 @@ pub fn negative(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, a: &[u64]) -> Result<
 /// Exact bits on the wire of [`drelu`] (or [`negative`]) on `len` elements
 /// at radix `m`.
 pub fn cost_bits(md: impl Into<Modulus>, m: u32, len: usize) -> u64 {
-    match md.into() {
-        Modulus::Pow2(ell) => drelu::cost_bits(ell, m, len),
-        Modulus::Odd(n) => drelu_field::cost_bits(n, m, len),
-    }
+    sci_ir::cost::sign::drelu(md.into().into(), m, len).bits()
 }
 
 /// Rounds of [`drelu`] (role `P1`).
 pub fn rounds(md: impl Into<Modulus>, m: u32) -> u64 {
-    match md.into() {
-        Modulus::Pow2(ell) => drelu::rounds(ell, m),
-        Modulus::Odd(n) => drelu_field::rounds(n, m),
-    }
+    sci_ir::cost::sign::drelu(md.into().into(), m, 1).rounds(Role::P1)
 }
 
 #[cfg(test)]

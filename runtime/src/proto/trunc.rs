@@ -56,42 +56,30 @@ use super::bits::Bits;
 use super::mill::MillSpec;
 use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, b2a, check, check_ell, drelu, mill};
-use crate::ot::{CotFields, KkClass, Word, cot_bits};
+use crate::ot::{CotFields, KkClass, Word};
 use crate::pack::{mask, mask128};
+use sci_ir::cost;
 
 /// Exact bits on the wire of [`trunc`] on `n` elements at radix `m`.
 pub fn cost_bits(ell: u32, s: u32, m: u32, n: usize) -> u64 {
-    if s == 0 {
-        return 0;
-    }
-    mill::cost_bits_multi(m, &[(ell - 1, 1, n), (s, 1, n)])
-        + mill::kk_bits(4, s, n)
-        + b2a::cost_bits(ell, n)
+    cost::div::trunc(ell, s, m, n).bits()
 }
 
-/// Exact bits on the wire of [`trunc_nonneg`] on `n` elements at radix `m`.
+/// Exact bits on the wire of [`trunc_nonneg`] on `n` elements at radix `m`
+/// (one correlated-OT batch of 2n instances, nℓ + ns correction bits, after
+/// the millionaires').
 pub fn cost_bits_nonneg(ell: u32, s: u32, m: u32, n: usize) -> u64 {
-    if s == 0 || n == 0 {
-        return 0;
-    }
-    // One correlated-OT batch of 2n instances, nℓ + ns correction bits.
-    mill::cost_bits(s, m, 1, n) + cot_bits(2 * n, n as u64 * (ell + s) as u64)
+    cost::div::trunc_nonneg(ell, s, m, n).bits()
 }
 
 /// Rounds of [`trunc`] (role `P1`).
 pub fn rounds(ell: u32, s: u32, m: u32) -> u64 {
-    if s == 0 {
-        return 0;
-    }
-    mill::rounds_multi(m, &[(ell - 1, 1), (s, 1)]) + 1 + 1
+    cost::div::trunc(ell, s, m, 1).rounds(Role::P1)
 }
 
-/// Rounds of [`trunc_nonneg`] (role `P1`).
-pub fn rounds_nonneg(s: u32, m: u32) -> u64 {
-    if s == 0 {
-        return 0;
-    }
-    mill::rounds(s, m, 1) + 1
+/// Rounds of [`trunc_nonneg`] of ℓ-bit shares (role `P1`).
+pub fn rounds_nonneg(ell: u32, s: u32, m: u32) -> u64 {
+    cost::div::trunc_nonneg(ell, s, m, 1).rounds(Role::P1)
 }
 
 /// `a_b ≫ s`, the arithmetic shift of the ℓ-bit share, reduced mod `2^ℓ`.
@@ -422,7 +410,7 @@ mod tests {
             });
             let n = x.len();
             let (bits, rounds) = if nonneg {
-                (cost_bits_nonneg(ell, s, m, n), rounds_nonneg(s, m))
+                (cost_bits_nonneg(ell, s, m, n), rounds_nonneg(ell, s, m))
             } else {
                 (cost_bits(ell, s, m, n), super::rounds(ell, s, m))
             };
@@ -443,7 +431,7 @@ mod tests {
         // Both millionaires' at once (the deeper, Π_MILL^31, has 3 rounds),
         // then the corr OT and the B2A.
         assert_eq!(super::rounds(32, 12, 4), 3 + 1 + 1);
-        assert_eq!(rounds_nonneg(12, 4), 2 + 1);
+        assert_eq!(rounds_nonneg(32, 12, 4), 2 + 1);
         assert_eq!(super::rounds(32, 12, 7), 3 + 1 + 1);
     }
 

@@ -1,0 +1,105 @@
+//! Truncation and division by public integers: `Π_Trunc^{int,ℓ,s}` (CrypTFlow2
+//! Algorithm 5), its variant for non-negative inputs (Corollary 4.2), and
+//! `Π_DIV^{ring,n,d}` (Theorem 4.1, Algorithm 9).
+//!
+//! * General truncation: the `Π_MILL^{ℓ−1}` of the sign and the `Π_MILL^s` of the low
+//!   carry in one millionaires' call, a `(4 1)-OT_s` for the correction (2λ + 4s bits),
+//!   a B2A into `Z_{2^ℓ}`. 5436 bits per element at ℓ = 32, s = 12, m = 4. Rounds (role
+//!   `P1`): the deeper millionaires', 1, 1.
+//! * Non-negative inputs: `Π_MILL^s` and one batch of `2n` correlated OTs (the B2A of the
+//!   carry and the product `x_0·x_1`): 1444 bits at ℓ = 32, s = 12, m = 4.
+//! * Division by `d` over `md` (`η` bits): a sign test, a `(4 1)-OT` of the correction
+//!   mod `n` and `2^δ`, one `Π_MILL^{δ−1}` with `k` comparisons per element, a B2A of the
+//!   `k·n` bits; `k = 2` and `δ = ⌈log₂ 4d⌉` when `2·(n mod d) ≤ d` for every divisor,
+//!   else `k = 3`, `δ = ⌈log₂ 6d⌉`. Over `Z_{2^ℓ}` a batch whose divisors are all the
+//!   same `2^s` is a general truncation by `s`.
+
+use super::mill::{kk_call, mill, mill_multi};
+use super::ot::cot;
+use super::select::b2a;
+use super::{Modulus, Role, Transcript};
+
+/// General truncation by `s` of `n` shares over `Z_{2^ℓ}` at radix `m` (nothing for
+/// `s = 0`).
+pub fn trunc(ell: u32, s: u32, m: u32, n: usize) -> Transcript {
+    if s == 0 {
+        return Transcript::new();
+    }
+    mill_multi(m, &[(ell - 1, 1, n), (s, 1, n)])
+        .then(kk_call(4, s, n))
+        .then(b2a(Modulus::Pow2(ell), n))
+}
+
+/// Truncation by `s` of `n` shares of non-negative values over `Z_{2^ℓ}`.
+pub fn trunc_nonneg(ell: u32, s: u32, m: u32, n: usize) -> Transcript {
+    if s == 0 || n == 0 {
+        return Transcript::new();
+    }
+    mill(s, m, 1, n).then(cot(Role::P1, 2 * n, n as u64 * u64::from(ell + s)))
+}
+
+/// `⌈log₂ (2k·d)⌉`: the comparison width δ for `k` comparisons.
+fn delta_bits(d: u64, k: usize) -> u32 {
+    128 - (2 * k as u128 * u128::from(d) - 1).leading_zeros()
+}
+
+/// The comparisons per element `k` and their width δ for a batch with divisors `d`
+/// (§4.2.3: two comparisons when `2·(n mod d) ≤ d` for all).
+pub fn batch_shape(md: Modulus, d: &[u64]) -> (usize, u32) {
+    let n = md.value();
+    let k = if d.iter().all(|&d| 2 * (n % u128::from(d)) <= u128::from(d)) {
+        2
+    } else {
+        3
+    };
+    (k, d.iter().map(|&d| delta_bits(d, k)).max().unwrap_or(3))
+}
+
+/// The moduli of the correction's shares: `2^{max(ℓ,δ)}` for `2^ℓ`, `(n, 2^δ)` for odd
+/// `n`.
+pub fn corr_fields(md: Modulus, delta: u32) -> Vec<Modulus> {
+    match md {
+        Modulus::Pow2(ell) => vec![Modulus::Pow2(ell.max(delta))],
+        Modulus::Odd(_) => vec![md, Modulus::Pow2(delta)],
+    }
+}
+
+/// `Some(s)` if `md` is `2^ℓ` and every divisor is `2^s` (then the division is a
+/// truncation).
+pub fn pow2_divisor(md: Modulus, d: &[u64]) -> Option<u32> {
+    let first = *d.first()?;
+    (matches!(md, Modulus::Pow2(_)) && first.is_power_of_two() && d.iter().all(|&x| x == first))
+        .then(|| first.trailing_zeros())
+}
+
+/// Division of `n` shares mod `md` by the divisors `d` (one for all or one per element;
+/// valid: `1 ≤ d < n`, `6d ≤ 2^64`) at radix `m`.
+pub fn rdiv(md: Modulus, d: &[u64], m: u32, n: usize) -> Transcript {
+    match (pow2_divisor(md, d), md) {
+        (Some(s), Modulus::Pow2(ell)) => trunc(ell, s, m, n),
+        _ if n == 0 => Transcript::new(),
+        _ => {
+            let (k, delta) = batch_shape(md, d);
+            let corr_bits = corr_fields(md, delta).iter().map(|f| f.bits()).sum();
+            super::sign::drelu(md, m, n)
+                .then(kk_call(4, corr_bits, n))
+                .then(mill(delta - 1, m, k, n))
+                .then(b2a(md, k * n))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_element_costs() {
+        let n = 1 << 12;
+        assert_eq!(trunc(32, 12, 4, n).bits(), 5436 * n as u64);
+        assert_eq!(trunc_nonneg(32, 12, 4, n).bits(), 1444 * n as u64);
+        assert_eq!(rdiv(Modulus::Pow2(32), &[4096], 4, n), trunc(32, 12, 4, n));
+        assert_eq!(rdiv(Modulus::Pow2(32), &[49], 8, n).bits(), 5022 * n as u64);
+        assert_eq!(batch_shape(Modulus::Odd(4_293_918_721), &[4096]).0, 2);
+    }
+}

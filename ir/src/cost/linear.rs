@@ -1,0 +1,77 @@
+//! OT-based linear layers with the server's weights (CrypTFlow2 §5.1.1): `Y = X·W` with
+//! `X` (`R×C`) shared and `W` (`C×O`) the server's. Each element of the client's share
+//! is decomposed into its ℓ bits; bit `i` is one correlated OT carrying the `O` weights
+//! it multiplies mod `2^{ℓ−i}`: `R·C·(ℓλ + O·ℓ(ℓ+1)/2)` bits — the paper's `NKℓ`
+//! instances of `COT_{O(ℓ+1)/2}` — in batches of at most [`BATCH_WORDS`] correlation
+//! words, each padded as its own OT call. The server (weight owner) is role `P0`, the
+//! OT sender, on every lane.
+//!
+//! The batches are streamed over a full-duplex lane (plain TCP): the client sends its
+//! extension messages ahead while the server answers, one round for each party
+//! whatever the size. Over a half-duplex lane (TLS) each batch is one exchange. A
+//! convolution is a product of its `im2col` matrix (`N·oh·ow × (C/g)·kh·kw`) with the
+//! transposed weights of each of its `g` groups, one product after the other; an
+//! elementwise product with server weights is the case `C = O = 1`.
+
+use super::ot::cot;
+use super::{Role, Transcript};
+
+/// Largest number of correlation words (`u64`) of one OT batch.
+pub const BATCH_WORDS: usize = 1 << 22;
+
+/// Pairs `(r, c)` of each OT batch of a product with `total` pairs and `outs` outputs
+/// per element.
+pub fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = usize> {
+    let per = (BATCH_WORDS / (ell as usize * outs.max(1))).max(1);
+    (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
+}
+
+/// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`.
+pub fn matmul(ell: u32, (rows, cols, outs): (usize, usize, usize), duplex: bool) -> Transcript {
+    if outs == 0 {
+        return Transcript::new();
+    }
+    let payload_per_pair: u64 = (1..=u64::from(ell)).sum::<u64>() * outs as u64;
+    let batches = batch_pairs(ell, rows * cols, outs)
+        .map(|np| cot(Role::P1, np * ell as usize, payload_per_pair * np as u64));
+    if duplex {
+        // All requests ahead, all answers: one flight each way.
+        let (mut req, mut ans) = (0, 0);
+        for b in batches {
+            req += b.sent(Role::P1);
+            ans += b.sent(Role::P0);
+        }
+        Transcript::new().send(Role::P1, req).send(Role::P0, ans)
+    } else {
+        batches.fold(Transcript::new(), Transcript::then)
+    }
+}
+
+/// Bits on the wire of [`matmul`] (the same streamed or not).
+pub fn matmul_bits(ell: u32, dims: (usize, usize, usize)) -> u64 {
+    matmul(ell, dims, true).bits()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streamed_or_not_the_same_bytes() {
+        let dims = (300, 100, 200);
+        let (a, b) = (matmul(32, dims, true), matmul(32, dims, false));
+        assert!(b.flights().len() > 2);
+        assert_eq!(
+            (a.sent(Role::P0), a.sent(Role::P1)),
+            (b.sent(Role::P0), b.sent(Role::P1))
+        );
+        assert_eq!(a.rounds(Role::P1), 1);
+        assert_eq!(a.rounds(Role::P0), 1);
+        let elems = 300 * 100u64;
+        assert_eq!(
+            matmul_bits(32, (1, 8, 3)),
+            8 * 32 * 128 + 8 * (8 * 3 * 528u64).div_ceil(8)
+        );
+        assert!(a.bits() >= elems * 32 * (128 + 200 * 33 / 2));
+    }
+}

@@ -1,0 +1,150 @@
+//! Millionaires' protocol `Π_MILL^{ℓ,m}` (CrypTFlow2 Algorithm 1, §3.1).
+//!
+//! Inputs of ℓ bits are cut into `q = ⌈ℓ/m⌉` digits; one KK call (role `P1` receiving)
+//! carries every leaf OT and the OTs of the AND triples; the digits are then combined in
+//! a tree of `⌈log₂ q⌉` levels, each level one exchange of AND openings (role `P0`
+//! first, its first-level message right after its OT answer). With `k` comparisons per
+//! element the leaf OTs carry the `k` bits at once.
+//!
+//! Per element (`k = 1`, λ = 128), `λ(4q − ⌈log q⌉ − 2) + M(2q − 3) + 2R + 22(q − 1) −
+//! 2⌈log q⌉` bits (`M = 2^m`, `R = 2^r` for the top digit of `r` bits) — exactly §3.1.2
+//! (3844 bits for ℓ = 32, m = 4) — plus the padding of the batch to 8 instances and of
+//! each message to whole bytes. Rounds (role `P1`): `max(1, ⌈log₂ q⌉)`.
+
+use super::ot::{self, KkClass};
+use super::{Role, Transcript, bytes_of};
+
+/// Largest number of comparisons per element.
+pub const MAX_K: usize = 4;
+
+/// The digit widths `w_j` of ℓ-bit inputs at radix `m`, lowest first.
+pub fn digit_widths(bits: u32, m: u32) -> Vec<u32> {
+    let q = bits.div_ceil(m);
+    (0..q).map(|j| m.min(bits - j * m)).collect()
+}
+
+/// `⌈log₂ q⌉`, the number of tree levels of `q` digits.
+pub fn levels(q: usize) -> usize {
+    q.next_power_of_two().trailing_zeros() as usize
+}
+
+/// The OT classes `(N, bits per message)` of the leaves, lowest digit first (digit 0
+/// carries `lt` only, the others `lt` and `eq`).
+pub fn leaf_classes(bits: u32, m: u32, k: usize) -> Vec<(usize, u32)> {
+    digit_widths(bits, m)
+        .iter()
+        .enumerate()
+        .map(|(j, &w)| (1usize << w, if j == 0 { k } else { 2 * k } as u32))
+        .collect()
+}
+
+/// The KK classes (in call order) of the leaf and triple OTs of one millionaires' on
+/// `n` elements with `k` comparisons each: the leaves, the regular triples (two per
+/// `(16 1)-OT_2`, one per level) and the correlated pairs (`(8 1)-OT_2`).
+pub fn classes(bits: u32, m: u32, k: usize, n: usize) -> Vec<KkClass> {
+    if bits == 0 || n == 0 {
+        return Vec::new();
+    }
+    let total = n * k;
+    let leaves = leaf_classes(bits, m, k);
+    let q = leaves.len();
+    let lv = levels(q);
+    let mut c: Vec<KkClass> = leaves
+        .iter()
+        .map(|&(n_msgs, bits)| KkClass {
+            n_msgs,
+            bits,
+            count: n,
+        })
+        .collect();
+    c.push(KkClass {
+        n_msgs: 16,
+        bits: 2,
+        count: (lv * total).div_ceil(2),
+    });
+    c.push(KkClass {
+        n_msgs: 8,
+        bits: 2,
+        count: (q - 1 - lv) * total,
+    });
+    c
+}
+
+/// Bits of each party's AND openings per tree level (before byte rounding): 2 per
+/// regular AND (the pair holding the lowest node) and 3 per correlated pair.
+pub fn and_level_bits(bits: u32, m: u32, k: usize, n: usize) -> Vec<u64> {
+    if bits == 0 || n == 0 {
+        return Vec::new();
+    }
+    let total = (n * k) as u64;
+    let mut nodes = bits.div_ceil(m) as usize;
+    let mut v = Vec::new();
+    while nodes > 1 {
+        let pairs = (nodes / 2) as u64;
+        v.push((2 + 3 * (pairs - 1)) * total);
+        nodes -= nodes / 2;
+    }
+    v
+}
+
+/// One exchange: role `P0` sends `bits` bits, then role `P1` answers with as many.
+pub fn exchange(bits: u64) -> Transcript {
+    Transcript::new()
+        .send(Role::P0, bytes_of(bits))
+        .send(Role::P1, bytes_of(bits))
+}
+
+/// Several independent millionaires' `(bits, k, n)` in one call: one KK call for all
+/// their leaves and triples, then one exchange per tree level holding every instance's
+/// openings of that level.
+pub fn mill_multi(m: u32, specs: &[(u32, usize, usize)]) -> Transcript {
+    let cls: Vec<KkClass> = specs
+        .iter()
+        .flat_map(|&(bits, k, n)| classes(bits, m, k, n))
+        .collect();
+    let mut per_level: Vec<u64> = Vec::new();
+    for &(bits, k, n) in specs {
+        for (i, b) in and_level_bits(bits, m, k, n).into_iter().enumerate() {
+            if per_level.len() <= i {
+                per_level.push(0);
+            }
+            per_level[i] += b;
+        }
+    }
+    per_level
+        .into_iter()
+        .fold(ot::kk(Role::P1, &cls), |t, b| t.then(exchange(b)))
+}
+
+/// `Π_MILL^{bits,m}` on `n` elements with `k` comparisons each.
+pub fn mill(bits: u32, m: u32, k: usize, n: usize) -> Transcript {
+    mill_multi(m, &[(bits, k, n)])
+}
+
+/// One `(N 1)-OT_b` call on `count` instances, role `P1` receiving.
+pub fn kk_call(n_msgs: usize, bits: u32, count: usize) -> Transcript {
+    ot::kk(
+        Role::P1,
+        &[KkClass {
+            n_msgs,
+            bits,
+            count,
+        }],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// §3.1.2: 3844 bits per element for ℓ = 32, m = 4 and 2930 for m = 7 (n a multiple
+    /// of 8 and large enough that byte rounding vanishes).
+    #[test]
+    fn paper_formula() {
+        let n = 1 << 12;
+        assert_eq!(mill(32, 4, 1, n).bits(), 3844 * n as u64);
+        assert_eq!(mill(32, 7, 1, n).bits(), 2930 * n as u64);
+        assert_eq!(mill(31, 4, 1, n).rounds(Role::P1), 3);
+        assert_eq!(mill(3, 4, 1, n).rounds(Role::P1), 1);
+    }
+}

@@ -1,0 +1,266 @@
+//! The cost model: exact bytes sent by each party and rounds of every protocol of the
+//! runtime, and of every instruction of a plan, as pure functions of shapes and
+//! parameters (ring or field modulus, bit width ℓ, shift, divisors, millionaires' radix
+//! `m`, λ, lane count).
+//!
+//! # Why it lives in `sci-ir`
+//! The compiler (its cost report), the passes (autotuning, the ReLU/MaxPool swap) and
+//! the runtime (whose protocol tests pin their measured traffic against it) all need the
+//! same numbers, and every crate already depends on `sci-ir`. The model needs nothing but
+//! shapes and parameters — no cryptography, no networking — so it adds no dependency and
+//! there is one place of truth.
+//!
+//! # What is modelled: transcripts
+//! A protocol run between the paper's roles `P0` and `P1` is a [`Transcript`]: the
+//! sequence of its flights, each the bytes one role sends before it next reads. Bytes
+//! per role are the sums of its flights. Rounds are counted as the runtime's channels
+//! count them (`runtime/src/net/mod.rs`): a party counts a round each time it receives
+//! after having sent since its previous receive. A transcript therefore also says when
+//! each party waits, so its rounds depend on what came before on the same channel
+//! (whether the party's last act was a send); [`Transcript::replay`] carries that state
+//! from one protocol to the next. Protocols compose by concatenating transcripts.
+//!
+//! A streamed OT-based product (the client sends its extension messages ahead over a
+//! full-duplex lane while the server answers batch after batch) counts like one flight
+//! each way: one round for each party, as the runtime's `Channel::duplex` /
+//! `Channel::streamed` count it. Over a half-duplex lane (TLS) each batch is an exchange
+//! of its own ([`linear`]).
+//!
+//! # Modules (by protocol family)
+//! | module | protocols |
+//! |---|---|
+//! | [`ot`] | base OTs of the set-up, IKNP correlated OT, KK13 `(N 1)`-OT |
+//! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` (several instances in one call) |
+//! | [`sign`] | `DReLU` over `Z_{2^ℓ}` (Alg. 2) and over `Z_n` (Alg. 4) |
+//! | [`select`] | MUX (Alg. 6), B2A (Alg. 7), AND (App. A), ReLU (Alg. 8) |
+//! | [`div`] | truncation (Alg. 5, non-negative variant), division (Thm. 4.1) |
+//! | [`pool`] | MaxPool and ArgMax (§5.2.2), with exact or narrow comparisons |
+//! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
+//! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
+//!
+//! Costs are those of this implementation, which the runtime's tests measure
+//! exactly; the module docs compare them with the paper's formulas.
+
+pub mod div;
+pub mod linear;
+pub mod mill;
+pub mod ot;
+pub mod pool;
+pub mod predict;
+pub mod select;
+pub mod sign;
+
+pub use predict::{Cost, Lanes, predict, predict_program, setup};
+
+use std::fmt;
+
+/// Which of the paper's two parties sends a flight: `P0` is the sender of the one-way
+/// OTs (e.g. of the millionaires' leaves) and speaks first in an exchange; `P1` is the
+/// other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The paper's `P0`.
+    P0,
+    /// The paper's `P1`.
+    P1,
+}
+
+impl Role {
+    /// `P0` if `sender`, else `P1`.
+    pub fn from_sender(sender: bool) -> Role {
+        if sender { Role::P0 } else { Role::P1 }
+    }
+
+    /// The other role.
+    pub fn other(self) -> Role {
+        match self {
+            Role::P0 => Role::P1,
+            Role::P1 => Role::P0,
+        }
+    }
+
+    /// 0 for `P0`, 1 for `P1`.
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A modulus of shares: `Z_{2^ℓ}` or an odd `Z_n` (SCI_HE's field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Modulus {
+    /// `Z_{2^ℓ}`, ℓ in 1..=64.
+    Pow2(u32),
+    /// `Z_n`, `n` odd (at least 3).
+    Odd(u64),
+}
+
+impl From<u32> for Modulus {
+    fn from(ell: u32) -> Self {
+        Modulus::Pow2(ell)
+    }
+}
+
+impl fmt::Display for Modulus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Modulus::Pow2(ell) => write!(f, "2^{ell}"),
+            Modulus::Odd(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Modulus {
+    /// The modulus as an integer.
+    pub fn value(self) -> u128 {
+        match self {
+            Modulus::Pow2(ell) => 1u128 << ell,
+            Modulus::Odd(n) => u128::from(n),
+        }
+    }
+
+    /// Bits of one element on the wire, `⌈log₂ n⌉` (ℓ for `2^ℓ`).
+    pub fn bits(self) -> u32 {
+        match self {
+            Modulus::Pow2(ell) => ell,
+            Modulus::Odd(n) => 64 - (n - 1).leading_zeros(),
+        }
+    }
+}
+
+/// One flight: bytes a role sends before it next reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flight {
+    /// The sender.
+    pub from: Role,
+    /// Bytes sent.
+    pub bytes: u64,
+}
+
+/// The flights of a protocol run between `P0` and `P1`, in order (see the [module
+/// documentation](self)). Consecutive flights of one role are merged and empty ones
+/// dropped, so flights alternate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Transcript {
+    flights: Vec<Flight>,
+}
+
+/// The state of one party on one channel that decides whether its next receive is a
+/// round: whether it sent since it last received.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waiting {
+    /// Per role (`P0`, `P1`): sent since the last receive.
+    pub sent: [bool; 2],
+}
+
+impl Transcript {
+    /// The empty transcript (no communication).
+    pub fn new() -> Transcript {
+        Transcript::default()
+    }
+
+    /// Appends `bytes` sent by `from` (merged into the last flight if that is `from`'s
+    /// too; nothing if `bytes` is 0).
+    pub fn send(mut self, from: Role, bytes: u64) -> Transcript {
+        if bytes == 0 {
+            return self;
+        }
+        match self.flights.last_mut() {
+            Some(last) if last.from == from => last.bytes += bytes,
+            _ => self.flights.push(Flight { from, bytes }),
+        }
+        self
+    }
+
+    /// `self` followed by `next`.
+    pub fn then(self, next: Transcript) -> Transcript {
+        next.flights
+            .into_iter()
+            .fold(self, |t, f| t.send(f.from, f.bytes))
+    }
+
+    /// The same run with the roles exchanged.
+    pub fn swapped(self) -> Transcript {
+        Transcript {
+            flights: self
+                .flights
+                .into_iter()
+                .map(|f| Flight {
+                    from: f.from.other(),
+                    bytes: f.bytes,
+                })
+                .collect(),
+        }
+    }
+
+    /// The flights in order.
+    pub fn flights(&self) -> &[Flight] {
+        &self.flights
+    }
+
+    /// Bytes sent by `role`.
+    pub fn sent(&self, role: Role) -> u64 {
+        self.flights
+            .iter()
+            .filter(|f| f.from == role)
+            .map(|f| f.bytes)
+            .sum()
+    }
+
+    /// Bits on the wire, both directions.
+    pub fn bits(&self) -> u64 {
+        8 * self.flights.iter().map(|f| f.bytes).sum::<u64>()
+    }
+
+    /// Rounds of `role` when the run starts with both parties having sent (as inside
+    /// any larger protocol, the way the protocols' docs count them).
+    pub fn rounds(&self, role: Role) -> u64 {
+        let mut w = Waiting { sent: [true; 2] };
+        self.replay(&mut w)[role.index()]
+    }
+
+    /// Rounds of `P0` and `P1` from the state `w`, which is updated to the state after
+    /// the run.
+    pub fn replay(&self, w: &mut Waiting) -> [u64; 2] {
+        let mut rounds = [0; 2];
+        for f in &self.flights {
+            let (s, r) = (f.from.index(), f.from.other().index());
+            w.sent[s] = true;
+            if w.sent[r] {
+                rounds[r] += 1;
+                w.sent[r] = false;
+            }
+        }
+        rounds
+    }
+}
+
+/// Bytes of `bits` bits rounded up to whole bytes.
+pub(crate) fn bytes_of(bits: u64) -> u64 {
+    bits.div_ceil(8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flights_merge_and_count_rounds_as_the_channels_do() {
+        // A sends, B answers: A waits one round, B none (it had not sent).
+        let t = Transcript::new().send(Role::P0, 3).send(Role::P1, 4);
+        let mut w = Waiting::default();
+        assert_eq!(t.replay(&mut w), [1, 0]);
+        assert_eq!(w.sent, [false, true]);
+        // Again on the same channel: now B's receive follows its send.
+        assert_eq!(t.replay(&mut w), [1, 1]);
+        let t2 = t.clone().send(Role::P1, 1).send(Role::P1, 0);
+        assert_eq!(t2.flights().len(), 2);
+        assert_eq!(
+            (t2.sent(Role::P0), t2.sent(Role::P1), t2.bits()),
+            (3, 5, 64)
+        );
+        assert_eq!(t2.clone().swapped().sent(Role::P0), 5);
+        assert_eq!(Transcript::new().then(t.clone()), t);
+        assert_eq!(Modulus::Odd(65537).bits(), 17);
+        assert_eq!(Modulus::Odd(65535).bits(), 16);
+    }
+}

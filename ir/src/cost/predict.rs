@@ -1,0 +1,450 @@
+//! Per-instruction prediction: the bytes each party sends and the rounds each waits for,
+//! for every instruction of a program as the runtime's executor runs it over `T` lanes.
+//!
+//! The executor maps an instruction to local work or to protocol *phases*; a phase cuts
+//! its items into `T` contiguous chunks (the first `n mod T` one longer), chunk `i` on
+//! lane `i`. In the elementwise protocols, pooling and ArgMax the server plays the
+//! paper's `P0` in even chunks and `P1` in odd ones; in the OT-based products it is `P0`
+//! on every lane. A party's bytes are summed over lanes; its rounds in a step are the
+//! largest over lanes of what it waited for on that lane (lanes run in parallel), as
+//! the run report measures them. Whether a receive is a round depends on what the party
+//! did last on that lane, so [`predict_program`] replays the whole program from the
+//! state after the OT set-up (the client sent last on every lane).
+//!
+//! | op | phases |
+//! |---|---|
+//! | `relu` | [`select::relu`] per chunk |
+//! | `trunc s` | [`div::trunc`] or [`div::trunc_nonneg`] |
+//! | `div_public d` | [`div::rdiv`] |
+//! | `avgpool`, `global_avgpool` | [`div::rdiv`] of the outputs by their windows' counts |
+//! | `maxpool`, `argmax` | exact mode: the inputs' signs; then [`pool::reduce`] over window chunks |
+//! | `conv2d`, `matmul`, `mul` by the server's weights | [`linear::matmul`], rows chunked; a convolution one phase per group |
+//! | `output` of a secret value | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
+//!
+//! Everything else (data movement, additions, products with public factors, values a
+//! party computes alone) is local.
+
+use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, linear, ot, pool, select};
+use crate::analysis::nonneg::nonneg;
+use crate::{Encoding, Op, Owner, Pool2d, Program, ValueId};
+use std::ops::{Add, AddAssign, Range};
+
+/// How the runtime connects the parties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lanes {
+    /// Number of lanes `T` (the plan's thread count), at least 1.
+    pub threads: usize,
+    /// Whether the lanes are full duplex (plain TCP; TLS lanes are not), so that the
+    /// OT-based products stream.
+    pub duplex: bool,
+}
+
+impl Lanes {
+    /// The lanes of a plan run over plain TCP: the plan's thread count, full duplex.
+    pub fn of(program: &Program) -> Lanes {
+        Lanes {
+            threads: program.params().threads.max(1) as usize,
+            duplex: true,
+        }
+    }
+}
+
+/// Bytes each party sends and rounds each waits for, in one step or a sum of steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Bytes the server sends (the client receives them).
+    pub server_bytes: u64,
+    /// Bytes the client sends.
+    pub client_bytes: u64,
+    /// Rounds the server waits for (largest over lanes).
+    pub server_rounds: u64,
+    /// Rounds the client waits for.
+    pub client_rounds: u64,
+}
+
+impl Cost {
+    /// The step's latency in round trips: the larger of the two parties' rounds.
+    pub fn rounds(&self) -> u64 {
+        self.server_rounds.max(self.client_rounds)
+    }
+
+    /// Bytes in both directions.
+    pub fn bytes(&self) -> u64 {
+        self.server_bytes + self.client_bytes
+    }
+
+    /// Whether the step communicates at all.
+    pub fn is_local(&self) -> bool {
+        *self == Cost::default()
+    }
+}
+
+impl Add for Cost {
+    type Output = Cost;
+    /// Sums bytes and rounds (steps one after the other).
+    fn add(self, o: Cost) -> Cost {
+        Cost {
+            server_bytes: self.server_bytes + o.server_bytes,
+            client_bytes: self.client_bytes + o.client_bytes,
+            server_rounds: self.server_rounds + o.server_rounds,
+            client_rounds: self.client_rounds + o.client_rounds,
+        }
+    }
+}
+
+impl AddAssign for Cost {
+    fn add_assign(&mut self, o: Cost) {
+        *self = *self + o;
+    }
+}
+
+impl std::iter::Sum for Cost {
+    fn sum<I: Iterator<Item = Cost>>(iter: I) -> Cost {
+        iter.fold(Cost::default(), Add::add)
+    }
+}
+
+/// The prediction for a whole program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Prediction {
+    /// The OT set-up of every lane (base OTs; the handshake before it is not included).
+    pub setup: Cost,
+    /// One entry per instruction, in program order.
+    pub instrs: Vec<Cost>,
+    /// The instructions' bytes summed (set-up excluded); rounds per party are the
+    /// largest over lanes of that lane's rounds over the whole run (lanes run in
+    /// parallel), as the run report's totals count them after the set-up. With one lane
+    /// that is the sum of the instructions' rounds.
+    pub total: Cost,
+}
+
+/// The state of every lane: per lane, whether the server (index 0) and the client
+/// (index 1) sent since they last received.
+#[derive(Clone, Debug)]
+struct LaneState {
+    lanes: Vec<[bool; 2]>,
+    /// Rounds of the server and the client on each lane so far.
+    rounds: Vec<[u64; 2]>,
+}
+
+/// Who plays `P0` in a phase's chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Roles {
+    /// The server in even chunks, the client in odd ones.
+    Alternating,
+    /// The server on every lane (OT-based products: the weight owner sends).
+    ServerSends,
+}
+
+/// One phase: `n` items cut into chunks, the transcript of each chunk's items.
+struct Phase<'a> {
+    n: usize,
+    roles: Roles,
+    chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>,
+}
+
+/// Cuts `0..n` into `t` contiguous ranges whose lengths differ by at most 1 (the first
+/// `n mod t` one longer), as the runtime's sessions do.
+pub fn split(n: usize, t: usize) -> Vec<Range<usize>> {
+    let t = t.max(1);
+    let (q, r) = (n / t, n % t);
+    let mut start = 0;
+    (0..t)
+        .map(|i| {
+            let len = q + usize::from(i < r);
+            let range = start..start + len;
+            start += len;
+            range
+        })
+        .collect()
+}
+
+impl LaneState {
+    /// The state after the OT set-up: on every lane the client sent last.
+    fn after_setup(threads: usize) -> LaneState {
+        LaneState {
+            lanes: vec![[false, true]; threads.max(1)],
+            rounds: vec![[0; 2]; threads.max(1)],
+        }
+    }
+
+    /// A state in which every party on every lane has sent (as inside a larger run).
+    fn busy(threads: usize) -> LaneState {
+        LaneState {
+            lanes: vec![[true, true]; threads.max(1)],
+            rounds: vec![[0; 2]; threads.max(1)],
+        }
+    }
+
+    /// Replays `t` on `lane` with the server as `server_role`; adds the bytes to `cost`
+    /// and returns the server's and the client's rounds.
+    fn replay(
+        &mut self,
+        lane: usize,
+        t: &Transcript,
+        server_role: Role,
+        cost: &mut Cost,
+    ) -> [u64; 2] {
+        let [s, c] = self.lanes[lane];
+        let mut w = Waiting { sent: [s, c] };
+        if server_role == Role::P1 {
+            w.sent.swap(0, 1);
+        }
+        let mut r = t.replay(&mut w);
+        if server_role == Role::P1 {
+            w.sent.swap(0, 1);
+            r.swap(0, 1);
+        }
+        self.lanes[lane] = w.sent;
+        self.rounds[lane][0] += r[0];
+        self.rounds[lane][1] += r[1];
+        cost.server_bytes += t.sent(server_role);
+        cost.client_bytes += t.sent(server_role.other());
+        r
+    }
+
+    /// The cost of a step made of `phases` (and possibly a reveal on lane 0).
+    fn step(&mut self, phases: &[Phase<'_>], reveal: Option<u64>) -> Cost {
+        let t = self.lanes.len();
+        let mut cost = Cost::default();
+        let mut rounds = vec![[0u64; 2]; t];
+        for p in phases {
+            for (i, range) in split(p.n, t).into_iter().enumerate() {
+                let server_role = match p.roles {
+                    Roles::ServerSends => Role::P0,
+                    Roles::Alternating => Role::from_sender(i % 2 == 0),
+                };
+                let r = self.replay(i, &(p.chunk)(range), server_role, &mut cost);
+                rounds[i][0] += r[0];
+                rounds[i][1] += r[1];
+            }
+        }
+        if let Some(bytes) = reveal {
+            let t = Transcript::new().send(Role::P0, bytes);
+            let r = self.replay(0, &t, Role::P0, &mut cost);
+            rounds[0][0] += r[0];
+            rounds[0][1] += r[1];
+        }
+        cost.server_rounds = rounds.iter().map(|r| r[0]).max().unwrap_or(0);
+        cost.client_rounds = rounds.iter().map(|r| r[1]).max().unwrap_or(0);
+        cost
+    }
+}
+
+/// The OT set-up of `threads` lanes: bytes per party (rounds are not predicted: they
+/// depend on the handshake before it).
+pub fn setup(threads: usize) -> Cost {
+    let t = ot::setup(Role::P0);
+    let lanes = threads.max(1) as u64;
+    Cost {
+        server_bytes: lanes * t.sent(Role::P0),
+        client_bytes: lanes * t.sent(Role::P1),
+        ..Cost::default()
+    }
+}
+
+/// The prediction for every instruction of `program` run over `lanes`, replayed in
+/// program order from the state after the OT set-up.
+pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
+    let nn = nonneg(program);
+    let mut state = LaneState::after_setup(lanes.threads);
+    let instrs: Vec<Cost> = program
+        .ids()
+        .map(|v| {
+            let (phases, reveal) = phases(program, &nn, v, lanes.duplex);
+            state.step(&phases, reveal)
+        })
+        .collect();
+    let slowest = |party: usize| state.rounds.iter().map(|r| r[party]).max().unwrap_or(0);
+    let total = Cost {
+        server_rounds: slowest(0),
+        client_rounds: slowest(1),
+        ..instrs.iter().copied().sum()
+    };
+    Prediction {
+        setup: setup(lanes.threads),
+        total,
+        instrs,
+    }
+}
+
+/// The cost of instruction `v` of `program` over `lanes` on its own, every party having
+/// sent on every lane before it (as inside a run; [`predict_program`] replays the exact
+/// state). `nonneg` is [`crate::analysis::nonneg::nonneg`] of `program` (it decides
+/// the comparisons of MaxPool and ArgMax).
+pub fn predict(program: &Program, nonneg: &[bool], v: ValueId, lanes: Lanes) -> Cost {
+    let (phases, reveal) = phases(program, nonneg, v, lanes.duplex);
+    LaneState::busy(lanes.threads).step(&phases, reveal)
+}
+
+/// The modulus of the program's shares (`Z_{2^32}` for a float program, whose cost is
+/// only indicative).
+fn modulus(program: &Program) -> Modulus {
+    match program.encoding() {
+        Some(Encoding::Ring { bits }) => Modulus::Pow2(bits),
+        Some(Encoding::Field { modulus }) => Modulus::Odd(modulus),
+        _ => Modulus::Pow2(32),
+    }
+}
+
+/// The window lengths of a 2-D pooling over `shape` (`[n, c, h, w]`, padding skipped),
+/// outputs in `[n, c, oh, ow]` order, with average pooling's `count_include_pad`.
+fn pool_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> {
+    let d = |i: usize| shape.get(i).copied().unwrap_or(1);
+    pool.window_counts([d(2), d(3)], include_pad)
+        .unwrap_or_default()
+        .repeat(d(0) * d(1))
+}
+
+/// The phases of instruction `v` and the bytes of its reveal, if it is an output of a
+/// secret value (see the [module documentation](self)).
+fn phases<'a>(
+    program: &'a Program,
+    nonneg: &[bool],
+    v: ValueId,
+    duplex: bool,
+) -> (Vec<Phase<'a>>, Option<u64>) {
+    let instr = program.instr(v);
+    let md = modulus(program);
+    let ell = md.bits();
+    let m = program.params().mill_radix;
+    let owner = |o: &ValueId| program.ty(*o).owner();
+    let shape = |o: &ValueId| program.ty(*o).shape();
+    let numel = instr.ty.numel();
+    if let Op::Output { x, .. } = &instr.op {
+        let secret = owner(x) != Owner::Public;
+        let n = program.ty(*x).numel() as u64;
+        return (Vec::new(), secret.then(|| bytes_of(n * u64::from(ell))));
+    }
+    if matches!(instr.ty.owner(), Owner::Public | Owner::Server) {
+        return (Vec::new(), None);
+    }
+    let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
+        n,
+        roles: Roles::Alternating,
+        chunk,
+    };
+    let product = |rows: usize, cols: usize, outs: usize| Phase {
+        n: rows,
+        roles: Roles::ServerSends,
+        chunk: Box::new(move |r: Range<usize>| linear::matmul(ell, (r.len(), cols, outs), duplex)),
+    };
+    let exact = |x: &ValueId| !nonneg.get(x.index()).copied().unwrap_or(false);
+    let reduction = |x: &ValueId, lens: Vec<usize>, index: bool| {
+        let mut p = Vec::new();
+        let ex = exact(x);
+        if ex {
+            let n_in = program.ty(*x).numel();
+            p.push(alt(
+                n_in,
+                Box::new(move |r: Range<usize>| pool::signs(md, m, r.len())),
+            ));
+        }
+        p.push(alt(
+            lens.len(),
+            Box::new(move |r: Range<usize>| pool::reduce(md, m, &lens[r], ex, index)),
+        ));
+        p
+    };
+    let divide = |counts: Vec<u64>| {
+        vec![alt(
+            counts.len(),
+            Box::new(move |r: Range<usize>| div::rdiv(md, &counts[r.clone()], m, r.len())),
+        )]
+    };
+    let server = |o: &ValueId| owner(o) == Owner::Server;
+    let public = |o: &ValueId| owner(o) == Owner::Public;
+    let phases = match &instr.op {
+        Op::Relu { .. } => vec![alt(
+            numel,
+            Box::new(move |r: Range<usize>| select::relu(md, m, r.len())),
+        )],
+        Op::Trunc { s, nonneg, .. } => {
+            let (s, nn) = (*s, *nonneg);
+            vec![alt(
+                numel,
+                Box::new(move |r: Range<usize>| match (md, nn) {
+                    (Modulus::Pow2(ell), true) => div::trunc_nonneg(ell, s, m, r.len()),
+                    (Modulus::Pow2(ell), false) => div::trunc(ell, s, m, r.len()),
+                    (Modulus::Odd(_), _) => div::rdiv(md, &[1 << s], m, r.len()),
+                }),
+            )]
+        }
+        Op::DivPublic { d, .. } => {
+            let d = *d;
+            vec![alt(
+                numel,
+                Box::new(move |r: Range<usize>| div::rdiv(md, &[d], m, r.len())),
+            )]
+        }
+        Op::AvgPool {
+            x,
+            pool,
+            count_include_pad,
+        } => divide(pool_counts(pool, shape(x), *count_include_pad)),
+        Op::GlobalAvgPool { x } => {
+            let s = shape(x);
+            let pool = Pool2d::global([s[2], s[3]]);
+            divide(pool_counts(&pool, s, false))
+        }
+        Op::MaxPool { x, pool } => {
+            let lens = pool_counts(pool, shape(x), false)
+                .into_iter()
+                .map(|c| c as usize)
+                .collect();
+            reduction(x, lens, false)
+        }
+        Op::ArgMax { x, axis, .. } => {
+            let s = shape(x);
+            let len = s.get(*axis).copied().unwrap_or(1);
+            let windows = program.ty(*x).numel() / len.max(1);
+            reduction(x, vec![len; windows], true)
+        }
+        Op::Conv2d { x: _, w, conv, .. } if server(w) => {
+            let ws = shape(w);
+            let ys = instr.ty.shape();
+            let g = conv.groups.max(1);
+            let rows = ys[0] * ys[2] * ys[3];
+            let cols = ws[1] * ws[2] * ws[3];
+            (0..g).map(|_| product(rows, cols, ws[0] / g)).collect()
+        }
+        Op::MatMul { a, b, .. } if !public(a) && !public(b) && server(b) => {
+            let (sa, sb) = (shape(a), shape(b));
+            vec![product(sa[0], sa[1], sb[1])]
+        }
+        Op::MatMul { a, b, .. } if !public(a) && !public(b) && server(a) => {
+            let (sa, sb) = (shape(a), shape(b));
+            vec![product(sb[1], sb[0], sa[0])]
+        }
+        Op::Mul { a, b } if !public(a) && !public(b) && (server(a) || server(b)) => {
+            vec![product(numel, 1, 1)]
+        }
+        _ => Vec::new(),
+    };
+    (phases, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_matches_the_sessions() {
+        assert_eq!(split(5, 2), vec![0..3, 3..5]);
+        assert_eq!(split(1, 3), vec![0..1, 1..1, 1..1]);
+    }
+
+    #[test]
+    fn alternating_lanes_balance_the_directions() {
+        let t = select::relu(Modulus::Pow2(32), 4, 500);
+        let mut s = LaneState::after_setup(2);
+        let phases = [Phase {
+            n: 1000,
+            roles: Roles::Alternating,
+            chunk: Box::new(|r: Range<usize>| select::relu(Modulus::Pow2(32), 4, r.len())),
+        }];
+        let c = s.step(&phases, None);
+        assert_eq!(c.server_bytes, t.sent(Role::P0) + t.sent(Role::P1));
+        assert_eq!(c.server_bytes, c.client_bytes);
+    }
+}
