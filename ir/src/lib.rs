@@ -6,6 +6,8 @@
 //! * [`ops`]: the closed set of operations ([`Op`]) with their exact semantics.
 //! * [`program`]: the SSA arena ([`Program`]) and its [`Builder`], which type-checks
 //!   every instruction ([`check`]), so every `Program` is well-typed.
+//! * [`backend`]: SCI_OT or SCI_HE — which protocols run the linear layers, the HE
+//!   field of every width and the BFV parameters.
 //! * [`secure`]: whether a program can be executed securely by the runtime.
 //! * [`analysis`]: static analyses shared by the passes and the runtime (non-negativity).
 //! * [`fixed`]: fixed-point encode/decode and the exact `trunc` / `rdiv` (CrypTFlow2
@@ -26,6 +28,7 @@
 //! index.
 
 pub mod analysis;
+pub mod backend;
 pub mod check;
 pub mod dataset;
 mod error;
@@ -41,6 +44,7 @@ pub mod tensor;
 pub mod text;
 pub mod types;
 
+pub use backend::{Backend, BackendError};
 pub use error::{CheckError, CheckErrorKind};
 pub use id::{ConstId, ValueId};
 pub use ops::{Conv2d, ConvGeom, Op, Pool2d, PoolWindow, Scalar};

@@ -66,7 +66,7 @@ pub enum ExecError {
     NotSecure(sci_ir::SecureError),
     /// The plan's values are not in a ring `Z_{2^ℓ}`.
     #[error(
-        "the plan's values are encoded as {0}; the OT-based runtime executes plans over a ring Z_2^ℓ (compile with --bits)"
+        "the plan's values are encoded as {0}; the runtime executes plans over a ring Z_2^ℓ (SCI_OT) or an HE field Z_n (SCI_HE): compile with sci-compile --backend ot or he"
     )]
     Encoding(String),
     /// The server's plan has no weights.
