@@ -211,7 +211,14 @@ mod tests {
         assert!(Backend::He.accepts(he) && !Backend::Ot.accepts(he));
         let ot = Backend::Ot.encoding(32).unwrap();
         assert!(Backend::Ot.accepts(ot) && !Backend::He.accepts(ot));
-        assert!(!Backend::He.accepts(Encoding::Field { modulus: 65_537 }));
+        assert!(
+            !Backend::He.accepts(Encoding::Field { modulus: 12_289 }),
+            "too small"
+        );
+        assert!(
+            !Backend::He.accepts(Encoding::Field { modulus: 65_539 }),
+            "≢ 1 mod 2N"
+        );
         assert_eq!("he".parse(), Ok(Backend::He));
         assert!("cheetah".parse::<Backend>().is_err());
     }
