@@ -218,6 +218,18 @@ pub fn execute(
         outputs: Vec::new(),
         nonneg: sci_ir::analysis::nonneg::nonneg(program),
     };
+    // SCI_HE: the session's keys before the first instruction, recorded apart.
+    let he_keys = match md {
+        Modulus::Odd(t) if program.ids().any(|v| program.is_secure_product(v)) => {
+            let before = lane_stats(engine);
+            let t0 = Instant::now();
+            let made = engine
+                .he_keys(t)
+                .map_err(|e| ExecError::HeSetup(Box::new(StepError::Proto(e))))?;
+            made.then(|| Cost::between(&before, &lane_stats(engine), t0.elapsed().as_secs_f64()))
+        }
+        _ => None,
+    };
     let mut records = Vec::with_capacity(n);
     for v in program.ids() {
         let instr = program.instr(v);
@@ -282,6 +294,7 @@ pub fn execute(
             },
             threads: engine.session().threads(),
             setup,
+            he_keys,
             instructions: records,
             totals,
         },
