@@ -92,7 +92,7 @@ fn reencode(name: &str, t: &Tensor, field: Encoding) -> Result<Tensor, PassError
         .as_u64()
         .ok_or_else(|| PassError::Internal(format!("%{name}: a ring constant without words")))?
         .iter()
-        .map(|&w| enc.signed(w) as i64)
+        .map(|&w| enc.signed(w))
         .collect();
     Tensor::signed(field, t.shape().to_vec(), &signed).map_err(|e| PassError::Unsupported {
         value: name.to_string(),
