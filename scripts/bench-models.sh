@@ -10,6 +10,8 @@
 #
 # usage: scripts/bench-models.sh [MODEL...]   (MODEL: lenet minionn squeezenet; default all)
 # env:   THREADS="1 2"  OUT=target/bench-models  BITS=32  SCALE=12  PORT=7171
+#        BACKEND=ot|he (SCI_OT, or SCI_HE: HE linear layers over the ℓ-bit field; its key
+#        set-up is reported in its own column)
 #
 # Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time).
 set -euo pipefail
@@ -18,6 +20,7 @@ THREADS=${THREADS:-1}
 OUT=${OUT:-target/bench-models}
 BITS=${BITS:-32}
 SCALE=${SCALE:-12}
+BACKEND=${BACKEND:-ot}
 PORT=${PORT:-7171}
 MODELS=("$@")
 [ ${#MODELS[@]} -eq 0 ] && MODELS=(lenet minionn squeezenet)
@@ -52,11 +55,11 @@ peak() { awk -v k="$(field "$1" 'Maximum resident set size')" 'BEGIN { printf "%
 # Value at a JSON path of a report (parties[0].totals.KEY).
 total() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['parties'][0]['totals'][sys.argv[2]])" "$1" "$2"; }
 
-echo "| model | ℓ | threads | wall s (client) | server sent MiB | client sent MiB | total GiB | linear GiB | non-linear GiB | rounds | server peak MiB | client peak MiB |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | backend | ℓ | threads | wall s (client) | server sent MiB | client sent MiB | total GiB | linear GiB | non-linear GiB | key set-up GiB | rounds | server peak MiB | client peak MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for m in "${MODELS[@]}"; do
   plan=$OUT/$m.bin client=$OUT/${m}_client.bin
-  "$COMPILE" "$(model_file "$m")" -o "$plan" --client-plan "$client" --bits "$BITS" --scale "$SCALE" \
+  "$COMPILE" "$(model_file "$m")" -o "$plan" --client-plan "$client" --bits "$BITS" --scale "$SCALE" --backend "$BACKEND" \
     --report "$OUT/$m.compile.json" > "$OUT/$m.compile.txt"
   for t in $THREADS; do
     tag=$OUT/$m.t$t
@@ -69,18 +72,20 @@ for m in "${MODELS[@]}"; do
     wait $srv
     s_sent=$(total "$tag.server.json" bytes_sent)
     c_sent=$(total "$tag.client.json" bytes_sent)
-    python3 - "$m" "$BITS" "$t" "$(total "$tag.client.json" seconds)" "$s_sent" "$c_sent" \
+    python3 - "$m" "$BACKEND" "$BITS" "$t" "$(total "$tag.client.json" seconds)" "$s_sent" "$c_sent" \
       "$(total "$tag.client.json" rounds)" "$(peak "$tag.server.time")" "$(peak "$tag.client.time")" \
       "$tag.client.json" <<'PY'
 import json, sys
-m, bits, t, secs, s, c, rounds, ps, pc, report = sys.argv[1:]
+m, backend, bits, t, secs, s, c, rounds, ps, pc, report = sys.argv[1:]
 s, c = int(s), int(c)
-instrs = json.load(open(report))["parties"][0]["instructions"]
+party = json.load(open(report))["parties"][0]
+instrs = party["instructions"]
 both = lambda i: i["bytes_sent"] + i["bytes_recv"]
 lin = sum(both(i) for i in instrs if i["op"] in ("conv2d", "matmul", "mul"))
 rest = sum(both(i) for i in instrs) - lin
+keys = both(party["he_keys"]) if party.get("he_keys") else 0
 g = 2**30
-print(f"| {m} | {bits} | {t} | {float(secs):.2f} | {s/2**20:.1f} | {c/2**20:.1f} | {(s+c)/g:.3f} | {lin/g:.3f} | {rest/g:.3f} | {rounds} | {ps} | {pc} |")
+print(f"| {m} | {backend} | {bits} | {t} | {float(secs):.2f} | {s/2**20:.1f} | {c/2**20:.1f} | {(s+c)/g:.3f} | {lin/g:.3f} | {rest/g:.3f} | {keys/g:.3f} | {rounds} | {ps} | {pc} |")
 PY
   done
 done

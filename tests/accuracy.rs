@@ -3,7 +3,9 @@
 //! over loopback TCP, one connection for all images) on every image of the test split;
 //! every output must equal the reference interpreter's bit for bit, so the secure top-1
 //! accuracy equals the fixed-point accuracy exactly. Both are printed with the float
-//! accuracy (`cargo test --release -p sci --test accuracy -- --nocapture`).
+//! accuracy (`cargo test --release -p sci --test accuracy -- --nocapture`). The same for
+//! SCI_HE (`--backend he`, HE linear layers over the field) takes minutes, so it runs
+//! on request: `cargo test --release -p sci --test accuracy -- --ignored --nocapture`.
 
 use sci_compiler::{Options, Quantization};
 use sci_ir::npy::Array;
@@ -19,6 +21,17 @@ fn digits() -> PathBuf {
 
 #[test]
 fn secure_accuracy_equals_fixed_point_accuracy_on_the_test_split() {
+    test_split(sci_ir::Backend::Ot);
+}
+
+#[test]
+#[ignore = "SCI_HE on 360 images takes minutes: run with --ignored"]
+fn he_secure_accuracy_equals_fixed_point_accuracy_on_the_test_split() {
+    test_split(sci_ir::Backend::He);
+}
+
+/// The test split under `backend` (module docs).
+fn test_split(backend: sci_ir::Backend) {
     let dir = digits();
     let compiled = sci_compiler::compile(
         &Options {
@@ -30,6 +43,7 @@ fn secure_accuracy_equals_fixed_point_accuracy_on_the_test_split() {
             },
             mill_radix: None,
             threads: None,
+            backend,
         },
         false,
     )
@@ -79,7 +93,7 @@ fn secure_accuracy_equals_fixed_point_accuracy_on_the_test_split() {
         .map(|r| r.totals.bytes_sent + r.totals.bytes_recv)
         .sum();
     println!(
-        "digits LeNet, ℓ = {}, s = {}: secure top-1 {}/{n} = {:.2}%, fixed-point interpreter {}/{n} = {:.2}%, float (onnxruntime) 98.06%",
+        "digits LeNet, {backend}, ℓ = {}, s = {}: secure top-1 {}/{n} = {:.2}%, fixed-point interpreter {}/{n} = {:.2}%, float (onnxruntime) 98.06%",
         compiled.bits,
         compiled.scale,
         correct.0,

@@ -14,7 +14,7 @@
 //! `runtime/tests/cli.rs`, where `CARGO_BIN_EXE_sci-run` is available.
 
 use sci_compiler::{Options, Quantization};
-use sci_ir::Plan;
+use sci_ir::{Backend, Plan};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -68,9 +68,20 @@ fn manifest(model: &str) -> serde_json::Value {
     m["models"][model].clone()
 }
 
-/// Compiles `model` at ℓ = 32, s = 12 (up to `output` if given) into `dir`; returns the
-/// plan and the client plan.
+/// Compiles `model` at ℓ = 32, s = 12 (up to `output` if given) into `dir` for SCI_OT;
+/// returns the plan and the client plan.
 fn compile(dir: &Path, model: &str, output: Option<&str>, threads: u32) -> (PathBuf, PathBuf) {
+    compile_for(dir, model, output, threads, Backend::Ot)
+}
+
+/// [`compile`] for `backend`.
+fn compile_for(
+    dir: &Path,
+    model: &str,
+    output: Option<&str>,
+    threads: u32,
+    backend: Backend,
+) -> (PathBuf, PathBuf) {
     let c = sci_compiler::compile(
         &Options {
             model: testdata().join(model),
@@ -81,6 +92,7 @@ fn compile(dir: &Path, model: &str, output: Option<&str>, threads: u32) -> (Path
             },
             mill_radix: None,
             threads: Some(threads),
+            backend,
         },
         false,
     )
@@ -134,11 +146,22 @@ fn ok(o: &Output, what: &str) {
     );
 }
 
-/// Runs one model on its first `cases` testdata cases in the three modes and compares
-/// the outputs byte for byte.
+/// Runs one model (SCI_OT) on its first `cases` testdata cases in the three modes and
+/// compares the outputs byte for byte.
 fn check_model(model: &str, output: Option<&str>, cases: usize, threads: u32) {
+    check_model_for(Backend::Ot, model, output, cases, threads);
+}
+
+/// [`check_model`] for `backend`.
+fn check_model_for(
+    backend: Backend,
+    model: &str,
+    output: Option<&str>,
+    cases: usize,
+    threads: u32,
+) {
     let dir = tempfile::tempdir().unwrap();
-    let (plan, client) = compile(dir.path(), model, output, threads);
+    let (plan, client) = compile_for(dir.path(), model, output, threads, backend);
     let m = manifest(model);
     let names: Vec<String> = m["inputs"]
         .as_array()
@@ -232,6 +255,41 @@ fn single_op_models() {
         "ops/div_const_scalar_o13.onnx",
     ] {
         check_model(m, None, 2, 2);
+    }
+}
+
+/// SCI_HE (`--backend he`): every kind of linear layer with the server's weights runs
+/// by HE — convolutions with groups, depthwise, strides, dilations, asymmetric pads and a
+/// batch of 2; `X·W` and `W·X` products; elementwise products — and the rest by the
+/// protocols over the field; `--local` and two processes equal `--cleartext` byte for
+/// byte, with 1 and 2 threads.
+#[test]
+fn he_backend_models() {
+    check_model_for(Backend::He, "digits/digits_lenet.onnx", None, 2, 1);
+    check_model_for(Backend::He, "digits/digits_resnet.onnx", None, 1, 2);
+    check_model_for(Backend::He, "digits/digits_mlp.onnx", None, 1, 1);
+    check_model_for(
+        Backend::He,
+        "digits/digits_skl_mlp.onnx",
+        Some("out_activations_result"),
+        1,
+        2,
+    );
+    for m in [
+        "ops/conv_groups2_o13.onnx",
+        "ops/conv_depthwise_mult2_s2_o11.onnx",
+        "ops/conv_dilations2_pads2_o13.onnx",
+        "ops/conv_asym_pads_strides21_o13.onnx",
+        "ops/conv_batch2_o13.onnx",
+        "ops/gemm_transA_o13.onnx",
+        "ops/matmul_const_act_o13.onnx",
+        "ops/matmul_act_const_3d_o13.onnx",
+        "ops/mul_const_per_channel_o13.onnx",
+        "ops/avgpool_k3s2_pads1_cip0_o11.onnx",
+        "ops/maxpool_k3s2_pads1_o11.onnx",
+        "ops/argmax_nchw_axis1_o13.onnx",
+    ] {
+        check_model_for(Backend::He, m, None, 1, 1);
     }
 }
 

@@ -2,9 +2,9 @@
 
 use sci_frontend::FrontendError;
 use sci_ir::dataset::{Dataset, DatasetError};
-use sci_ir::{Encoding, Params, Program};
+use sci_ir::{Backend, Encoding, Params, Program};
 use sci_passes::autotune::{AutotuneConfig, AutotuneError, Tuning, autotune};
-use sci_passes::{Pipeline, PipelineError, Quantize};
+use sci_passes::{HeField, Pass, Pipeline, PipelineError, Quantize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -47,6 +47,10 @@ pub struct Options {
     pub mill_radix: Option<u32>,
     /// The runtime's thread count (default: the program's, 1 for a new one).
     pub threads: Option<u32>,
+    /// SCI_OT (shares in `Z_{2^ℓ}`) or SCI_HE (shares in the HE field of width ℓ,
+    /// [`sci_ir::backend`]); ignored for an already-quantized IR file, which keeps its
+    /// own.
+    pub backend: Backend,
 }
 
 /// How the final (ℓ, s) was chosen.
@@ -218,7 +222,10 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
     let (fixed_quant, tuning) = match (&opts.quantization, quantized) {
         (Quantization::Autotune { data, config }, false) => {
             let data = Dataset::load(data).map_err(CompileError::Dataset)?;
-            let t = autotune(&float, &data, config)?;
+            let mut t = autotune(&float, &data, config)?;
+            if opts.backend == Backend::He {
+                t.bits = he_width(t.bits, config.margin_bits)?;
+            }
             (
                 Some(Quantize {
                     bits: t.bits,
@@ -229,12 +236,27 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         }
         _ => (fixed_quant, None),
     };
+    if let (Backend::He, Some(q)) = (opts.backend, &fixed_quant) {
+        // Refuse a width without an HE field before running the passes.
+        opts.backend
+            .encoding(q.bits)
+            .map_err(|e| CompileError::Options(format!("--backend he: {e}")))?;
+    }
     let fixed_stage = Pipeline::fixed_stage(fixed_quant);
     let mut program = run_observed(&fixed_stage, &float, &mut observe, &mut passes)?;
+    if opts.backend == Backend::He && !quantized {
+        program = HeField.run(&program).map_err(|error| PipelineError {
+            pass: HeField.name(),
+            error: Box::new(error),
+        })?;
+        passes.push(HeField.name());
+        observe(HeField.name(), &program);
+    }
     if opts.mill_radix.is_some() || opts.threads.is_some() {
         let params = Params {
             mill_radix: opts.mill_radix.unwrap_or(program.params().mill_radix),
             threads: opts.threads.unwrap_or(program.params().threads),
+            ..*program.params()
         };
         params.validate()?;
         let mut b = program.to_builder();
@@ -263,6 +285,22 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         tuning,
         dumps,
     })
+}
+
+/// The HE field width for an autotuned ring width `bits` chosen with `margin` spare
+/// bits: at least one spare bit (so every value seen fits the field's signed range,
+/// [`sci_passes::he_field`]), at least the smallest HE width, and a width that has an
+/// HE field.
+fn he_width(bits: u32, margin: u32) -> Result<u32, CompileError> {
+    let lo = (bits + u32::from(margin == 0)).max(*sci_ir::backend::HE_BITS.start());
+    (lo..=*sci_ir::backend::HE_BITS.end())
+        .find(|&b| sci_ir::backend::he_prime(b).is_ok())
+        .ok_or_else(|| {
+            CompileError::Options(format!(
+                "--backend he: the validation set needs a {bits}-bit ring (margin {margin}), more than the HE backend's widest field ({} bits)",
+                sci_ir::backend::HE_BITS.end()
+            ))
+        })
 }
 
 fn run_observed(

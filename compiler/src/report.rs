@@ -10,7 +10,8 @@
 //!   "passes": ["remove_identity", ..., "dce"],
 //!   "bits": 16, "scale": 4,                      // ℓ and s of the final program
 //!   "choice": "autotuned" | "flags" | "default" | "input_ir",
-//!   "params": {"mill_radix": 4, "threads": 1},
+//!   "params": {"mill_radix": 4, "threads": 1, "backend": "ot" | "he",
+//!              "modulus": null | 4294475777},    // the field of SCI_HE
 //!   "plan_hash": "hex SHA-256 of the public part",
 //!   "autotune": null | {
 //!     "samples": 359, "float_accuracy": 97.21, "tolerance": 0.5, "margin_bits": 1,
@@ -92,6 +93,10 @@ pub struct ParamsReport {
     pub mill_radix: u32,
     /// The runtime's thread count.
     pub threads: u32,
+    /// `ot` (SCI_OT) or `he` (SCI_HE).
+    pub backend: &'static str,
+    /// The field modulus `n` for SCI_HE (`null` for a ring).
+    pub modulus: Option<u64>,
 }
 
 /// The whole report: see the module docs for the schema.
@@ -149,6 +154,11 @@ impl Report {
             params: ParamsReport {
                 mill_radix: p.params().mill_radix,
                 threads: p.params().threads,
+                backend: p.params().backend.name(),
+                modulus: match p.encoding() {
+                    Some(sci_ir::Encoding::Field { modulus }) => Some(modulus),
+                    _ => None,
+                },
             },
             plan_hash: Plan::new(p.clone()).hash_hex(),
             autotune: c.tuning.clone(),
@@ -183,16 +193,24 @@ impl Report {
             }
             Choice::InputIr => "from the quantized IR file",
         };
+        let shares = match self.params.modulus {
+            Some(n) => format!("SCI_HE: field Z_n, n = {n} ({} bits)", self.bits),
+            None => format!("SCI_OT: ring Z_2^{}", self.bits),
+        };
         let _ = writeln!(
             s,
-            "ring Z_2^{}, scale {} ({how}); millionaires' radix m = {}, threads = {}",
-            self.bits, self.scale, self.params.mill_radix, self.params.threads
+            "{shares}, scale {} ({how}); millionaires' radix m = {}, threads = {}",
+            self.scale, self.params.mill_radix, self.params.threads
         );
         let t = &self.totals;
         let divs: u64 = t.divisions.values().sum();
+        let products = match self.params.modulus {
+            Some(_) => "by HE".to_string(),
+            None => format!("{} COTs", t.cots),
+        };
         let _ = writeln!(
             s,
-            "{} layers: {} ReLUs, {} truncations ({} non-negative), {} comparisons, {} divisions, {} multiplications ({} COTs), {} DReLUs",
+            "{} layers: {} ReLUs, {} truncations ({} non-negative), {} comparisons, {} divisions, {} multiplications ({products}), {} DReLUs",
             self.layers.len(),
             t.relu,
             t.trunc + t.trunc_nonneg,
@@ -200,7 +218,6 @@ impl Report {
             t.comparisons,
             divs,
             t.multiplications,
-            t.cots,
             t.drelu
         );
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
@@ -215,6 +232,11 @@ impl Report {
             c.client_rounds,
             mib(su.server_bytes)
         );
+        if self.params.modulus.is_some() {
+            s.push_str(
+                "  (SCI_HE: the HE layers' ciphertexts and the 11.8 MB key set-up are not in this prediction yet)\n",
+            );
+        }
         s
     }
 }

@@ -301,3 +301,74 @@ fn bad_files_and_flags_are_clear_errors() {
     let e = fails(&[s(&model), "-o", s(&dir.path().join("no/such/dir/p.bin"))]);
     assert!(e.contains("writing the plan"), "{e}");
 }
+
+/// `--backend he`: autotuned over the validation set, the plan is over the HE field of
+/// the chosen width (a width that has one, with a spare bit), every product with the
+/// weights is marked HE, the report says so, and the fixed-point accuracy over the field
+/// equals the ring's at the same (ℓ, s); widths without an HE field are clear errors.
+#[test]
+fn the_he_backend_compiles_over_its_field() {
+    use sci_ir::backend::{HE_BITS, he_prime};
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, report) = (dir.path().join("he.bin"), dir.path().join("he.json"));
+    let model = testdata("digits/digits_lenet.onnx");
+    let val = testdata("digits/val");
+    let out = sci_compile(&[
+        s(&model),
+        "-o",
+        s(&plan),
+        "--validation",
+        s(&val),
+        "--backend",
+        "he",
+        "--report",
+        s(&report),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary = text(&out.stdout);
+    assert!(summary.contains("SCI_HE: field Z_n, n = "), "{summary}");
+    assert!(summary.contains("multiplications (by HE)"), "{summary}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let bits = r["bits"].as_u64().unwrap() as u32;
+    assert!(HE_BITS.contains(&bits), "{bits}");
+    assert_eq!(r["params"]["backend"], "he");
+    assert_eq!(
+        r["params"]["modulus"].as_u64(),
+        Some(he_prime(bits).unwrap())
+    );
+    assert_eq!(r["passes"].as_array().unwrap().last().unwrap(), "he_field");
+    let p: Program = Plan::load(&plan).unwrap().into_program();
+    assert_eq!(p.params().backend, sci_ir::Backend::He);
+    assert!(p.check_secure().is_ok());
+    assert!(p.ids().any(|v| p.is_secure_product(v)));
+    // The same model over the ring at the same (ℓ, s): the same predictions on the
+    // validation set (the field program is exact where the values fit, which autotuning
+    // checked with a spare bit).
+    let scale = r["scale"].as_u64().unwrap().to_string();
+    let ring = dir.path().join("ring.bin");
+    let out = sci_compile(&[
+        s(&model),
+        "-o",
+        s(&ring),
+        "--bits",
+        &bits.to_string(),
+        "--scale",
+        &scale,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let q = Plan::load(&ring).unwrap().into_program();
+    let data = sci_ir::dataset::Dataset::load(&val).unwrap();
+    let classes = |p: &Program| {
+        let xs = sci_passes::autotune::samples(p, &data).unwrap();
+        sci_passes::autotune::predict(p, &xs, false).unwrap().0
+    };
+    assert_eq!(classes(&p), classes(&q), "field vs ring predictions");
+    // Bad widths and backends.
+    let e = fails(&[s(&model), "-o", s(&plan), "--backend", "he", "--bits", "19"]);
+    assert!(e.contains("no 19-bit field for the HE backend"), "{e}");
+    let e = fails(&[s(&model), "-o", s(&plan), "--backend", "he", "--bits", "64"]);
+    assert!(e.contains("no 64-bit field"), "{e}");
+    let e = fails(&[s(&model), "-o", s(&plan), "--backend", "cheetah"]);
+    assert!(e.contains("cheetah") && e.contains("ot, he"), "{e}");
+}

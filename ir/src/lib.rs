@@ -6,6 +6,8 @@
 //! * [`ops`]: the closed set of operations ([`Op`]) with their exact semantics.
 //! * [`program`]: the SSA arena ([`Program`]) and its [`Builder`], which type-checks
 //!   every instruction ([`check`]), so every `Program` is well-typed.
+//! * [`backend`]: SCI_OT or SCI_HE — which protocols run the linear layers, the HE
+//!   field of every width and the BFV parameters.
 //! * [`secure`]: whether a program can be executed securely by the runtime.
 //! * [`cost`]: the cost model — exact bytes per party and rounds of every protocol and
 //!   of every instruction (shared by the compiler's report, the passes and the runtime).
@@ -28,6 +30,7 @@
 //! index.
 
 pub mod analysis;
+pub mod backend;
 pub mod check;
 pub mod cost;
 pub mod dataset;
@@ -44,6 +47,7 @@ pub mod tensor;
 pub mod text;
 pub mod types;
 
+pub use backend::{Backend, BackendError};
 pub use error::{CheckError, CheckErrorKind};
 pub use id::{ConstId, ValueId};
 pub use ops::{Conv2d, ConvGeom, Op, Pool2d, PoolWindow, Scalar};

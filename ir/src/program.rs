@@ -12,6 +12,7 @@
 //! fresh [`Builder`] (remapping operands with [`Op::map_operands`]), and
 //! [`Builder::finish`]. The builder type-checks each instruction as it is pushed.
 
+use crate::backend::Backend;
 use crate::check;
 use crate::error::{CheckError, CheckErrorKind};
 pub use crate::id::{ConstId, ValueId};
@@ -30,6 +31,10 @@ pub struct Params {
     /// Number of parallel chunks (threads, each with its own channel and OT instance) the
     /// runtime splits layers into; 1..=256, default 1. Both parties must agree.
     pub threads: u32,
+    /// How the products with the server's weights run (and so the encoding: a ring for
+    /// [`Backend::Ot`], an HE field for [`Backend::He`]; [`Program::check_secure`]
+    /// checks it). Default OT.
+    pub backend: Backend,
 }
 
 impl Default for Params {
@@ -37,6 +42,7 @@ impl Default for Params {
         Params {
             mill_radix: 4,
             threads: 1,
+            backend: Backend::Ot,
         }
     }
 }
@@ -495,7 +501,7 @@ mod tests {
         let mut b = Builder::new();
         b.set_params(Params {
             mill_radix: 9,
-            threads: 1,
+            ..Params::default()
         });
         assert_eq!(b.finish(), Err(ParamsError::MillRadix(9)));
     }

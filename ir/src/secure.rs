@@ -6,7 +6,9 @@
 //! HE-based products of a server matrix with a shared one). So, on top of type
 //! correctness, a program is securely executable when:
 //!
-//! * it is quantized: every value has the same ring or field encoding (no `f32`);
+//! * it is quantized: every value has the same ring or field encoding (no `f32`), the one
+//!   of its [`crate::Backend`]: a ring for OT, an HE field for HE
+//!   ([`crate::Backend::accepts`]);
 //! * every product (`Conv2d`, `MatMul`, `Mul`) has an operand the server knows in the
 //!   clear (`Server` or `Public`) unless both operands are known to the same single party
 //!   (then that party computes it locally). A product of two tensors secret from the
@@ -45,6 +47,20 @@ pub enum SecureError {
         expected: Encoding,
         /// This value's encoding.
         found: Encoding,
+    },
+    /// The encoding does not suit the backend.
+    #[error(
+        "%{value} = {op} has encoding {encoding}, which the {backend} backend does not run: OT needs a ring i<ℓ>, HE the field of an HE width (sci_ir::backend::he_prime)"
+    )]
+    Backend {
+        /// The value.
+        value: String,
+        /// Its op.
+        op: &'static str,
+        /// The program's backend.
+        backend: crate::Backend,
+        /// The value's encoding.
+        encoding: Encoding,
     },
     /// A product of two values secret from the server.
     #[error(
@@ -95,6 +111,14 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
                 });
             }
             Some(_) => {}
+        }
+        if !p.params().backend.accepts(enc) {
+            return Err(SecureError::Backend {
+                value: i.name.clone(),
+                op,
+                backend: p.params().backend,
+                encoding: enc,
+            });
         }
         let factors = match &i.op {
             Op::Conv2d { x, w, .. } => Some((*x, *w)),

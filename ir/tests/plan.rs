@@ -226,6 +226,7 @@ fn ill_typed_programs_are_rejected() {
             label: name.into(),
             ..OpMsg::default()
         }),
+        ..InstrMsg::default()
     };
     // x (scale 1) + y (scale 2): the type checker refuses, naming the value.
     let public = PublicMsg {
@@ -237,6 +238,7 @@ fn ill_typed_programs_are_rejected() {
             instr("sum", ty(1, 2), 4, vec![0, 1]),
         ],
         consts: vec![],
+        ..PublicMsg::default()
     };
     let e = Plan::from_bytes(&seal(0, &public.encode_to_vec(), None)).unwrap_err();
     assert!(matches!(e, PlanError::Program(_)), "{e}");
@@ -327,4 +329,68 @@ proptest! {
         }
         let _ = Plan::from_bytes(&seal(0, &msg.encode_to_vec(), None));
     }
+}
+
+/// The public part of a plan file written by [`seal`]'s layout (sections byte 0 or 1).
+fn public_part(bytes: &[u8]) -> PublicMsg {
+    let len = u64::from_le_bytes(bytes[13..21].try_into().unwrap()) as usize;
+    PublicMsg::decode(&bytes[21..21 + len]).unwrap()
+}
+
+/// SCI_HE plans record the backend, the BFV parameters and, per product with the
+/// server's weights, that it runs by HE; all of it is covered by the hash, and a plan
+/// whose records disagree with this build is refused with a message naming the problem.
+#[test]
+fn plans_record_the_backend() {
+    use sci_ir::backend::{HE_DEGREE, HE_MODULI, he_prime};
+    use sci_ir::{Backend, Params};
+    let field = Encoding::field(he_prime(32).unwrap()).unwrap();
+    let mut b = common::lenet(field, 12).to_builder();
+    b.set_params(Params {
+        backend: Backend::He,
+        ..Params::default()
+    });
+    let he = b.finish().unwrap();
+    assert!(he.check_secure().is_ok());
+    let bytes = round_trip(&he);
+    let public = public_part(&Plan::new(he.clone()).client_view().to_bytes());
+    assert_eq!((public.backend, public.he_degree), (1, HE_DEGREE));
+    assert_eq!(public.he_moduli, HE_MODULI);
+    let products: Vec<usize> = he
+        .ids()
+        .filter(|&v| he.is_secure_product(v))
+        .map(|v| v.index())
+        .collect();
+    assert_eq!(products.len(), 3, "lenet: two convolutions, one matmul");
+    for (k, i) in public.instrs.iter().enumerate() {
+        assert_eq!(
+            i.backend,
+            if products.contains(&k) { 2 } else { 0 },
+            "{}",
+            i.name
+        );
+    }
+    // The same program over the field as an OT plan is not securely executable.
+    let mut b = he.to_builder();
+    b.set_params(Params::default());
+    let e = b.finish().unwrap().check_secure().unwrap_err();
+    assert!(e.to_string().contains("ot backend"), "{e}");
+    // Tampered records: other BFV moduli, an OT product in an HE plan, unknown values.
+    let client = Plan::new(he).client_view().to_bytes();
+    let tamper = |f: &dyn Fn(&mut PublicMsg)| {
+        let mut m = public_part(&client);
+        f(&mut m);
+        Plan::from_bytes(&seal(0, &m.encode_to_vec(), None))
+            .unwrap_err()
+            .to_string()
+    };
+    let e = tamper(&|m| m.he_moduli[0] += 2);
+    assert!(e.contains("HE parameters") && e.contains("differ"), "{e}");
+    let e = tamper(&|m| m.instrs[products[0]].backend = 1);
+    assert!(e.contains("per-instruction backend 1"), "{e}");
+    let e = tamper(&|m| m.backend = 7);
+    assert!(e.contains("unknown backend 7"), "{e}");
+    let e = tamper(&|m| m.backend = 0);
+    assert!(e.contains("HE parameters in an OT plan"), "{e}");
+    assert!(!bytes.is_empty());
 }

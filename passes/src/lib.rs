@@ -13,6 +13,7 @@ mod error;
 pub mod fold_affine;
 pub mod fold_batchnorm;
 pub mod fold_constants;
+pub mod he_field;
 pub mod manager;
 pub mod nonneg;
 pub mod pass;
@@ -23,6 +24,7 @@ mod rewrite;
 pub mod swap_relu_maxpool;
 
 pub use error::PassError;
+pub use he_field::HeField;
 pub use manager::{Pipeline, PipelineError};
 pub use pass::{FnPass, Pass};
 pub use quantize::Quantize;

@@ -20,6 +20,7 @@
 //! | 10 | [`fold_constants`] | fixed | e.g. `scale_up` of constants left by 9 |
 //! | 11 | [`mark_nonneg`](crate::nonneg) | fixed | `trunc nonneg` where the input is provably ≥ 0 |
 //! | 12 | [`dce`] | fixed | dead code |
+//! | 13 | [`he_field`](crate::he_field) | fixed | SCI_HE only (`sci-compile --backend he`): the ring program re-encoded into the HE field of the same width |
 //!
 //! Float-only passes leave fixed-point programs unchanged, and the fixed-point ones find
 //! nothing to do in float programs, so an already-quantized IR file goes through the same

@@ -9,7 +9,7 @@
 
 use crate::dce;
 use crate::error::PassError;
-use sci_ir::{Builder, Op, Program, Tensor, Type, ValueId};
+use sci_ir::{Builder, Op, Params, Program, Tensor, Type, ValueId};
 
 /// Rebuilds a program: see the module docs.
 pub(crate) struct Rewriter<'a> {
@@ -24,10 +24,15 @@ pub(crate) struct Rewriter<'a> {
 impl<'a> Rewriter<'a> {
     /// A rewriter of `old` with an empty builder carrying `old`'s parameters.
     pub fn new(old: &'a Program) -> Self {
+        Rewriter::with_params(old, *old.params())
+    }
+
+    /// A rewriter of `old` with an empty builder carrying `params`.
+    pub fn with_params(old: &'a Program, params: Params) -> Self {
         let n = old.instrs().len();
         Rewriter {
             old,
-            b: Builder::with_params(*old.params()),
+            b: Builder::with_params(params),
             map: vec![None; n],
             pending: vec![None; n],
         }

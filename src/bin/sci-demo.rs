@@ -122,6 +122,7 @@ fn run(cli: &Cli) -> Result<()> {
             quantization,
             mill_radix: None,
             threads: Some(cli.threads),
+            backend: sci_ir::Backend::Ot,
         },
         false,
     )

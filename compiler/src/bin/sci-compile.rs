@@ -3,7 +3,7 @@
 //! ```text
 //! sci-compile MODEL -o plan.bin [--client-plan client.bin]
 //!             [--bits L --scale S | --validation DATA [--tolerance P]]
-//!             [--output NAME]... [--mill-radix M] [--threads N]
+//!             [--output NAME]... [--mill-radix M] [--threads N] [--backend ot|he]
 //!             [--emit-ir FILE] [--dump-ir DIR] [--report FILE.json]
 //! ```
 //!
@@ -64,6 +64,10 @@ struct Args {
     /// Number of runtime threads recorded in the plan (1..=256; default 1).
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
+    /// `ot` (SCI_OT: shares in Z_2^ℓ, OT-based linear layers) or `he` (SCI_HE: shares in
+    /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44).
+    #[arg(long, value_name = "ot|he", default_value = "ot")]
+    backend: sci_ir::Backend,
     /// Write the final IR as text.
     #[arg(long, value_name = "FILE")]
     emit_ir: Option<PathBuf>,
@@ -121,6 +125,7 @@ fn run(args: Args) -> Result<()> {
         quantization,
         mill_radix: args.mill_radix,
         threads: args.threads,
+        backend: args.backend,
     };
     let compiled = compile(&opts, args.dump_ir.is_some())
         .with_context(|| format!("compiling {}", args.model.display()))?;

@@ -319,6 +319,12 @@ fn phases<'a>(
     if matches!(instr.ty.owner(), Owner::Public | Owner::Server) {
         return (Vec::new(), None);
     }
+    // SCI_HE's products with the weights (and its key set-up) are not modelled yet:
+    // their ciphertext counts follow the packings of sci-runtime's `he` module. They are
+    // predicted as free; the field protocols are modelled like the ring's.
+    if program.params().backend == crate::Backend::He && program.is_secure_product(v) {
+        return (Vec::new(), None);
+    }
     let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
         n,
         roles: Roles::Alternating,

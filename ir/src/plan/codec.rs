@@ -6,7 +6,8 @@
 use super::error::{PlanError, invalid};
 use super::messages::{ConstMsg, InstrMsg, PublicMsg, SecretMsg, TypeMsg};
 use super::opcode;
-use crate::id::ConstId;
+use crate::backend::{Backend, HE_DEGREE, HE_MODULI};
+use crate::id::{ConstId, ValueId};
 use crate::ops::Op;
 use crate::program::{Builder, Params, Program};
 use crate::tensor::{Data, Tensor};
@@ -59,21 +60,53 @@ fn consts_of(p: &Program, owner: Owner) -> Vec<ConstMsg> {
 }
 
 pub(super) fn encode_public(p: &Program) -> Vec<u8> {
+    let backend = p.params().backend;
+    let he = backend == Backend::He;
     PublicMsg {
         mill_radix: p.params().mill_radix,
         threads: p.params().threads,
         instrs: p
-            .instrs()
-            .iter()
-            .map(|i| InstrMsg {
-                name: i.name.clone(),
-                ty: Some(type_msg(&i.ty)),
-                op: Some(opcode::encode(&i.op)),
+            .ids()
+            .map(|v| {
+                let i = p.instr(v);
+                InstrMsg {
+                    name: i.name.clone(),
+                    ty: Some(type_msg(&i.ty)),
+                    op: Some(opcode::encode(&i.op)),
+                    backend: instr_backend(p, v, backend),
+                }
             })
             .collect(),
         consts: consts_of(p, Owner::Public),
+        backend: u32::from(he),
+        he_degree: if he { HE_DEGREE } else { 0 },
+        he_moduli: if he { HE_MODULI.to_vec() } else { Vec::new() },
     }
     .encode_to_vec()
+}
+
+/// [`InstrMsg::backend`] of instruction `v` in a program of backend `backend`.
+fn instr_backend(p: &Program, v: ValueId, backend: Backend) -> u32 {
+    match (p.is_secure_product(v), backend) {
+        (false, _) => 0,
+        (true, Backend::Ot) => 1,
+        (true, Backend::He) => 2,
+    }
+}
+
+/// The backend of a public part, with its BFV parameters checked against this build's.
+fn decode_backend(m: &PublicMsg) -> Result<Backend, PlanError> {
+    let section = |reason: String| invalid(m.instrs.len(), reason);
+    match m.backend {
+        0 if m.he_degree == 0 && m.he_moduli.is_empty() => Ok(Backend::Ot),
+        0 => Err(section("HE parameters in an OT plan".into())),
+        1 if m.he_degree == HE_DEGREE && m.he_moduli == HE_MODULI => Ok(Backend::He),
+        1 => Err(section(format!(
+            "the plan's HE parameters (N = {}, moduli {:?}) differ from this build's (N = {HE_DEGREE}, moduli {HE_MODULI:?}): compile the plan with this version of sci",
+            m.he_degree, m.he_moduli
+        ))),
+        b => Err(section(format!("unknown backend {b}"))),
+    }
 }
 
 pub(super) fn encode_secret(p: &Program) -> SecretMsg {
@@ -128,9 +161,11 @@ pub(super) fn decode_program(
     public: PublicMsg,
     secret: Option<SecretMsg>,
 ) -> Result<Program, PlanError> {
+    let backend = decode_backend(&public)?;
     let mut b = Builder::with_params(Params {
         mill_radix: public.mill_radix,
         threads: public.threads,
+        backend,
     });
     let n_instrs = public.instrs.len();
     // Constant data by table id, with the section it came from (true: public).
@@ -202,5 +237,18 @@ pub(super) fn decode_program(
             ));
         }
     }
-    Ok(b.finish()?)
+    let p = b.finish()?;
+    for (v, ins) in p.ids().zip(&public.instrs) {
+        let expected = instr_backend(&p, v, backend);
+        if ins.backend != expected {
+            return Err(invalid(
+                v.index(),
+                format!(
+                    "per-instruction backend {} where this build runs {expected} (0: no product with the server's weights, 1: OT, 2: HE; a per-layer choice is not supported yet)",
+                    ins.backend
+                ),
+            ));
+        }
+    }
+    Ok(p)
 }

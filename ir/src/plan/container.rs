@@ -9,7 +9,10 @@ use sha2::{Digest, Sha256};
 pub const MAGIC: [u8; 8] = *b"SCI-PLAN";
 
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// History: 1, the first; 2, the backend (OT or HE with its BFV parameters) in the
+/// public part and per instruction.
+pub const FORMAT_VERSION: u32 = 2;
 
 const HEADER_LEN: usize = 8 + 4 + 1;
 const CHECKSUM_LEN: usize = 32;

@@ -19,6 +19,15 @@ pub struct PublicMsg {
     /// Data of the public constants.
     #[prost(message, repeated, tag = "4")]
     pub consts: Vec<ConstMsg>,
+    /// [`crate::Params::backend`]: 0 OT, 1 HE.
+    #[prost(uint32, tag = "5")]
+    pub backend: u32,
+    /// For HE: the BFV degree `N` ([`crate::backend::HE_DEGREE`]); 0 for OT.
+    #[prost(uint64, tag = "6")]
+    pub he_degree: u64,
+    /// For HE: the BFV ciphertext primes ([`crate::backend::HE_MODULI`]); empty for OT.
+    #[prost(uint64, repeated, tag = "7")]
+    pub he_moduli: Vec<u64>,
 }
 
 /// The secret part of a plan: data of the server's constants.
@@ -62,6 +71,12 @@ pub struct InstrMsg {
     /// The op and its attributes.
     #[prost(message, optional, tag = "3")]
     pub op: Option<OpMsg>,
+    /// How this instruction's product with the server's weights runs: 0 for an
+    /// instruction that is no such product ([`crate::Program::is_secure_product`]),
+    /// 1 OT, 2 HE. Today every product of a plan runs by the plan's backend (checked
+    /// when loading); the field leaves room for a per-layer choice.
+    #[prost(uint32, tag = "4")]
+    pub backend: u32,
 }
 
 /// An op: opcode, operands (value indices) and attributes.

@@ -52,7 +52,7 @@ pub(crate) struct RawInstr {
 
 /// A parsed file.
 pub(crate) struct RawProgram {
-    pub params: Option<(u32, u32)>,
+    pub params: Option<(u32, u32, crate::backend::Backend)>,
     pub instrs: Vec<RawInstr>,
 }
 

@@ -1,5 +1,6 @@
 //! The printer of the text format.
 
+use crate::backend::Backend;
 use crate::ops::{Op, Pool2d, Scalar};
 use crate::program::{Program, ValueId};
 use crate::tensor::{Data, Tensor};
@@ -13,11 +14,16 @@ const PER_LINE: usize = 16;
 pub fn print(p: &Program) -> String {
     let mut out = String::new();
     let params = p.params();
-    let _ = writeln!(
+    let _ = write!(
         out,
         "params mill_radix={} threads={}",
         params.mill_radix, params.threads
     );
+    // OT, the default, is not printed (so OT programs print as before).
+    if params.backend != Backend::Ot {
+        let _ = write!(out, " linear={}", params.backend);
+    }
+    out.push('\n');
     for v in p.ids() {
         let i = p.instr(v);
         let _ = write!(out, "{}: {} = ", name(&i.name), i.ty);

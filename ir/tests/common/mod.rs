@@ -264,8 +264,10 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
         0 => Encoding::Real,
         1 => Encoding::ring(1 + r.below(64) as u32).unwrap(),
         2 => Encoding::ring([1, 8, 32, 37, 64][r.below(5) as usize]).unwrap(),
-        _ => Encoding::field([2, 3, 7, 65537, 2_305_843_009_213_693_951][r.below(5) as usize])
-            .unwrap(),
+        _ => Encoding::field(
+            [2, 3, 7, 65537, 4_294_475_777, 2_305_843_009_213_693_951][r.below(6) as usize],
+        )
+        .unwrap(),
     };
     let max_scale = (0..64)
         .take_while(|&s| enc.scale_fits(s))
@@ -274,6 +276,11 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
     let mut b = Builder::with_params(Params {
         mill_radix: 1 + r.below(8) as u32,
         threads: 1 + r.below(4) as u32,
+        backend: if sci_ir::Backend::He.accepts(enc) {
+            sci_ir::Backend::He
+        } else {
+            sci_ir::Backend::Ot
+        },
     });
     let names = ["x", "conv1.w", "a/b", "q:0", "sp ace", "é\"\\\n", "t\u{1}"];
     let fresh = |b: &Builder, r: &mut Rng| {

@@ -600,6 +600,7 @@ fn cleartext(
         party: "cleartext",
         threads: 1,
         setup: Cost::default(),
+        he_keys: None,
         instructions: program
             .instrs()
             .iter()

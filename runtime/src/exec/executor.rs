@@ -37,9 +37,9 @@
 //! | `const` | public: both; server: the server |
 //! | `reshape`, `flatten`, `identity` | the share, reinterpreted |
 //! | `transpose`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`interp::eval_op`]); addends known in the clear (constants, biases, pad values) are added by the server only |
-//! | `conv2d`, `matmul` (`X·W` or `W·X`), `mul` by a server factor | OT-based linear layer (§5.1.1; convolution by `im2col`, `mul` broadcast first); the bias is the server's addend |
+//! | `conv2d`, `matmul` (`X·W` or `W·X`), `mul` by a server factor | SCI_OT: OT-based linear layer (§5.1.1; convolution by `im2col`, `mul` broadcast first); SCI_HE: HE linear layer ([`crate::he`]: Gazelle packing, App. F); the bias is the server's addend |
 //! | `relu` | `Π_ReLU` (Algorithm 8) |
-//! | `trunc s` | `Π_Trunc^{int,ℓ,s}` (Algorithm 5); the non-negative variant where marked `nonneg` |
+//! | `trunc s` | ring: `Π_Trunc^{int,ℓ,s}` (Algorithm 5), the non-negative variant where marked `nonneg`; field: division by `2^s` (§4.2.3) |
 //! | `div_public d` | division by a public integer (Theorem 4.1) |
 //! | `maxpool` | `MaxPool_d` (§5.2.2) over the windows; comparisons as below |
 //! | `avgpool`, `global_avgpool` | [`Engine::avgpool`]: window sums locally ([`linear::window_sums`]), then division by each window's count (§5.1.2) |
@@ -47,6 +47,10 @@
 //! | `output` | revealed to the client |
 //!
 //! The protocols run through [`Engine`], which cuts every layer into one chunk per lane.
+//! The plan's [`sci_ir::Backend`] fixes the modulus of the shares: `Z_{2^ℓ}` for SCI_OT,
+//! the HE field `Z_n` for SCI_HE, where every non-linear protocol runs over `Z_n`
+//! ([`crate::proto::Modulus::Odd`]) and the products with the server's weights by HE on
+//! lane 0 (keys set up once per session, at the first HE layer).
 //!
 //! # MaxPool and ArgMax: which comparison
 //! The executor must agree with the reference interpreter on every input, not only on
@@ -81,7 +85,9 @@
 
 use super::report::{Cost, InstrRecord, PartyReport};
 use super::{ExecError, StepError};
+use crate::he;
 use crate::net::{Party, Stats};
+use crate::proto::Modulus;
 use crate::proto::engine::Engine;
 use crate::proto::maxpool::Compare;
 use sci_ir::ConvGeom;
@@ -135,19 +141,19 @@ fn knows(owner: Owner, party: Party) -> bool {
 }
 
 /// Checks that `program` can be run by `party` with this runtime: quantized over one
-/// ring `Z_{2^ℓ}`, securely executable ([`Program::check_secure`]), and, for the server,
-/// with its weights. Returns ℓ.
-pub fn check_plan(program: &Program, party: Party) -> Result<u32, ExecError> {
+/// ring `Z_{2^ℓ}` (SCI_OT) or HE field `Z_n` (SCI_HE), securely executable
+/// ([`Program::check_secure`], which checks that the encoding suits the backend), and,
+/// for the server, with its weights. Returns the modulus of the shares.
+pub fn check_plan(program: &Program, party: Party) -> Result<Modulus, ExecError> {
     program.check_secure().map_err(ExecError::NotSecure)?;
-    let bits = match program.encoding() {
-        Some(Encoding::Ring { bits }) => bits,
-        Some(e) => return Err(ExecError::Encoding(e.to_string())),
+    let md = match program.encoding() {
+        Some(e) => Modulus::of_encoding(e).ok_or_else(|| ExecError::Encoding(e.to_string()))?,
         None => return Err(ExecError::Encoding("none (an empty program)".into())),
     };
     if party == Party::Server && program.has_withheld_consts() {
         return Err(ExecError::NoWeights);
     }
-    Ok(bits)
+    Ok(md)
 }
 
 /// Runs `program` as `party` with the protocols of `engine` (whose millionaires' radix
@@ -165,8 +171,10 @@ pub fn execute(
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Execution, ExecError> {
     let party = engine.party();
-    let bits = check_plan(program, party)?;
-    let enc = Encoding::ring(bits).map_err(|e| ExecError::Encoding(e.to_string()))?;
+    let md = check_plan(program, party)?;
+    let enc = program
+        .encoding()
+        .expect("check_plan accepted the program's encoding");
     let input_ids = program.inputs();
     let mut inputs = match (party, inputs) {
         (Party::Client, Some(i)) if i.len() == input_ids.len() => i.into_iter(),
@@ -205,10 +213,22 @@ pub fn execute(
         program,
         party,
         enc,
-        bits,
+        md,
         vals: vec![None; n],
         outputs: Vec::new(),
         nonneg: sci_ir::analysis::nonneg::nonneg(program),
+    };
+    // SCI_HE: the session's keys before the first instruction, recorded apart.
+    let he_keys = match md {
+        Modulus::Odd(t) if program.ids().any(|v| program.is_secure_product(v)) => {
+            let before = lane_stats(engine);
+            let t0 = Instant::now();
+            let made = engine
+                .he_keys(t)
+                .map_err(|e| ExecError::HeSetup(Box::new(StepError::Proto(e))))?;
+            made.then(|| Cost::between(&before, &lane_stats(engine), t0.elapsed().as_secs_f64()))
+        }
+        _ => None,
     };
     let mut records = Vec::with_capacity(n);
     for v in program.ids() {
@@ -274,6 +294,7 @@ pub fn execute(
             },
             threads: engine.session().threads(),
             setup,
+            he_keys,
             instructions: records,
             totals,
         },
@@ -295,7 +316,8 @@ struct Exec<'p> {
     program: &'p Program,
     party: Party,
     enc: Encoding,
-    bits: u32,
+    /// The modulus of the shares (the plan's ring or field).
+    md: Modulus,
     vals: Vec<Option<Val<'p>>>,
     outputs: Vec<Tensor>,
     /// Which values are provably non-negative ([`sci_ir::analysis::nonneg`]).
@@ -479,11 +501,11 @@ impl<'p> Exec<'p> {
     }
 
     /// `conv2d`, `matmul`, `mul` on a secret operand: local by a public factor, the
-    /// OT-based product (§5.1.1) by the server's weights (a convolution by `im2col`, `W·X`
+    /// backend's product ([`Self::by_weights`]: OT-based, §5.1.1, or HE) by the server's weights (a convolution by `im2col`, `W·X`
     /// by transposition, `mul` broadcast first), an error by another secret operand.
     fn product(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
-        let (op, out, ell) = (&instr.op, instr.ty.shape(), self.bits);
+        let (op, out) = (&instr.op, instr.ty.shape());
         let public = |o: &ValueId| self.owner(*o) == Owner::Public;
         let shape = |o: &ValueId| self.program.ty(*o).shape();
         match op {
@@ -503,16 +525,24 @@ impl<'p> Exec<'p> {
                     ],
                     conv: *conv,
                 };
-                let y =
-                    engine.conv2d(ell, &geom, words(&self.share_of(*x)), self.clear_words(*w))?;
+                let y = self.by_weights(
+                    engine,
+                    Product::Conv(&geom),
+                    words(&self.share_of(*x)),
+                    self.clear_words(*w),
+                )?;
                 let [_, c, _, _] = geom.output_shape();
                 self.add_bias(self.ring_tensor(out, y)?, *bias, &[1, c, 1, 1])
             }
             Op::MatMul { a, b, bias } if self.server_only(*b) => {
                 let (sa, sb) = (shape(a), shape(b));
                 let dims = (sa[0], sa[1], sb[1]);
-                let y =
-                    engine.matmul(ell, dims, words(&self.share_of(*a)), self.clear_words(*b))?;
+                let y = self.by_weights(
+                    engine,
+                    Product::MatMul(dims),
+                    words(&self.share_of(*a)),
+                    self.clear_words(*b),
+                )?;
                 self.add_bias(self.ring_tensor(out, y)?, *bias, &[sb[1]])
             }
             Op::MatMul { a, b, bias } if self.server_only(*a) => {
@@ -523,9 +553,9 @@ impl<'p> Exec<'p> {
                     .clear(*a)
                     .map(|w| linear::transpose(w, &[1, 0]))
                     .transpose()?;
-                let yt = engine.matmul(
-                    ell,
-                    (sb[1], sb[0], sa[0]),
+                let yt = self.by_weights(
+                    engine,
+                    Product::MatMul((sb[1], sb[0], sa[0])),
                     words(&xt),
                     wt.as_ref().map(words),
                 )?;
@@ -539,7 +569,8 @@ impl<'p> Exec<'p> {
                     .clear(*w)
                     .map(|c| linear::broadcast_to(c, out))
                     .transpose()?;
-                let y = engine.mul(ell, words(&xb), wb.as_ref().map(words))?;
+                let y =
+                    self.by_weights(engine, Product::Mul, words(&xb), wb.as_ref().map(words))?;
                 self.ring_tensor(out, y)
             }
             _ => Err(StepError::Unsupported(format!(
@@ -553,13 +584,13 @@ impl<'p> Exec<'p> {
     /// Theorem 4.1).
     fn elementwise(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
-        let ell = self.bits;
+        let md = self.md;
         let share = match &instr.op {
-            Op::Relu { x } => engine.relu(ell, words(&self.share_of(*x)))?,
+            Op::Relu { x } => engine.relu(md, words(&self.share_of(*x)))?,
             Op::Trunc { x, s, nonneg } => {
-                engine.trunc(ell, *s, words(&self.share_of(*x)), *nonneg)?
+                engine.trunc(md, *s, words(&self.share_of(*x)), *nonneg)?
             }
-            Op::DivPublic { x, d } => engine.rdiv(ell, words(&self.share_of(*x)), &[*d])?,
+            Op::DivPublic { x, d } => engine.rdiv(md, words(&self.share_of(*x)), &[*d])?,
             op => unreachable!("{} is not elementwise", op.mnemonic()),
         };
         self.ring_tensor(instr.ty.shape(), share)
@@ -569,11 +600,11 @@ impl<'p> Exec<'p> {
     /// `global_avgpool` (window sums, then division, §5.1.2).
     fn pooling(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
-        let ell = self.bits;
+        let md = self.md;
         let shape = |o: &ValueId| self.program.ty(*o).shape();
         let share = match &instr.op {
             Op::MaxPool { x, pool } => engine.maxpool(
-                ell,
+                md,
                 words(&self.share_of(*x)),
                 shape4(shape(x)),
                 pool,
@@ -584,17 +615,17 @@ impl<'p> Exec<'p> {
                 pool,
                 count_include_pad,
             } => engine.avgpool(
-                ell,
+                md,
                 words(&self.share_of(*x)),
                 shape4(shape(x)),
                 pool,
                 *count_include_pad,
             )?,
             Op::GlobalAvgPool { x } => {
-                engine.global_avgpool(ell, words(&self.share_of(*x)), shape4(shape(x)))?
+                engine.global_avgpool(md, words(&self.share_of(*x)), shape4(shape(x)))?
             }
             Op::ArgMax { x, axis, .. } => engine.argmax(
-                ell,
+                md,
                 words(&self.share_of(*x)),
                 shape(x),
                 *axis,
@@ -603,6 +634,33 @@ impl<'p> Exec<'p> {
             op => unreachable!("{} is not a pooling", op.mnemonic()),
         };
         self.ring_tensor(instr.ty.shape(), share)
+    }
+
+    /// This party's share of a product of a secret operand `x` (this party's share) by
+    /// the server's weights `w` (`None` at the client): by OT over a ring (§5.1.1), by
+    /// HE over a field ([`Engine::he_linear`]).
+    fn by_weights(
+        &self,
+        engine: &mut Engine,
+        kind: Product<'_>,
+        x: &[u64],
+        w: Option<&[u64]>,
+    ) -> Result<Vec<u64>, StepError> {
+        Ok(match (self.md, kind) {
+            (Modulus::Pow2(ell), Product::Conv(geom)) => engine.conv2d(ell, geom, x, w)?,
+            (Modulus::Pow2(ell), Product::MatMul(dims)) => engine.matmul(ell, dims, x, w)?,
+            (Modulus::Pow2(ell), Product::Mul) => engine.mul(ell, x, w)?,
+            (Modulus::Odd(t), kind) => {
+                let packing: Box<dyn he::Packing + '_> = match kind {
+                    Product::Conv(geom) => Box::new(he::conv::Conv::new(geom, w).map_err(he_err)?),
+                    Product::MatMul(dims) => {
+                        Box::new(he::fc::MatMul::new(dims, w).map_err(he_err)?)
+                    }
+                    Product::Mul => Box::new(he::mul::Mul::new(x.len(), w).map_err(he_err)?),
+                };
+                engine.he_linear(t, packing.as_ref(), x)?
+            }
+        })
     }
 
     /// The comparison for a MaxPool or ArgMax over `x` (module docs): the paper's
@@ -645,7 +703,7 @@ impl<'p> Exec<'p> {
         let value = match (self.owner(x), self.clear(x)) {
             (Owner::Public, Some(c)) => Some(c.clone()),
             _ => engine
-                .reveal(self.bits, words(&self.share_of(x)), Party::Client)?
+                .reveal(self.md, words(&self.share_of(x)), Party::Client)?
                 .map(|v| self.ring_tensor(self.program.ty(x).shape(), v))
                 .transpose()?,
         };
@@ -657,6 +715,22 @@ impl<'p> Exec<'p> {
             _ => Ok(Val::Absent),
         }
     }
+}
+
+/// A product with the server's weights, by its shape.
+#[derive(Clone, Copy)]
+enum Product<'g> {
+    /// A convolution.
+    Conv(&'g ConvGeom),
+    /// `[rows, cols] × [cols, outs]`.
+    MatMul((usize, usize, usize)),
+    /// Elementwise, as long as the operand.
+    Mul,
+}
+
+/// An HE packing error as a step error.
+fn he_err(e: he::HeError) -> StepError {
+    StepError::Proto(crate::proto::ProtoError::He(e))
 }
 
 /// A 4-D shape (`[n, c, h, w]`) as an array; the type checker guarantees rank 4 for

@@ -50,8 +50,9 @@ pub const MAGIC: [u8; 8] = *b"SCI-RUN\0";
 /// History: 1 — first release; 2 — hellos carry the plan format version and abort
 /// categories instead of free text; 3 — every connection starts with a lane preamble
 /// ([`crate::net::session`]) and hellos carry the session id; 4 — the client's hello
-/// carries the number of inferences of the session (batched inference).
-pub const WIRE_VERSION: u32 = 4;
+/// carries the number of inferences of the session (batched inference); 5 — plans over
+/// an HE field run their linear layers by HE (key set-up, ciphertexts; [`crate::he`]).
+pub const WIRE_VERSION: u32 = 5;
 
 /// The plan format version sent in the hello.
 pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
@@ -438,7 +439,7 @@ mod tests {
     /// (and then this test's figures).
     #[test]
     fn wire_version_is_pinned() {
-        assert_eq!(WIRE_VERSION, 4);
+        assert_eq!(WIRE_VERSION, 5);
         let mut h = Hello::new(Party::Client, 3, [9; 32], Status::Ready);
         h.software = "0.1.0".into();
         h.plan_format = 1;

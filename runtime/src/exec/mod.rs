@@ -66,7 +66,7 @@ pub enum ExecError {
     NotSecure(sci_ir::SecureError),
     /// The plan's values are not in a ring `Z_{2^ℓ}`.
     #[error(
-        "the plan's values are encoded as {0}; the OT-based runtime executes plans over a ring Z_2^ℓ (compile with --bits)"
+        "the plan's values are encoded as {0}; the runtime executes plans over a ring Z_2^ℓ (SCI_OT) or an HE field Z_n (SCI_HE): compile with sci-compile --backend ot or he"
     )]
     Encoding(String),
     /// The server's plan has no weights.
@@ -92,6 +92,9 @@ pub enum ExecError {
     /// The OT set-up failed.
     #[error("OT set-up: {0}")]
     OtSetup(OtError),
+    /// SCI_HE's key set-up failed.
+    #[error("HE key set-up: {}", describe(.0))]
+    HeSetup(Box<StepError>),
     /// An instruction failed.
     #[error("%{name} = {op} (instruction {} of {count}): {}", index + 1, describe(cause))]
     Step {
@@ -143,7 +146,7 @@ impl ExecError {
     /// The kind of the channel error behind this error, if any.
     fn net_kind(&self) -> Option<ErrorKind> {
         match self {
-            ExecError::Step { cause, .. } => step_kind(cause),
+            ExecError::Step { cause, .. } | ExecError::HeSetup(cause) => step_kind(cause),
             ExecError::Connect(e) => Some(e.kind()),
             ExecError::Rejected(r) => Some(r.error.kind()),
             ExecError::OtSetup(e) => ot_kind(e),

@@ -79,6 +79,9 @@ pub struct PartyReport {
     pub threads: usize,
     /// Connection, handshake and OT set-up (base OTs of every lane).
     pub setup: Cost,
+    /// SCI_HE's key set-up (the client's public and Galois keys to the server), when
+    /// this run made it (the first run of a session of an HE plan).
+    pub he_keys: Option<Cost>,
     /// One record per instruction, in program order.
     pub instructions: Vec<InstrRecord>,
     /// Set-up plus this run: the channel counters at the end for a session's first run;
@@ -91,6 +94,7 @@ impl PartyReport {
     /// the totals' (checked by the tests).
     pub fn summed_bytes(&self) -> (u64, u64) {
         let steps = std::iter::once(&self.setup)
+            .chain(&self.he_keys)
             .chain(self.instructions.iter().filter_map(|i| i.cost.as_ref()));
         steps.fold((0, 0), |(s, r), c| (s + c.bytes_sent, r + c.bytes_recv))
     }
@@ -125,6 +129,9 @@ impl PartyReport {
             "",
             &self.setup,
         );
+        if let Some(k) = &self.he_keys {
+            line(&mut out, "(HE key set-up)", "", k);
+        }
         for i in &self.instructions {
             let Some(c) = &i.cost else { continue };
             if c.bytes_sent + c.bytes_recv == 0 && c.seconds < 1e-3 {

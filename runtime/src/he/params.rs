@@ -10,22 +10,18 @@ use fhe::bfv::{BfvParameters, BfvParametersBuilder};
 
 use super::{HeError, check};
 
-/// Polynomial degree `N` (slots per ciphertext).
-pub const DEGREE: usize = 8192;
+/// Polynomial degree `N` (slots per ciphertext; [`sci_ir::backend::HE_DEGREE`],
+/// recorded in every HE plan).
+pub const DEGREE: usize = sci_ir::backend::HE_DEGREE as usize;
 
 /// Slots per row: a column rotation rotates each of the two rows of
 /// `DEGREE / 2` slots cyclically.
 pub const ROW: usize = DEGREE / 2;
 
 /// The ciphertext primes `q_0, …, q_4` (≡ 1 mod 2N; 43, 43, 44, 44, 44 bits:
-/// `log₂ Q = 218`, HomomorphicEncryption.org standard, N = 8192, 128 bits).
-pub const MODULI: [u64; 5] = [
-    0x7ff_fffd_8001,
-    0x7ff_fffc_8001,
-    0xfff_ffff_c001,
-    0xfff_fff6_c001,
-    0xfff_ffeb_c001,
-];
+/// `log₂ Q = 218`, HomomorphicEncryption.org standard, N = 8192, 128 bits;
+/// [`sci_ir::backend::HE_MODULI`], recorded in every HE plan).
+pub const MODULI: [u64; 5] = sci_ir::backend::HE_MODULI;
 
 /// Level of the ciphertexts: `q_0···q_3` (level `l` drops the last `l`
 /// primes); `q_4` is the special modulus of the Galois keys (level 0).

@@ -252,3 +252,70 @@ fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
     );
     let _ = Params::new(T41).expect("params");
 }
+
+/// A hostile client's ciphertexts over TCP: a polynomial in power-basis form
+/// (which `fhe-math` would assert on when the server adds its share), a
+/// ciphertext at the wrong level and bytes that are no ciphertext: each is an
+/// error at the server (`HeError::Malformed`), never a panic.
+#[test]
+fn hostile_ciphertexts_are_refused_over_tcp() {
+    use super::params::CT_LEVEL;
+    use super::wire;
+    use fhe::bfv::{Encoding, Plaintext};
+    use fhe_traits::{FheEncoder, FheEncrypter, Serialize};
+    let t = sci_ir::backend::he_prime(32).unwrap();
+    let cfg = crate::net::tcp::TcpConfig {
+        timeout: Some(Duration::from_secs(120)),
+        ..Default::default()
+    };
+    let md = Modulus::Odd(t);
+    let w = elems(&mut Prg::new(Block(7)), 16, md, Some(100));
+    let x = vec![0u64; 16];
+    // Each tamper turns an honest encryption (the bytes of one ciphertext) into
+    // what the hostile client sends.
+    type Tamper = fn(Vec<u8>) -> Vec<u8>;
+    let power_basis: Tamper = |mut b| {
+        // The first polynomial's `Rq` message: representation NTT (field 1 = 2),
+        // degree 8192 (field 2); make it POWERBASIS (1).
+        let at = b
+            .windows(5)
+            .position(|s| s == [0x08, 0x02, 0x10, 0x80, 0x40])
+            .expect("an NTT polynomial of degree 8192 in the serialization");
+        b[at + 1] = 0x01;
+        b
+    };
+    let garbage: Tamper = |b| b.iter().map(|x| x ^ 0x5a).collect();
+    let cases: [(Tamper, bool, &str); 3] = [
+        (power_basis, true, "PowerBasis form"),
+        (|b| b, false, "level"),
+        (garbage, true, "ciphertext"),
+    ];
+    for (tamper, right_level, what) in cases {
+        let (mut a, mut b) = crate::net::tcp::loopback_pair(&cfg).unwrap();
+        let client = std::thread::spawn(move || {
+            let keys = Keys::setup(&mut b, Party::Client, t).expect("client keys");
+            let Keys::Client { params, sk } = &keys else {
+                unreachable!("client keys")
+            };
+            let enc = if right_level {
+                Encoding::simd_at_level(CT_LEVEL)
+            } else {
+                Encoding::simd()
+            };
+            let pt = Plaintext::try_encode(&[1u64; 16], enc, &params.bfv).unwrap();
+            let ct: fhe::bfv::Ciphertext = sk
+                .try_encrypt(&pt, &mut super::rng::OsRng::new().unwrap())
+                .unwrap();
+            wire::send_bytes(&mut b, &tamper(ct.to_bytes())).unwrap();
+            b.flush().unwrap();
+            // Wait until the server hangs up.
+            let _ = b.recv_vec(1);
+        });
+        let keys = Keys::setup(&mut a, Party::Server, t).expect("server keys");
+        let e = layer::run(&keys, &mut a, &Mul::new(16, Some(&w)).unwrap(), &x).unwrap_err();
+        drop(a);
+        client.join().expect("client thread");
+        assert!(matches!(e, super::HeError::Malformed(_)), "{what}: {e}");
+        assert!(e.to_string().contains(what), "{what}: {e}");
+    }
+}

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use fhe::bfv::{BfvParameters, Ciphertext};
+use fhe_math::rq::Representation;
 use fhe_traits::{DeserializeParametrized, Serialize};
 
 use super::HeError;
@@ -63,6 +64,25 @@ pub(crate) fn recv_cts(
                     "a ciphertext of {} polynomials",
                     ct.len()
                 )));
+            }
+            // The server's arithmetic (`fhe-math`) asserts that operands are in NTT
+            // form and reduced; a peer's ciphertext that is not is refused here.
+            for (k, poly) in ct.iter().enumerate() {
+                if *poly.representation() != Representation::Ntt {
+                    return Err(HeError::Malformed(format!(
+                        "polynomial {k} of a ciphertext is in {:?} form, expected NTT",
+                        poly.representation()
+                    )));
+                }
+                let q = poly.ctx().moduli();
+                let c = poly.coefficients();
+                for (row, &qi) in c.outer_iter().zip(q) {
+                    if row.iter().any(|&x| x >= qi) {
+                        return Err(HeError::Malformed(format!(
+                            "polynomial {k} of a ciphertext has coefficients not reduced mod {qi}"
+                        )));
+                    }
+                }
             }
             if let Some(l) = level {
                 let found = par.level_of_context(ct[0].ctx())?;

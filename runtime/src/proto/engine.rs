@@ -331,20 +331,38 @@ impl<S: BorrowMut<Session>> Engine<S> {
         packing: &dyn he::Packing,
         x: &[u64],
     ) -> Result<Vec<u64>, ProtoError> {
-        let party = self.party();
-        let Some(lane) = self.session.borrow_mut().lanes_mut().first_mut() else {
-            return Err(ProtoError::InvalidArgument(
-                "a session without lanes".into(),
-            ));
-        };
-        if self.he.as_ref().is_none_or(|k| k.params().t != t) {
-            self.he = Some(he::Keys::setup(&mut lane.ch, party, t)?);
-        }
+        self.he_keys(t)?;
         let keys = self
             .he
             .as_ref()
             .expect("set up just above when absent or for another modulus");
+        let lane = self
+            .session
+            .borrow_mut()
+            .lanes_mut()
+            .first_mut()
+            .ok_or_else(|| ProtoError::InvalidArgument("a session without lanes".into()))?;
         Ok(he::layer::run(keys, &mut lane.ch, packing, x)?)
+    }
+
+    /// Sets up this session's HE keys for the field `Z_t` on lane 0 unless they
+    /// exist ([`he::Keys::setup`]: the client's fresh secret key stays with it; its
+    /// public and Galois keys go to the server, ≈ 11.8 MB, one message). Returns
+    /// whether it set them up. [`Self::he_linear`] calls it; the executor calls it
+    /// before the first instruction so the report shows the key set-up apart.
+    pub fn he_keys(&mut self, t: u64) -> Result<bool, ProtoError> {
+        if self.he.as_ref().is_some_and(|k| k.params().t == t) {
+            return Ok(false);
+        }
+        let party = self.party();
+        let lane = self
+            .session
+            .borrow_mut()
+            .lanes_mut()
+            .first_mut()
+            .ok_or_else(|| ProtoError::InvalidArgument("a session without lanes".into()))?;
+        self.he = Some(he::Keys::setup(&mut lane.ch, party, t)?);
+        Ok(true)
     }
 
     /// Opens shares mod `md` to party `to`: the other party sends its share

@@ -1,0 +1,225 @@
+//! The two backends of CrypTFlow2 (§2.2.4, §5.1): how the linear layers with the
+//! server's weights run, and so which ring or field the shares live in.
+//!
+//! * [`Backend::Ot`] (SCI_OT): shares in the ring `Z_{2^ℓ}`; products with the server's
+//!   weights by correlated OT (§5.1.1).
+//! * [`Backend::He`] (SCI_HE): shares in a prime field `Z_n`; products with the server's
+//!   weights by BFV homomorphic encryption with Gazelle's packing (§5.1, App. F), the
+//!   non-linear layers by the same protocols over `Z_n` (§3.3, §4.2.3).
+//!
+//! SCI_HE's field doubles as the BFV plaintext modulus, so `n` must allow SIMD batching:
+//! `n ≡ 1 (mod 2N)` with `N` = [`HE_DEGREE`]. For a bit width `b`, the compiler uses
+//! [`he_prime`]`(b)`: the **largest prime below `2^b` with `n ≡ 1 (mod 2N)`** (one rule,
+//! printed for every width by `he_primes_of_every_width` in the tests and listed in
+//! `ir/README.md`). For `b = 32` that is `2^32 − 30·2^14 + 1 = 4294475777`; the paper
+//! and the original implementation use `2^32 − 2^20 + 1`, another 32-bit prime of the
+//! same form: the protocols' costs depend on `⌈log₂ n⌉` only. Widths without a `b`-bit
+//! prime of that form (19) are refused.
+//!
+//! The BFV parameters ([`HE_DEGREE`], [`HE_MODULI`]) are fixed: the runtime implements
+//! exactly these (128-bit security by the HomomorphicEncryption.org standard for
+//! `N = 8192`, `log₂ Q = 218`). A plan records them (covered by its hash) and a plan
+//! with other values is refused when loaded.
+
+use crate::ops::Op;
+use crate::program::{Program, ValueId};
+use crate::types::{Encoding, Owner, is_prime};
+use std::fmt;
+use std::ops::RangeInclusive;
+
+/// Which protocols run the products with the server's weights.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// SCI_OT: the ring `Z_{2^ℓ}`, OT-based linear layers.
+    #[default]
+    Ot,
+    /// SCI_HE: the prime field `Z_n`, HE-based linear layers.
+    He,
+}
+
+impl Backend {
+    /// `ot` or `he` (the `--backend` values and the IR text's `linear=`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Ot => "ot",
+            Backend::He => "he",
+        }
+    }
+
+    /// The encoding of a program quantized at bit width `bits` for this backend: the
+    /// ring `Z_{2^bits}`, or the field `Z_{he_prime(bits)}`.
+    pub fn encoding(self, bits: u32) -> Result<Encoding, BackendError> {
+        match self {
+            Backend::Ot => Encoding::ring(bits).map_err(|_| BackendError::RingBits(bits)),
+            Backend::He => Ok(Encoding::Field {
+                modulus: he_prime(bits)?,
+            }),
+        }
+    }
+
+    /// Whether `enc` is an encoding this backend executes: any ring for OT; for HE a
+    /// field whose modulus is a valid BFV plaintext modulus ([`he_modulus_ok`]).
+    pub fn accepts(self, enc: Encoding) -> bool {
+        match (self, enc) {
+            (Backend::Ot, Encoding::Ring { .. }) => true,
+            (Backend::He, Encoding::Field { modulus }) => he_modulus_ok(modulus),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = BackendError;
+
+    fn from_str(s: &str) -> Result<Backend, BackendError> {
+        match s {
+            "ot" => Ok(Backend::Ot),
+            "he" => Ok(Backend::He),
+            _ => Err(BackendError::Unknown(s.to_string())),
+        }
+    }
+}
+
+/// Why a backend cannot be used as asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// Not `ot` or `he`.
+    #[error("unknown backend `{0}` (supported: ot, he)")]
+    Unknown(String),
+    /// A ring width outside 1..=64.
+    #[error("ring bit width {0} is outside 1..=64")]
+    RingBits(u32),
+    /// No HE field of this width.
+    #[error(
+        "no {0}-bit field for the HE backend: SCI_HE needs a prime n ≡ 1 mod {m} of {0} bits with {lo} ≤ bits ≤ {hi} (19 has none)",
+        m = 2 * HE_DEGREE, lo = HE_BITS.start(), hi = HE_BITS.end()
+    )]
+    HeBits(u32),
+}
+
+/// BFV polynomial degree `N` of SCI_HE (slots per ciphertext).
+pub const HE_DEGREE: u64 = 8192;
+
+/// BFV ciphertext primes `q_0..q_4` of SCI_HE (each `≡ 1 mod 2N`; 43, 43, 44, 44, 44
+/// bits, `log₂ Q = 218`): ciphertexts live at the first four, the fifth is the special
+/// modulus of key switching.
+pub const HE_MODULI: [u64; 5] = [
+    0x7ff_fffd_8001,
+    0x7ff_fffc_8001,
+    0xfff_ffff_c001,
+    0xfff_fff6_c001,
+    0xfff_ffeb_c001,
+];
+
+/// Field widths the HE backend offers: above 16 bits (BFV batching with these
+/// parameters needs `t > 2^16`) and at most 44 (above that the noise budget of a
+/// typical layer is exhausted; the runtime checks every layer's budget and reports
+/// an exhausted one).
+pub const HE_BITS: RangeInclusive<u32> = 17..=44;
+
+/// Whether `n` is a valid SCI_HE field: prime, `≡ 1 (mod 2N)`, of a width in
+/// [`HE_BITS`].
+pub fn he_modulus_ok(n: u64) -> bool {
+    let bits = 64 - n.leading_zeros();
+    HE_BITS.contains(&bits) && n % (2 * HE_DEGREE) == 1 && is_prime(n)
+}
+
+/// The field of SCI_HE at width `bits`: the largest prime `n < 2^bits` with
+/// `n ≡ 1 (mod 2N)`, if it has `bits` bits (module docs).
+pub fn he_prime(bits: u32) -> Result<u64, BackendError> {
+    if !HE_BITS.contains(&bits) {
+        return Err(BackendError::HeBits(bits));
+    }
+    let step = 2 * HE_DEGREE;
+    let top = 1u64 << bits;
+    (1..)
+        .map(|k| top - k * step + 1)
+        .take_while(|&n| n > top / 2)
+        .find(|&n| is_prime(n))
+        .ok_or(BackendError::HeBits(bits))
+}
+
+impl Program {
+    /// Whether instruction `v` multiplies a secret tensor by the server's weights: a
+    /// `conv2d`, `matmul` or `mul` with an operand owned by the server and a result
+    /// shared, i.e. a linear layer run by the backend's protocol (OT- or HE-based).
+    pub fn is_secure_product(&self, v: ValueId) -> bool {
+        let i = self.instr(v);
+        let factors = match &i.op {
+            Op::Conv2d { x, w, .. } => [*x, *w],
+            Op::MatMul { a, b, .. } | Op::Mul { a, b } => [*a, *b],
+            _ => return false,
+        };
+        let owners = factors.map(|f| self.ty(f).owner());
+        !matches!(i.ty.owner(), Owner::Public | Owner::Server)
+            && owners.contains(&Owner::Server)
+            && !owners.contains(&Owner::Public)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn he_primes_of_every_width() {
+        for bits in HE_BITS {
+            match he_prime(bits) {
+                Ok(n) => {
+                    assert!(he_modulus_ok(n), "{bits}: {n}");
+                    assert_eq!(64 - n.leading_zeros(), bits);
+                    // The largest: no prime of the form between it and 2^bits.
+                    let mut m = n + 2 * HE_DEGREE;
+                    while m < 1 << bits {
+                        assert!(!is_prime(m), "{bits}: {m} is larger");
+                        m += 2 * HE_DEGREE;
+                    }
+                    println!(
+                        "{bits:>2} bits: n = {n} = 2^{bits} - {}",
+                        (1u64 << bits) - n
+                    );
+                }
+                Err(e) => {
+                    assert_eq!(bits, 19, "{e}");
+                }
+            }
+        }
+        assert_eq!(he_prime(32), Ok(4_294_475_777));
+        assert_eq!(he_prime(16), Err(BackendError::HeBits(16)));
+        assert_eq!(he_prime(45), Err(BackendError::HeBits(45)));
+        assert!(
+            he_modulus_ok((1 << 32) - (1 << 20) + 1),
+            "the paper's prime"
+        );
+    }
+
+    #[test]
+    fn backends_accept_their_encodings() {
+        let he = Backend::He.encoding(32).unwrap();
+        assert_eq!(
+            he,
+            Encoding::Field {
+                modulus: 4_294_475_777
+            }
+        );
+        assert!(Backend::He.accepts(he) && !Backend::Ot.accepts(he));
+        let ot = Backend::Ot.encoding(32).unwrap();
+        assert!(Backend::Ot.accepts(ot) && !Backend::He.accepts(ot));
+        assert!(
+            !Backend::He.accepts(Encoding::Field { modulus: 12_289 }),
+            "too small"
+        );
+        assert!(
+            !Backend::He.accepts(Encoding::Field { modulus: 65_539 }),
+            "≢ 1 mod 2N"
+        );
+        assert_eq!("he".parse(), Ok(Backend::He));
+        assert!("cheetah".parse::<Backend>().is_err());
+    }
+}
