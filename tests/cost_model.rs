@@ -71,6 +71,7 @@ fn check(model: &str, threads: u32) -> usize {
             },
             mill_radix: None,
             threads: Some(threads),
+            backend: sci_ir::Backend::Ot,
         },
         false,
     )
