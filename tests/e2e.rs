@@ -15,10 +15,11 @@
 
 use sci_compiler::{Options, Quantization};
 use sci_ir::Plan;
+use sci_testkit::process::Listening;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Path of a freshly built `sci-run`.
 fn sci_run() -> &'static Path {
@@ -100,30 +101,18 @@ fn run(args: &[String]) -> Output {
     Command::new(sci_run()).args(args).output().unwrap()
 }
 
-fn spawn(args: &[String]) -> Child {
-    Command::new(sci_run())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// Spawns `sci-run` with `args` and `--listen 127.0.0.1:0`, and reads the address it
+/// bound.
+fn listen(args: &[String]) -> Listening {
+    let mut cmd = Command::new(sci_run());
+    cmd.args(args).args(["--listen", "127.0.0.1:0"]);
+    Listening::spawn(cmd)
 }
 
-fn wait(mut c: Child) -> Output {
-    let start = Instant::now();
-    while c.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = c.kill();
-            panic!("sci-run still running after 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    c.wait_with_output().unwrap()
-}
-
-fn free_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().to_string()
+/// Waits for a listening server; it must succeed.
+fn wait_ok(srv: Listening, what: &str) {
+    let (ok, err) = srv.wait(Duration::from_secs(120));
+    assert!(ok, "{what}: {err}");
 }
 
 fn ok(o: &Output, what: &str) {
@@ -162,25 +151,21 @@ fn check_model(model: &str, output: Option<&str>, cases: usize, threads: u32) {
             a.extend(["--output".to_string(), out(mode).display().to_string()]);
             ok(&run(&a), &format!("{model} case {k} --{mode}"));
         }
-        let addr = free_port();
         let t = threads.to_string();
-        let srv = spawn(&[
+        let srv = listen(&[
             "--party".into(),
             "0".into(),
             plan.display().to_string(),
-            "--listen".into(),
-            addr.clone(),
             "--threads".into(),
             t,
         ]);
         let mut a = vec!["--party".into(), "1".into(), client.display().to_string()];
-        a.extend(["--connect".into(), addr]);
+        a.extend(["--connect".into(), srv.addr.clone()]);
         a.extend(base);
         a.extend(["--output".to_string(), out("two").display().to_string()]);
         let c = run(&a);
-        let s = wait(srv);
         ok(&c, &format!("{model} case {k} client"));
-        ok(&s, &format!("{model} case {k} server"));
+        wait_ok(srv, &format!("{model} case {k} server"));
         let read = |mode: &str| std::fs::read(out(mode)).unwrap();
         let clear = read("cleartext");
         assert_eq!(
@@ -238,26 +223,18 @@ fn single_op_models() {
 /// Runs a server and a client process over loopback with the client's extra arguments;
 /// both must succeed.
 fn two_processes(plan: &Path, client: &Path, client_args: &[String]) {
-    let addr = free_port();
-    let srv = spawn(&[
-        "--party".into(),
-        "0".into(),
-        plan.display().to_string(),
-        "--listen".into(),
-        addr.clone(),
-    ]);
+    let srv = listen(&["--party".into(), "0".into(), plan.display().to_string()]);
     let mut a = vec![
         "--party".into(),
         "1".into(),
         client.display().to_string(),
         "--connect".into(),
-        addr,
+        srv.addr.clone(),
     ];
     a.extend_from_slice(client_args);
     let c = run(&a);
-    let s = wait(srv);
     ok(&c, "batch client");
-    ok(&s, "batch server");
+    wait_ok(srv, "batch server");
 }
 
 #[test]

@@ -30,6 +30,8 @@ pub mod check;
 pub mod dataset;
 mod error;
 pub mod fixed;
+#[doc(hidden)]
+pub mod fuzz_entry;
 mod id;
 pub mod interp;
 pub mod npy;
