@@ -30,6 +30,7 @@ fn secure_accuracy_equals_fixed_point_accuracy_on_the_test_split() {
             },
             mill_radix: None,
             threads: None,
+            batch: 1,
         },
         false,
     )

@@ -87,6 +87,7 @@ fn every_testdata_model_compiles_and_matches_onnxruntime() {
             },
             mill_radix: None,
             threads: None,
+            batch: 1,
         };
         let c = match compile(&opts, false) {
             Ok(c) => c,

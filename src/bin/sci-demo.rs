@@ -122,6 +122,7 @@ fn run(cli: &Cli) -> Result<()> {
             quantization,
             mill_radix: None,
             threads: Some(cli.threads),
+            batch: 1,
         },
         false,
     )

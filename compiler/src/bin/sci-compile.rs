@@ -3,7 +3,7 @@
 //! ```text
 //! sci-compile MODEL -o plan.bin [--client-plan client.bin]
 //!             [--bits L --scale S | --validation DATA [--tolerance P]]
-//!             [--output NAME]... [--mill-radix M] [--threads N]
+//!             [--output NAME]... [--mill-radix M] [--threads N] [--batch N]
 //!             [--emit-ir FILE] [--dump-ir DIR] [--report FILE.json]
 //! ```
 //!
@@ -64,6 +64,11 @@ struct Args {
     /// Number of runtime threads recorded in the plan (1..=256; default 1).
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
+    /// Compile for N inputs per inference: the leading (batch) dimension of the model's
+    /// inputs is N throughout, so each protocol round serves all N (`sci-run --input`
+    /// then takes a stacked .npy or a directory, N items per inference).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    batch: usize,
     /// Write the final IR as text.
     #[arg(long, value_name = "FILE")]
     emit_ir: Option<PathBuf>,
@@ -121,6 +126,7 @@ fn run(args: Args) -> Result<()> {
         quantization,
         mill_radix: args.mill_radix,
         threads: args.threads,
+        batch: args.batch,
     };
     let compiled = compile(&opts, args.dump_ir.is_some())
         .with_context(|| format!("compiling {}", args.model.display()))?;
