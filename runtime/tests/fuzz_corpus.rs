@@ -1,7 +1,7 @@
 //! The short run of the fuzz targets `handshake`, `ot_setup`, `he` and `session` (see
 //! the README's Fuzzing section): their committed corpus and seeded mutants of it
 //! through the same entry functions as the cargo-fuzz targets, which must not panic.
-//! Also: the recorded client transcript of the `session` corpus still drives the
+//! Also: the committed client transcript of the `session` corpus still drives the
 //! fuzzing server through a whole inference (else the corpus went stale), and the
 //! ignored `write_seed_corpus`, which records the seeds of these four corpora.
 
@@ -156,12 +156,26 @@ fn ot_transcript(party: Party) -> Vec<u8> {
     log.lock().unwrap().clone()
 }
 
-/// A server replaying a fresh client transcript runs its inference to the end (so the
-/// `session` target reaches the executor's protocols, not just the handshake).
+/// A server replaying the committed client transcript (and a fresh one) runs its
+/// inference to the end, so the `session` target reaches the executor's protocols, not
+/// just the handshake, and the corpus has not gone stale.
 #[test]
 fn a_recorded_client_transcript_drives_a_whole_session() {
+    let committed = fuzz::corpus("session")
+        .into_iter()
+        .find(|(n, _)| n == "seed-one-inference")
+        .expect("the committed seed")
+        .1;
+    for transcript in [committed, client_transcript(1)] {
+        replay_session(&transcript);
+    }
+}
+
+/// Replays `transcript` to a `fuzz_entry::session` server through one inference,
+/// which must succeed.
+fn replay_session(transcript: &[u8]) {
     let program = fuzz_entry::session_program();
-    let mut ch = replay(&client_transcript(1));
+    let mut ch = replay(transcript);
     let hello = Hello {
         session: SESSION_ID,
         ..Hello::new(
