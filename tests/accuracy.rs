@@ -44,6 +44,7 @@ fn test_split(backend: sci_ir::Backend) {
             mill_radix: None,
             threads: None,
             backend,
+            batch: 1,
         },
         false,
     )

@@ -15,10 +15,11 @@
 
 use sci_compiler::{Options, Quantization};
 use sci_ir::{Backend, Plan};
+use sci_testkit::process::Listening;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Path of a freshly built `sci-run`.
 fn sci_run() -> &'static Path {
@@ -71,16 +72,18 @@ fn manifest(model: &str) -> serde_json::Value {
 /// Compiles `model` at ℓ = 32, s = 12 (up to `output` if given) into `dir` for SCI_OT;
 /// returns the plan and the client plan.
 fn compile(dir: &Path, model: &str, output: Option<&str>, threads: u32) -> (PathBuf, PathBuf) {
-    compile_for(dir, model, output, threads, Backend::Ot)
+    compile_with(dir, model, output, threads, Backend::Ot, 1)
 }
 
-/// [`compile`] for `backend`.
-fn compile_for(
+/// [`compile`] for `backend` and `batch` inputs per inference (`sci-compile
+/// --batch`), files named after both.
+fn compile_with(
     dir: &Path,
     model: &str,
     output: Option<&str>,
     threads: u32,
     backend: Backend,
+    batch: usize,
 ) -> (PathBuf, PathBuf) {
     let c = sci_compiler::compile(
         &Options {
@@ -93,12 +96,13 @@ fn compile_for(
             mill_radix: None,
             threads: Some(threads),
             backend,
+            batch,
         },
         false,
     )
     .unwrap_or_else(|e| panic!("compiling {model}: {e}"));
     let plan = Plan::new(c.program);
-    let stem = model.replace(['/', '.'], "_");
+    let stem = format!("{}_{backend}_b{batch}", model.replace(['/', '.'], "_"));
     let (a, b) = (
         dir.join(format!("{stem}.bin")),
         dir.join(format!("{stem}_client.bin")),
@@ -112,30 +116,18 @@ fn run(args: &[String]) -> Output {
     Command::new(sci_run()).args(args).output().unwrap()
 }
 
-fn spawn(args: &[String]) -> Child {
-    Command::new(sci_run())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+/// Spawns `sci-run` with `args` and `--listen 127.0.0.1:0`, and reads the address it
+/// bound.
+fn listen(args: &[String]) -> Listening {
+    let mut cmd = Command::new(sci_run());
+    cmd.args(args).args(["--listen", "127.0.0.1:0"]);
+    Listening::spawn(cmd)
 }
 
-fn wait(mut c: Child) -> Output {
-    let start = Instant::now();
-    while c.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = c.kill();
-            panic!("sci-run still running after 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    c.wait_with_output().unwrap()
-}
-
-fn free_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().to_string()
+/// Waits for a listening server; it must succeed.
+fn wait_ok(srv: Listening, what: &str) {
+    let (ok, err) = srv.wait(Duration::from_secs(120));
+    assert!(ok, "{what}: {err}");
 }
 
 fn ok(o: &Output, what: &str) {
@@ -161,7 +153,7 @@ fn check_model_for(
     threads: u32,
 ) {
     let dir = tempfile::tempdir().unwrap();
-    let (plan, client) = compile_for(dir.path(), model, output, threads, backend);
+    let (plan, client) = compile_with(dir.path(), model, output, threads, backend, 1);
     let m = manifest(model);
     let names: Vec<String> = m["inputs"]
         .as_array()
@@ -185,25 +177,21 @@ fn check_model_for(
             a.extend(["--output".to_string(), out(mode).display().to_string()]);
             ok(&run(&a), &format!("{model} case {k} --{mode}"));
         }
-        let addr = free_port();
         let t = threads.to_string();
-        let srv = spawn(&[
+        let srv = listen(&[
             "--party".into(),
             "0".into(),
             plan.display().to_string(),
-            "--listen".into(),
-            addr.clone(),
             "--threads".into(),
             t,
         ]);
         let mut a = vec!["--party".into(), "1".into(), client.display().to_string()];
-        a.extend(["--connect".into(), addr]);
+        a.extend(["--connect".into(), srv.addr.clone()]);
         a.extend(base);
         a.extend(["--output".to_string(), out("two").display().to_string()]);
         let c = run(&a);
-        let s = wait(srv);
         ok(&c, &format!("{model} case {k} client"));
-        ok(&s, &format!("{model} case {k} server"));
+        wait_ok(srv, &format!("{model} case {k} server"));
         let read = |mode: &str| std::fs::read(out(mode)).unwrap();
         let clear = read("cleartext");
         assert_eq!(
@@ -296,26 +284,18 @@ fn he_backend_models() {
 /// Runs a server and a client process over loopback with the client's extra arguments;
 /// both must succeed.
 fn two_processes(plan: &Path, client: &Path, client_args: &[String]) {
-    let addr = free_port();
-    let srv = spawn(&[
-        "--party".into(),
-        "0".into(),
-        plan.display().to_string(),
-        "--listen".into(),
-        addr.clone(),
-    ]);
+    let srv = listen(&["--party".into(), "0".into(), plan.display().to_string()]);
     let mut a = vec![
         "--party".into(),
         "1".into(),
         client.display().to_string(),
         "--connect".into(),
-        addr,
+        srv.addr.clone(),
     ];
     a.extend_from_slice(client_args);
     let c = run(&a);
-    let s = wait(srv);
     ok(&c, "batch client");
-    ok(&s, "batch server");
+    wait_ok(srv, "batch server");
 }
 
 #[test]
@@ -373,5 +353,74 @@ fn a_batch_of_the_digits_test_split_in_one_session_equals_each_image_alone() {
         let o = Array::read(out.join(format!("img_{k:03}.npy"))).unwrap();
         assert_eq!(o.shape, [1, 10]);
         assert_eq!(&o.to_f32(), w, "image {k} (directory)");
+    }
+}
+
+/// The rounds of each inference of a `--report` file, per party.
+fn rounds(report: &Path) -> Vec<u64> {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    json["parties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["totals"]["rounds"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_digits_mlp_compiled_for_16_inputs_gives_each_image_its_batch_1_output() {
+    use sci_ir::npy::Array;
+    // digits_mlp: its exporter fixed the batch dimension to 1, which `--batch` takes as
+    // the batch (digits_lenet cannot be batched: its export bakes the batch of 1 into a
+    // Reshape's constant shape, which the frontend reports).
+    let model = "digits/digits_mlp.onnx";
+    let dir = tempfile::tempdir().unwrap();
+    let (plan1, client1) = compile_with(dir.path(), model, None, 1, Backend::Ot, 1);
+    let (plan16, client16) = compile_with(dir.path(), model, None, 1, Backend::Ot, 16);
+    let program16 = Plan::load(&plan16).unwrap().program().clone();
+    assert_eq!(program16.ty(program16.inputs()[0]).shape(), [16, 1, 8, 8]);
+    // 40 test images = 2 full batches of 16 and one of 8 (padded with 8 items of zeros).
+    let all = Array::read(testdata().join("digits/test/x.npy")).unwrap();
+    let x = dir.path().join("x40.npy");
+    Array::from_f32(vec![40, 1, 8, 8], &all.to_f32()[..40 * 64])
+        .unwrap()
+        .write(&x)
+        .unwrap();
+    let args = |i: &Path, o: &Path, r: &Path| {
+        [i, o, r]
+            .iter()
+            .zip(["--input", "--output", "--report"])
+            .flat_map(|(p, f)| [f.to_string(), p.display().to_string()])
+            .collect::<Vec<_>>()
+    };
+    let (y1, r1) = (dir.path().join("y1.npy"), dir.path().join("r1.json"));
+    let (y16, r16) = (dir.path().join("y16.npy"), dir.path().join("r16.json"));
+    two_processes(&plan1, &client1, &args(&x, &y1, &r1));
+    two_processes(&plan16, &client16, &args(&x, &y16, &r16));
+    let (a, b) = (Array::read(&y1).unwrap(), Array::read(&y16).unwrap());
+    assert_eq!(a.shape, [40, 10]);
+    assert_eq!(b.shape, [40, 10]);
+    assert_eq!(a.to_f32(), b.to_f32(), "batch 16 differs from batch 1");
+    // Each inference of 16 images takes the rounds of one inference of one image.
+    let (r1, r16) = (rounds(&r1), rounds(&r16));
+    assert_eq!((r1.len(), r16.len()), (40, 3), "one report per inference");
+    assert_eq!(r16, r1[..3], "rounds per inference");
+    // A directory of single images: 16 files per inference, one output file each.
+    let each = dir.path().join("each");
+    std::fs::create_dir(&each).unwrap();
+    for (k, img) in all.to_f32()[..20 * 64].chunks(64).enumerate() {
+        Array::from_f32(vec![1, 1, 8, 8], img)
+            .unwrap()
+            .write(each.join(format!("img_{k:02}.npy")))
+            .unwrap();
+    }
+    let out = dir.path().join("out");
+    let r = dir.path().join("rd.json");
+    two_processes(&plan16, &client16, &args(&each, &out, &r));
+    for (k, want) in a.to_f32().chunks(10).take(20).enumerate() {
+        let o = Array::read(out.join(format!("img_{k:02}.npy"))).unwrap();
+        assert_eq!(o.shape, [1, 10]);
+        assert_eq!(o.to_f32(), want, "image {k} (directory)");
     }
 }

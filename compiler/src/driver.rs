@@ -51,6 +51,11 @@ pub struct Options {
     /// [`sci_ir::backend`]); ignored for an already-quantized IR file, which keeps its
     /// own.
     pub backend: Backend,
+    /// Inputs per inference: the leading (batch) dimension of every ONNX client input
+    /// that declares it dynamic (≥ 1; 1 is one input per inference). A batch of N runs
+    /// every protocol once over all N inputs: the rounds of one inference, about N
+    /// times its bytes. See [`load`] for what the model must declare.
+    pub batch: usize,
 }
 
 /// How the final (ℓ, s) was chosen.
@@ -138,13 +143,33 @@ pub enum CompileError {
     /// Invalid protocol parameters.
     #[error(transparent)]
     Params(#[from] sci_ir::ParamsError),
+    /// `--batch N` cannot be applied to a client input.
+    #[error(
+        "--batch {batch}: graph input '{input}' has {found}; --batch needs a leading dimension that is dynamic (symbolic), 1, or {batch}"
+    )]
+    Batch {
+        /// The graph input.
+        input: String,
+        /// What its leading dimension is.
+        found: String,
+        /// The requested batch.
+        batch: usize,
+    },
 }
 
 /// Loads a model: `.onnx` through the frontend (up to `outputs`), anything else as IR
 /// text. Returns the program, its format and the frontend's notes.
+///
+/// `batch` (≥ 1) becomes the leading dimension of every ONNX client input whose first
+/// dimension is dynamic (symbolic) or 1 (exporters often fix the batch dimension to
+/// the example input's 1; a note says so); any other fixed first dimension must equal
+/// it (else [`CompileError::Batch`]). A node whose shapes do not follow (e.g. a
+/// `Reshape` to a constant shape that bakes in the batch of 1) is the frontend's error
+/// naming that node. An IR file is taken as it is, so `batch` must be 1 for one.
 pub fn load(
     path: &Path,
     outputs: &[String],
+    batch: usize,
 ) -> Result<(Program, &'static str, Vec<String>), CompileError> {
     let is_onnx = path
         .extension()
@@ -154,15 +179,25 @@ pub fn load(
             path: path.to_path_buf(),
             source,
         };
-        let model = sci_frontend::load(path).map_err(frontend)?;
+        let mut model = sci_frontend::load(path).map_err(frontend)?;
+        let batch_notes = set_batch(&mut model, batch)?;
         let (p, notes) = model
             .lower((!outputs.is_empty()).then_some(outputs))
             .map_err(frontend)?;
-        Ok((p, "onnx", notes.iter().map(ToString::to_string).collect()))
+        let notes = batch_notes
+            .into_iter()
+            .chain(notes.iter().map(ToString::to_string))
+            .collect();
+        Ok((p, "onnx", notes))
     } else {
         if !outputs.is_empty() {
             return Err(CompileError::Options(
                 "--output selects ONNX graph outputs; it does not apply to an IR file".into(),
+            ));
+        }
+        if batch != 1 {
+            return Err(CompileError::Options(
+                "--batch sets the batch dimension of ONNX inputs; it does not apply to an IR file (whose shapes are fixed)".into(),
             ));
         }
         let text = std::fs::read_to_string(path).map_err(|source| CompileError::Io {
@@ -177,9 +212,51 @@ pub fn load(
     }
 }
 
+/// Sets the leading dimension of every client input of `model` that declares it
+/// dynamic or 1 to `batch` (see [`load`]); returns a note for each fixed 1 replaced.
+fn set_batch(model: &mut sci_frontend::Model, batch: usize) -> Result<Vec<String>, CompileError> {
+    use sci_frontend::model::Dim;
+    if batch == 0 {
+        return Err(CompileError::Options("--batch must be at least 1".into()));
+    }
+    let mut notes = Vec::new();
+    if batch == 1 {
+        return Ok(notes);
+    }
+    for input in &mut model.inputs {
+        match input.dims.as_mut().and_then(|d| d.first_mut()) {
+            Some(d @ Dim::Unknown(_)) => *d = Dim::Known(batch),
+            Some(d @ Dim::Known(1)) => {
+                *d = Dim::Known(batch);
+                notes.push(format!(
+                    "graph input '{}': fixed leading dimension 1 taken as the batch dimension, set to {batch} (--batch)",
+                    input.name
+                ));
+            }
+            Some(Dim::Known(n)) if *n == batch => {}
+            first => {
+                return Err(CompileError::Batch {
+                    input: input.name.clone(),
+                    found: match first {
+                        Some(Dim::Known(n)) => format!("a fixed leading dimension {n}"),
+                        _ => "no declared shape".into(),
+                    },
+                    batch,
+                });
+            }
+        }
+    }
+    Ok(notes)
+}
+
 /// Compiles `opts.model`; with `keep_dumps`, also keeps every pass's output.
+///
+/// With `opts.batch` = N > 1 and autotuning, (ℓ, s) are tuned on the model lowered for
+/// one input (the validation samples are single inputs) and then applied to the
+/// program for N inputs: both run the same passes at the same (ℓ, s), so every input of
+/// a batch gets exactly the output it gets alone.
 pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileError> {
-    let (input, format, notes) = load(&opts.model, &opts.outputs)?;
+    let (input, format, notes) = load(&opts.model, &opts.outputs, opts.batch)?;
     let mut dumps = Vec::new();
     let mut observe = |name: &'static str, p: &Program| {
         if keep_dumps {
@@ -222,7 +299,12 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
     let (fixed_quant, tuning) = match (&opts.quantization, quantized) {
         (Quantization::Autotune { data, config }, false) => {
             let data = Dataset::load(data).map_err(CompileError::Dataset)?;
-            let mut t = autotune(&float, &data, config)?;
+            let mut t = if opts.batch == 1 {
+                autotune(&float, &data, config)?
+            } else {
+                let (one, _, _) = load(&opts.model, &opts.outputs, 1)?;
+                autotune(&float_stage.run(&one)?, &data, config)?
+            };
             if opts.backend == Backend::He {
                 t.bits = he_width(t.bits, config.margin_bits)?;
             }

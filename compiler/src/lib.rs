@@ -6,6 +6,8 @@
 
 pub mod cost;
 pub mod driver;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod report;
 
 pub use driver::{CompileError, Compiled, Options, Quantization, compile};

@@ -26,6 +26,7 @@ fn test_accuracy(model: &str, outputs: &[&str]) -> (f64, f64, u32, u32) {
         mill_radix: None,
         threads: None,
         backend: sci_ir::Backend::Ot,
+        batch: 1,
     };
     let c = compile(&opts, false).unwrap();
     let test = Dataset::load(testdata("digits/test")).unwrap();

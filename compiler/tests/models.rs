@@ -88,6 +88,7 @@ fn every_testdata_model_compiles_and_matches_onnxruntime() {
             mill_radix: None,
             threads: None,
             backend: sci_ir::Backend::Ot,
+            batch: 1,
         };
         let c = match compile(&opts, false) {
             Ok(c) => c,

@@ -36,6 +36,8 @@ pub mod cost;
 pub mod dataset;
 mod error;
 pub mod fixed;
+#[doc(hidden)]
+pub mod fuzz_entry;
 mod id;
 pub mod interp;
 pub mod npy;

@@ -2,6 +2,8 @@
 
 pub mod crypto;
 pub mod exec;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod he;
 pub mod net;
 pub mod ot;

@@ -12,18 +12,13 @@ mod common;
 use common::*;
 use sci_ir::npy::Array;
 use sci_ir::{Plan, Program};
+use sci_testkit::process::Listening;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_sci-run");
-
-/// A free loopback port (bound, read, released).
-fn free_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().to_string()
-}
 
 /// Saves the plan and its client view; returns their paths.
 fn save(dir: &Path, name: &str, p: &Program) -> (PathBuf, PathBuf) {
@@ -112,13 +107,22 @@ fn p(x: &Path) -> String {
     x.display().to_string()
 }
 
-/// Runs a server and a client process; returns (server ok, server stderr, client ok,
-/// client stderr).
-fn pair(server: Vec<String>, client: Vec<String>) -> (bool, String, bool, String) {
-    let srv = spawn(&server);
-    let cl = spawn(&client);
-    let (ok1, e1) = finish(cl, Duration::from_secs(60));
-    let (ok0, e0) = finish(srv, Duration::from_secs(60));
+/// Spawns `sci-run` with `a` and `--listen 127.0.0.1:0`, and reads the address it bound.
+fn listen(a: &[String]) -> Listening {
+    let mut cmd = Command::new(BIN);
+    cmd.args(a).args(["--listen", "127.0.0.1:0"]);
+    Listening::spawn(cmd)
+}
+
+/// Runs a listening process (`listener` plus `--listen 127.0.0.1:0`) and then a
+/// connecting one (`connector` plus `--connect` to the address the first bound);
+/// returns (listener ok, its stderr, connector ok, its stderr).
+fn pair(listener: Vec<String>, connector: Vec<String>) -> (bool, String, bool, String) {
+    let srv = listen(&listener);
+    let mut connector = connector;
+    connector.extend([s("--connect"), srv.addr.clone()]);
+    let (ok1, e1) = finish(spawn(&connector), Duration::from_secs(60));
+    let (ok0, e0) = srv.wait(Duration::from_secs(60));
     (ok0, e0, ok1, e1)
 }
 
@@ -145,11 +149,10 @@ fn cleartext_local_and_two_processes_agree() {
             common.extend(args("--output", &outs));
             common.extend([s("--report"), p(&report), s("--threads"), s(threads)]);
             if mode == "two" {
-                let addr = free_port();
-                let mut srv = vec![s("--party"), s("0"), p(&plan), s("--listen"), addr.clone()];
+                let mut srv = vec![s("--party"), s("0"), p(&plan)];
                 srv.extend([s("--threads"), s(threads)]);
                 srv.extend(fast());
-                let mut cl = vec![s("--party"), s("1"), p(&client), s("--connect"), addr];
+                let mut cl = vec![s("--party"), s("1"), p(&client)];
                 cl.extend(common);
                 cl.extend(fast());
                 let (ok0, e0, ok1, e1) = pair(srv, cl);
@@ -202,17 +205,10 @@ fn both_fail(
     server_says: &str,
     client_says: &str,
 ) -> String {
-    let addr = free_port();
-    let mut srv = vec![
-        s("--party"),
-        s("0"),
-        p(server.0),
-        s("--listen"),
-        addr.clone(),
-    ];
+    let mut srv = vec![s("--party"), s("0"), p(server.0)];
     srv.extend(server.1);
     srv.extend(fast());
-    let mut cl = vec![s("--party"), s("1"), p(client.0), s("--connect"), addr];
+    let mut cl = vec![s("--party"), s("1"), p(client.0)];
     cl.extend(client.1);
     cl.extend(fast());
     let (ok0, e0, ok1, e1) = pair(srv, cl);
@@ -307,17 +303,10 @@ fn setup_errors_stop_both_parties() {
 fn same_role_twice_stops_both() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, client) = save(dir.path(), "a", &protocol_program(16));
-    let addr = free_port();
     for (party, file) in [("0", &plan), ("1", &client)] {
-        let mut a = vec![s("--party"), s(party), p(file), s("--listen"), addr.clone()];
+        let mut a = vec![s("--party"), s(party), p(file)];
         a.extend(fast());
-        let mut b = vec![
-            s("--party"),
-            s(party),
-            p(file),
-            s("--connect"),
-            addr.clone(),
-        ];
+        let mut b = vec![s("--party"), s(party), p(file)];
         b.extend(fast());
         if party == "1" {
             let ins = write_inputs(dir.path(), &protocol_program(16), 1);
@@ -356,45 +345,42 @@ fn a_killed_or_silent_peer_stops_the_other_within_the_timeout() {
         .write(&x)
         .unwrap();
     for victim in ["server", "client", "silent server"] {
-        let addr = free_port();
-        let srv = [
-            s("--party"),
-            s("0"),
-            p(&plan),
-            s("--listen"),
-            addr.clone(),
-            s("--timeout"),
-            s("3"),
-        ];
+        let mut srv = listen(&[s("--party"), s("0"), p(&plan), s("--timeout"), s("3")]);
         let cl = [
             s("--party"),
             s("1"),
             p(&client),
             s("--connect"),
-            addr,
+            srv.addr.clone(),
             s("--input"),
             p(&x),
             s("--timeout"),
             s("3"),
         ];
-        let mut srv = spawn(&srv);
         let mut cl = spawn(&cl);
         std::thread::sleep(Duration::from_millis(1500));
-        let (killed, survivor) = match victim {
-            "client" => (&mut cl, srv),
-            _ => (&mut srv, cl),
-        };
-        if victim == "silent server" {
-            // Stop it: the client's reads time out.
-            Command::new("kill")
-                .args(["-STOP", &killed.id().to_string()])
-                .status()
-                .unwrap();
+        let t0;
+        let (ok, err) = if victim == "client" {
+            cl.kill().unwrap();
+            let _ = cl.wait();
+            t0 = Instant::now();
+            srv.wait(Duration::from_secs(30))
         } else {
-            killed.kill().unwrap();
-        }
-        let t0 = Instant::now();
-        let (ok, err) = finish(survivor, Duration::from_secs(30));
+            if victim == "silent server" {
+                // Stop it: the client's reads time out.
+                Command::new("kill")
+                    .args(["-STOP", &srv.child.id().to_string()])
+                    .status()
+                    .unwrap();
+            } else {
+                srv.child.kill().unwrap();
+            }
+            t0 = Instant::now();
+            let r = finish(cl, Duration::from_secs(30));
+            let _ = srv.child.kill();
+            let _ = srv.child.wait();
+            r
+        };
         assert!(!ok, "{victim}: the survivor must fail");
         // A killed peer is noticed at once. A stopped one is noticed by the read timeout,
         // or, if the survivor is writing, by the write timeout, which the kernel resets
@@ -415,8 +401,6 @@ fn a_killed_or_silent_peer_stops_the_other_within_the_timeout() {
             err.contains(want) && err.contains("relu"),
             "{victim}: {err}"
         );
-        let _ = killed.kill();
-        let _ = killed.wait();
     }
 }
 
@@ -442,18 +426,16 @@ fn serve_answers_clients_one_after_another() {
     let dir = tempfile::tempdir().unwrap();
     let prog = protocol_program(16);
     let (plan, client) = save(dir.path(), "a", &prog);
-    let addr = free_port();
     let report = dir.path().join("serve.json");
-    let mut srv = spawn(&[
+    let mut srv = listen(&[
         s("--party"),
         s("0"),
         p(&plan),
-        s("--listen"),
-        addr.clone(),
         s("--serve"),
         s("--report"),
         p(&report),
     ]);
+    let addr = srv.addr.clone();
     let mut outs = Vec::new();
     for k in 0..3 {
         let (o, paths) = outputs(dir.path(), &prog, &format!("serve{k}"));
@@ -481,7 +463,7 @@ fn serve_answers_clients_one_after_another() {
         );
     }
     assert!(
-        srv.try_wait().unwrap().is_none(),
+        srv.child.try_wait().unwrap().is_none(),
         "the server keeps serving"
     );
     // One report line per finished session (written after the client is done).
@@ -491,8 +473,8 @@ fn serve_answers_clients_one_after_another() {
         assert_eq!(l["session"].as_str().unwrap().len(), 32, "{l}");
         assert!(l["totals"]["bytes_sent"].as_u64().unwrap() > 0, "{l}");
     }
-    srv.kill().unwrap();
-    let _ = srv.wait();
+    srv.child.kill().unwrap();
+    let _ = srv.child.wait();
     assert_eq!(outs[0], outs[1]);
     assert_eq!(outs[0], outs[2]);
 }
@@ -530,8 +512,9 @@ fn no_server_is_an_error_after_the_connect_timeout() {
         s("--party"),
         s("1"),
         p(&client),
+        // Port 0 is never listening: the connection is refused at once, every time.
         s("--connect"),
-        free_port(),
+        s("127.0.0.1:0"),
     ];
     a.extend(args("--input", &write_inputs(dir.path(), &prog, 1)));
     a.extend([s("--connect-timeout"), s("1")]);
@@ -541,48 +524,6 @@ fn no_server_is_an_error_after_the_connect_timeout() {
     assert!(!o.status.success());
     assert!(err.contains("is the server running?"), "{err}");
     assert!(t0.elapsed() < Duration::from_secs(10));
-}
-
-/// A spawned `sci-run` that listens on `127.0.0.1:0`: its bound address (read from the
-/// line it prints) and a thread collecting the rest of its stderr.
-fn listening(mut c: Child) -> (Child, String, std::thread::JoinHandle<String>) {
-    use std::io::BufRead;
-    let err = c.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let t = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in std::io::BufReader::new(err).lines() {
-            let line = line.unwrap_or_default();
-            if let Some(a) = line.strip_prefix("sci-run: listening on ") {
-                let _ = tx.send(a.to_string());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    match rx.recv_timeout(Duration::from_secs(20)) {
-        Ok(addr) => (c, addr, t),
-        Err(_) => {
-            let _ = c.kill();
-            panic!("no address printed: {}", t.join().unwrap());
-        }
-    }
-}
-
-/// Waits (at most `limit`) for a child whose stderr is collected by `err`.
-fn exit(mut c: Child, err: std::thread::JoinHandle<String>, limit: Duration) -> (bool, String) {
-    let start = Instant::now();
-    loop {
-        if let Some(st) = c.try_wait().unwrap() {
-            return (st.success(), err.join().unwrap());
-        }
-        if start.elapsed() > limit {
-            let _ = c.kill();
-            panic!("still running after {limit:?}: {}", err.join().unwrap());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// A key and certificate written by `sci-keygen` into `dir`.
@@ -629,16 +570,11 @@ fn tls_two_processes_equal_cleartext_and_wrong_keys_are_refused() {
     for (srv_peer, cl_me, cl_peer, good) in
         [(&b, &b, &a, true), (&m, &b, &a, false), (&b, &b, &m, false)]
     {
-        let mut sa = vec![
-            s("--party"),
-            s("0"),
-            p(&plan),
-            s("--listen"),
-            s("127.0.0.1:0"),
-        ];
+        let mut sa = vec![s("--party"), s("0"), p(&plan)];
         sa.extend(tls_args(&a, srv_peer));
         sa.extend(fast());
-        let (srv, addr, serr) = listening(spawn(&sa));
+        let srv = listen(&sa);
+        let addr = srv.addr.clone();
         let (tls_o, tls_f) = outputs(dir.path(), &prog, "tls");
         let mut ca = vec![s("--party"), s("1"), p(&client), s("--connect"), addr];
         ca.extend(tls_args(cl_me, cl_peer));
@@ -646,7 +582,7 @@ fn tls_two_processes_equal_cleartext_and_wrong_keys_are_refused() {
         ca.extend(args("--output", &tls_o));
         ca.extend(fast());
         let (ok1, e1) = finish(spawn(&ca), Duration::from_secs(60));
-        let (ok0, e0) = exit(srv, serr, Duration::from_secs(60));
+        let (ok0, e0) = srv.wait(Duration::from_secs(60));
         if good {
             assert!(ok0 && ok1, "server: {e0}\nclient: {e1}");
             assert!(e0.contains("TLS 1.3"), "{e0}");
@@ -690,12 +626,10 @@ fn serve_runs_sessions_at_once_and_a_silent_client_costs_only_its_own() {
     let prog = protocol_program(16);
     let (plan, client) = save(dir.path(), "a", &prog);
     let report = dir.path().join("serve.jsonl");
-    let srv = spawn(&[
+    let mut srv = listen(&[
         s("--party"),
         s("0"),
         p(&plan),
-        s("--listen"),
-        s("127.0.0.1:0"),
         s("--serve"),
         s("--max-sessions"),
         s("3"),
@@ -706,7 +640,7 @@ fn serve_runs_sessions_at_once_and_a_silent_client_costs_only_its_own() {
         s("--timeout"),
         s("60"),
     ]);
-    let (mut srv, addr, serr) = listening(srv);
+    let addr = srv.addr.clone();
     // A client that opens its session and then says nothing.
     let mut silent = std::net::TcpStream::connect(&addr).unwrap();
     let mut pre = b"SCI-LANE".to_vec();
@@ -748,13 +682,13 @@ fn serve_runs_sessions_at_once_and_a_silent_client_costs_only_its_own() {
     let lines = wait_lines(&report, 2);
     assert!(lines.iter().all(|l| l["outcome"] == "ok"), "{lines:?}");
     assert!(
-        srv.try_wait().unwrap().is_none(),
+        srv.child.try_wait().unwrap().is_none(),
         "the server keeps serving"
     );
     // SIGTERM: no new sessions (a new client hears "busy"); the silent one ends when
     // its client goes away.
     let k = Command::new("kill")
-        .args(["-TERM", &srv.id().to_string()])
+        .args(["-TERM", &srv.child.id().to_string()])
         .status()
         .unwrap();
     assert!(k.success());
@@ -772,7 +706,7 @@ fn serve_runs_sessions_at_once_and_a_silent_client_costs_only_its_own() {
     let (ok, e) = finish(spawn(&late), Duration::from_secs(30));
     assert!(!ok && e.contains("the peer stopped: server busy"), "{e}");
     drop(silent);
-    let (ok, e) = exit(srv, serr, Duration::from_secs(30));
+    let (ok, e) = srv.wait(Duration::from_secs(30));
     assert!(ok, "{e}");
     assert!(e.contains("stopping"), "{e}");
     let lines = wait_lines(&report, 3);

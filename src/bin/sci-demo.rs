@@ -123,6 +123,7 @@ fn run(cli: &Cli) -> Result<()> {
             mill_radix: None,
             threads: Some(cli.threads),
             backend: sci_ir::Backend::Ot,
+            batch: 1,
         },
         false,
     )

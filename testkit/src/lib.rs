@@ -1,10 +1,12 @@
 //! The workspace's dev-only test kit (a dev-dependency of `sci-ir`,
-//! `sci-passes` and `sci-runtime`, never a dependency of a library).
+//! `sci-passes`, `sci-compiler`, `sci-runtime` and `sci`, never a dependency of a library).
 //!
 //! - [`Lcg`]: the deterministic pseudo-random generator of test data.
 //! - [`seed`]: the seed of the tests' protocol randomness, replayable from
 //!   `SCI_TEST_SEED` and printed when a test fails.
 //! - [`run2`]: both parties of a two-party test, in two threads.
+//! - [`fuzz`]: the short run of each fuzz target over its committed corpus.
+//! - [`process`]: `sci-run` processes listening on port 0, with the address they bound.
 //!
 //! It is a crate of its own, with no dependencies, rather than a `testkit`
 //! feature of `sci-runtime`, because its users sit on both sides of the
@@ -15,6 +17,9 @@
 //! runtime's test modules, built on this.
 
 use std::sync::OnceLock;
+
+pub mod fuzz;
+pub mod process;
 
 /// The environment variable that fixes the tests' protocol seed.
 pub const SEED_VAR: &str = "SCI_TEST_SEED";

@@ -4,6 +4,7 @@
 //! sci-compile MODEL -o plan.bin [--client-plan client.bin]
 //!             [--bits L --scale S | --validation DATA [--tolerance P]]
 //!             [--output NAME]... [--mill-radix M] [--threads N] [--backend ot|he]
+//!             [--batch N]
 //!             [--emit-ir FILE] [--dump-ir DIR] [--report FILE.json]
 //! ```
 //!
@@ -68,6 +69,11 @@ struct Args {
     /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44).
     #[arg(long, value_name = "ot|he", default_value = "ot")]
     backend: sci_ir::Backend,
+    /// Compile for N inputs per inference: the leading (batch) dimension of the model's
+    /// inputs is N throughout, so each protocol round serves all N (`sci-run --input`
+    /// then takes a stacked .npy or a directory, N items per inference).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    batch: usize,
     /// Write the final IR as text.
     #[arg(long, value_name = "FILE")]
     emit_ir: Option<PathBuf>,
@@ -126,6 +132,7 @@ fn run(args: Args) -> Result<()> {
         mill_radix: args.mill_radix,
         threads: args.threads,
         backend: args.backend,
+        batch: args.batch,
     };
     let compiled = compile(&opts, args.dump_ir.is_some())
         .with_context(|| format!("compiling {}", args.model.display()))?;

@@ -523,7 +523,7 @@ fn client(
             },
             Err(e) => Err((AbortReason::InputRejected, e.into())),
         });
-    let (plan, batch, n) = match prepared {
+    let (plan, mut batch, n) = match prepared {
         Ok(p) => p,
         Err((reason, e)) => return Err(abort(cli, acceptor.as_ref(), party, cfg, reason, e)),
     };
@@ -542,7 +542,7 @@ fn client(
     let exs = execute(
         plan.program(),
         conn,
-        batch.inputs.into_iter().map(Some),
+        std::mem::take(&mut batch.inputs).into_iter().map(Some),
         true,
     )?;
     let mut outs = Vec::with_capacity(exs.len());
@@ -554,7 +554,7 @@ fn client(
         );
         reports.push(e.report);
     }
-    finish_batch(plan.program(), out_files, &batch.form, &outs)?;
+    finish_batch(plan.program(), out_files, &batch, &outs)?;
     print_costs("client", &reports);
     Ok((plan.hash_hex(), reports))
 }
@@ -567,12 +567,13 @@ fn local(
     out_files: &[FileArg],
 ) -> Result<(String, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
-    let batch = io::load_batch(plan.program(), files)?;
+    let mut batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
     let bar = Bar::new(plan.program().instrs().len());
-    let run = exec::run_pair(&plan, batch.inputs, threads, cfg, &mut |p| bar.show(p))?;
+    let inputs = std::mem::take(&mut batch.inputs);
+    let run = exec::run_pair(&plan, inputs, threads, cfg, &mut |p| bar.show(p))?;
     bar.finish();
-    finish_batch(plan.program(), out_files, &batch.form, &run.outputs)?;
+    finish_batch(plan.program(), out_files, &batch, &run.outputs)?;
     print_costs("server", &run.server);
     print_costs("client", &run.client);
     Ok((plan.hash_hex(), [run.server, run.client].concat()))
@@ -595,7 +596,7 @@ fn cleartext(
         .collect::<Result<Vec<_>, _>>()
         .context("running the reference interpreter")?;
     let seconds = t0.elapsed().as_secs_f64();
-    finish_batch(program, out_files, &batch.form, &outs)?;
+    finish_batch(program, out_files, &batch, &outs)?;
     let report = PartyReport {
         party: "cleartext",
         threads: 1,
@@ -621,23 +622,30 @@ fn cleartext(
     Ok((plan.hash_hex(), vec![report]))
 }
 
-/// Writes a batch's outputs as its inputs were given and prints the predicted classes.
+/// Writes a batch's outputs as its inputs were given and prints the predicted classes
+/// (not those of padding items).
 fn finish_batch(
     program: &Program,
     files: &[FileArg],
-    form: &io::BatchForm,
+    batch: &io::Batch,
     outs: &[Vec<Tensor>],
 ) -> Result<()> {
     if !files.is_empty() {
-        io::write_batch(program, files, form, outs)?;
+        io::write_batch(program, files, batch, outs)?;
     }
-    outs.iter().try_for_each(|o| print_classes(program, o))
+    let last = outs.len().saturating_sub(1);
+    outs.iter()
+        .enumerate()
+        .try_for_each(|(k, o)| print_classes(program, o, if k == last { batch.padding } else { 0 }))
 }
 
-/// Prints the predicted classes of one inference's outputs.
-fn print_classes(program: &Program, outs: &[Tensor]) -> Result<()> {
+/// Prints the predicted classes of one inference's outputs, without the last
+/// `padding` (those of padding items).
+fn print_classes(program: &Program, outs: &[Tensor], padding: usize) -> Result<()> {
     for (name, t) in io::output_names(program).iter().zip(outs) {
-        match io::predicted_classes(t).as_slice() {
+        let mut classes = io::predicted_classes(t);
+        classes.truncate(classes.len().saturating_sub(padding));
+        match classes.as_slice() {
             [c] => println!("{name}: predicted class {c}"),
             cs => println!("{name}: predicted classes {cs:?}"),
         }

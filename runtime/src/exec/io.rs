@@ -227,6 +227,10 @@ pub struct Batch {
     pub inputs: Vec<Vec<Tensor>>,
     /// How the batch was given, so the outputs can be written alike.
     pub form: BatchForm,
+    /// Items of zeros appended to the last input set to fill the batch of a plan
+    /// compiled with `sci-compile --batch B` (0 unless the items given are not a
+    /// multiple of B); their outputs are dropped.
+    pub padding: usize,
 }
 
 /// How a [`Batch`] was given on the command line.
@@ -235,27 +239,42 @@ pub enum BatchForm {
     /// One file per input, of the plan's shapes: one inference.
     Single,
     /// One `.npy` with a leading batch dimension (single-input plans): of shape
-    /// `[N] ++ shape` (`new_axis`), or `[N, ...]` for a plan input of shape `[1, ...]`.
-    /// The outputs are written as one `.npy` per output, stacked alike.
+    /// `[N] ++ shape` (`new_axis`), or `[N, ...]` for a plan input of shape `[B, ...]`
+    /// (N items, B per inference, B = 1 unless compiled with `--batch B`). The outputs
+    /// are written as one `.npy` per output, stacked alike.
     Stacked {
-        /// The batch dimension is a new leading axis (else it replaces a leading 1).
+        /// The batch dimension is a new leading axis (else it replaces the plan's
+        /// leading dimension B).
         new_axis: bool,
     },
     /// A directory of `.npy` files, these names in this order (single-input plans); the
     /// outputs are written into a directory under the same names.
-    Directory(Vec<std::ffi::OsString>),
+    Directory {
+        /// The input files' names.
+        names: Vec<std::ffi::OsString>,
+        /// Files per inference: 1 for files of the plan's input shape, B for files of
+        /// one item (`[1, ...]`) given to a plan compiled with `--batch B`.
+        per_inference: usize,
+    },
 }
 
 /// Reads the client's inputs as a batch ([`BatchForm`]): files of the plan's input
 /// shapes are one inference ([`load_inputs`]); for a single-input plan, a directory is
 /// one inference per `.npy` file in it (sorted by name), and one `.npy` of shape
-/// `[N] ++ shape` is `N` inferences (as is one of shape `[N, ...]` for an input of
-/// shape `[1, ...]`).
+/// `[N] ++ shape` is `N` inferences.
+///
+/// A plan whose input has a leading dimension B (B = 1 unless compiled with
+/// `sci-compile --batch B`) also takes items of shape `[1, ...]`, B per inference: one
+/// `.npy` of shape `[N, ...]` (N ≠ B) is `⌈N/B⌉` inferences, and so is a directory of
+/// N files of one item each. If N is not a multiple of B, the last inference is padded
+/// with items of zeros ([`Batch::padding`]) whose outputs are dropped, so every item's
+/// output is exactly its output alone.
 pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError> {
     let single = || {
         Ok(Batch {
             inputs: vec![load_inputs(program, files)?],
             form: BatchForm::Single,
+            padding: 0,
         })
     };
     let ins = program.inputs();
@@ -263,6 +282,34 @@ pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError
         return single();
     };
     let name = external_names(program, false).pop().unwrap_or_default();
+    let shape = program.ty(v).shape();
+    let b = shape.first().copied().unwrap_or(1).max(1);
+    let item_shape: Vec<usize> = [&[1][..], shape.get(1..).unwrap_or(&[])].concat();
+    let read = |path: &Path| {
+        Array::read(path).map_err(|source| IoError::Npy {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    // Encodes items of `item_shape` (their f32 data, concatenated), B per input set.
+    let grouped = |data: &[f32], items: usize, path: &Path| -> Result<_, IoError> {
+        let per: usize = item_shape.iter().product();
+        let sets = items.div_ceil(b);
+        let mut padded = data[..items * per].to_vec();
+        padded.resize(sets * b * per, 0.0);
+        let inputs = padded
+            .chunks(b * per)
+            .map(|chunk| {
+                let one =
+                    Array::from_f32(shape.to_vec(), chunk).map_err(|source| IoError::Npy {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+                Ok(vec![encode_input(program, v, &name, path, &one)?])
+            })
+            .collect::<Result<Vec<_>, IoError>>()?;
+        Ok((inputs, sets * b - items))
+    };
     if file.path.is_dir() {
         let dir_err = |source| IoError::Dir {
             path: file.path.clone(),
@@ -275,11 +322,32 @@ pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError
             .map_err(dir_err)?;
         names.retain(|n| Path::new(n).extension().is_some_and(|e| e == "npy"));
         names.sort();
-        if names.is_empty() {
+        let Some(first) = names.first() else {
             return Err(IoError::Match(format!(
                 "{}: no .npy files in the directory",
                 file.path.display()
             )));
+        };
+        if b > 1 && read(&file.path.join(first))?.shape == item_shape {
+            let mut data = Vec::new();
+            for n in &names {
+                let path = file.path.join(n);
+                let arr = read(&path)?;
+                if arr.dtype != "f4" || arr.shape != item_shape {
+                    // The same checks and message as for one input.
+                    encode_input(program, v, &name, &path, &arr)?;
+                }
+                data.extend(arr.to_f32());
+            }
+            let (inputs, padding) = grouped(&data, names.len(), &file.path)?;
+            return Ok(Batch {
+                inputs,
+                form: BatchForm::Directory {
+                    names,
+                    per_inference: b,
+                },
+                padding,
+            });
         }
         let inputs = names
             .iter()
@@ -293,51 +361,89 @@ pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError
             .collect::<Result<_, _>>()?;
         return Ok(Batch {
             inputs,
-            form: BatchForm::Directory(names),
+            form: BatchForm::Directory {
+                names,
+                per_inference: 1,
+            },
+            padding: 0,
         });
     }
-    let arr = Array::read(&file.path).map_err(|source| IoError::Npy {
-        path: file.path.clone(),
-        source,
-    })?;
-    let shape = program.ty(v).shape();
+    let arr = read(&file.path)?;
     let new_axis = arr.shape.len() == shape.len() + 1 && arr.shape[1..] == *shape;
     let replaced = arr.shape.len() == shape.len()
-        && shape.first() == Some(&1)
-        && arr.shape.first() != Some(&1)
+        && !shape.is_empty()
+        && arr.shape[0] != b
         && arr.shape[1..] == shape[1..];
     if arr.dtype != "f4" || !(new_axis || replaced) {
         return single();
     }
-    let per: usize = shape.iter().product();
     let data = arr.to_f32();
-    let inputs = data
-        .chunks(per.max(1))
-        .take(arr.shape[0])
-        .map(|chunk| {
-            let one = Array::from_f32(shape.to_vec(), chunk).map_err(|source| IoError::Npy {
-                path: file.path.clone(),
-                source,
-            })?;
-            Ok(vec![encode_input(program, v, &name, &file.path, &one)?])
-        })
-        .collect::<Result<_, IoError>>()?;
+    let (inputs, padding) = if new_axis {
+        let per: usize = shape.iter().product();
+        let inputs = data
+            .chunks(per.max(1))
+            .take(arr.shape[0])
+            .map(|chunk| {
+                let one =
+                    Array::from_f32(shape.to_vec(), chunk).map_err(|source| IoError::Npy {
+                        path: file.path.clone(),
+                        source,
+                    })?;
+                Ok(vec![encode_input(program, v, &name, &file.path, &one)?])
+            })
+            .collect::<Result<_, IoError>>()?;
+        (inputs, 0)
+    } else {
+        grouped(&data, arr.shape[0], &file.path)?
+    };
     Ok(Batch {
         inputs,
         form: BatchForm::Stacked { new_axis },
+        padding,
     })
 }
 
+/// The rows of `a` along its leading dimension, which must be `rows`: arrays of shape
+/// `[1, ...]` (`name` is the output's, for the error).
+fn split_rows(a: &Array, rows: usize, name: &str) -> Result<Vec<Array>, IoError> {
+    if a.shape.first() != Some(&rows) {
+        return Err(IoError::Match(format!(
+            "output {name} has shape {} without the plan's leading batch dimension {rows}: write it to one file (give the inputs as one stacked .npy of {rows} items)",
+            ShapeDisplay(&a.shape)
+        )));
+    }
+    let shape: Vec<usize> = [&[1][..], &a.shape[1..]].concat();
+    let data = a.to_f32();
+    let per = data.len() / rows.max(1);
+    data.chunks(per.max(1))
+        .take(rows)
+        .map(|row| {
+            Array::from_f32(shape.clone(), row).map_err(|source| IoError::Npy {
+                path: PathBuf::new(),
+                source,
+            })
+        })
+        .collect()
+}
+
 /// Writes the outputs of a batch as it was given ([`BatchForm`]): to the files named
-/// (one inference), stacked along a new leading dimension (a stacked batch), or into the
-/// directory named, one file per input under the input's name.
+/// (one inference), stacked along the leading dimension (a stacked batch; the outputs
+/// of padding items dropped), or into the directory named, one file per input under
+/// the input's name.
 pub fn write_batch(
     program: &Program,
     files: &[FileArg],
-    form: &BatchForm,
+    batch: &Batch,
     outputs: &[Vec<Tensor>],
 ) -> Result<(), IoError> {
-    match form {
+    let names = output_names(program);
+    let b = program
+        .inputs()
+        .first()
+        .and_then(|&v| program.ty(v).shape().first().copied())
+        .unwrap_or(1)
+        .max(1);
+    match &batch.form {
         BatchForm::Single => outputs
             .iter()
             .try_for_each(|o| write_outputs(program, files, &decode_outputs(program, o))),
@@ -346,11 +452,19 @@ pub fn write_batch(
             let stacked = (0..program.outputs().len())
                 .map(|k| {
                     let one = per.first().map_or(&[][..], |a| &a[k].shape[..]);
+                    let mut data: Vec<f32> = per.iter().flat_map(|a| a[k].to_f32()).collect();
                     let shape = match (new_axis, one.split_first()) {
-                        (false, Some((first, rest))) => [&[first * per.len()][..], rest].concat(),
+                        (false, Some((&first, rest))) => {
+                            let mut rows = first * per.len();
+                            if batch.padding > 0 {
+                                split_rows(&per[0][k], b, &names[k])?;
+                                rows -= batch.padding;
+                                data.truncate(rows * rest.iter().product::<usize>());
+                            }
+                            [&[rows][..], rest].concat()
+                        }
                         _ => [&[per.len()][..], one].concat(),
                     };
-                    let data: Vec<f32> = per.iter().flat_map(|a| a[k].to_f32()).collect();
                     Array::from_f32(shape, &data).map_err(|source| IoError::Npy {
                         path: PathBuf::new(),
                         source,
@@ -359,7 +473,10 @@ pub fn write_batch(
                 .collect::<Result<Vec<_>, _>>()?;
             write_outputs(program, files, &stacked)
         }
-        BatchForm::Directory(names) => {
+        BatchForm::Directory {
+            names: inputs,
+            per_inference,
+        } => {
             let [dir] = files else {
                 return Err(IoError::Match(
                     "a directory of inputs needs one --output DIRECTORY".into(),
@@ -369,12 +486,28 @@ pub fn write_batch(
                 path: dir.path.clone(),
                 source,
             })?;
-            names.iter().zip(outputs).try_for_each(|(n, o)| {
+            let mut items = Vec::new();
+            for o in outputs {
+                let arrays = decode_outputs(program, o);
+                if *per_inference == 1 {
+                    items.push(arrays);
+                    continue;
+                }
+                let rows = arrays
+                    .iter()
+                    .zip(&names)
+                    .map(|(a, n)| split_rows(a, *per_inference, n))
+                    .collect::<Result<Vec<_>, _>>()?;
+                items.extend(
+                    (0..*per_inference).map(|r| rows.iter().map(|o| o[r].clone()).collect()),
+                );
+            }
+            inputs.iter().zip(items).try_for_each(|(n, arrays)| {
                 let one = FileArg {
                     name: dir.name.clone(),
                     path: dir.path.join(n),
                 };
-                write_outputs(program, &[one], &decode_outputs(program, o))
+                write_outputs(program, &[one], &arrays)
             })
         }
     }

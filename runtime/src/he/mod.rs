@@ -65,9 +65,9 @@ pub mod layer;
 pub mod mul;
 pub mod noise;
 pub mod params;
-mod rng;
+pub(crate) mod rng;
 pub mod session;
-mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;

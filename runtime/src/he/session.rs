@@ -70,23 +70,28 @@ impl Keys {
                 ch.flush()?;
                 Ok(Keys::Client { params, sk })
             }
-            Party::Server => {
-                let ek = EvaluationKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)
-                    .map_err(|e| HeError::Malformed(format!("Galois keys: {e}")))?;
-                let pk = PublicKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)
-                    .map_err(|e| HeError::Malformed(format!("public key: {e}")))?;
-                let complete = ek.supports_row_rotation()
-                    && rotation_steps().all(|k| ek.supports_column_rotation_by(k));
-                if !complete {
-                    return Err(HeError::Malformed("the Galois keys lack a rotation".into()));
-                }
-                Ok(Keys::Server {
-                    params,
-                    ek: Box::new(ek),
-                    pk,
-                })
-            }
+            Party::Server => Keys::receive(ch, params),
         }
+    }
+
+    /// The server's side of [`Keys::setup`] with parameters already built: receives
+    /// the client's Galois keys and public key and checks that every needed rotation
+    /// is supported. A malformed or incomplete key is [`HeError::Malformed`].
+    pub fn receive(ch: &mut Channel, params: Params) -> Result<Keys, HeError> {
+        let ek = EvaluationKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)
+            .map_err(|e| HeError::Malformed(format!("Galois keys: {e}")))?;
+        let pk = PublicKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)
+            .map_err(|e| HeError::Malformed(format!("public key: {e}")))?;
+        let complete = ek.supports_row_rotation()
+            && rotation_steps().all(|k| ek.supports_column_rotation_by(k));
+        if !complete {
+            return Err(HeError::Malformed("the Galois keys lack a rotation".into()));
+        }
+        Ok(Keys::Server {
+            params,
+            ek: Box::new(ek),
+            pk,
+        })
     }
 
     /// The parameters.

@@ -1,0 +1,202 @@
+//! Entry points of the fuzz targets in `fuzz/` (cargo-fuzz, libFuzzer) for everything
+//! a peer can send: the lane preamble and the hello of a new connection, the OT
+//! set-up, HE ciphertexts and keys, and a whole server session. The fuzz targets and
+//! the stable-Rust test `tests/fuzz_corpus.rs` call the same functions, so the
+//! committed corpus (`fuzz/corpus/<target>`) is replayed by `cargo test`.
+//!
+//! The peer's bytes are replayed from the input by a [`Replay`] transport: every read
+//! takes the next input bytes (the end of the input is the peer closing the
+//! connection), every write is discarded. Each function accepts any bytes and returns
+//! normally whether or not the run gets far; a panic is the bug a fuzzer finds.
+
+use std::io;
+use std::sync::OnceLock;
+
+use fhe::bfv::{Ciphertext, Plaintext, SecretKey};
+use fhe_traits::{FheEncoder, FheEncrypter, Serialize};
+use sci_ir::{Plan, Program};
+
+use crate::crypto::{Block, Prg};
+use crate::exec::handshake::{self, Hello, Status};
+use crate::exec::{executor, report::Cost};
+use crate::he::params::{CT_LEVEL, MIN_PLAIN_BITS, plain_modulus_above};
+use crate::he::{Keys, Params, wire};
+use crate::net::session::{PREAMBLE_LEN, SessionId, parse_preamble};
+use crate::net::{Channel, Party, Transport};
+use crate::ot::{OtPack, Session};
+use crate::proto::engine::Engine;
+
+/// A transport whose incoming bytes are a fixed recording of the peer and whose
+/// outgoing bytes go nowhere.
+#[derive(Debug)]
+pub struct Replay {
+    input: Vec<u8>,
+    pos: usize,
+}
+
+impl Transport for Replay {
+    fn write_all(&mut self, _data: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        let rest = &self.input[self.pos..];
+        if rest.len() < buf.len() {
+            self.pos = self.input.len();
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the recorded peer closed the channel",
+            ));
+        }
+        buf.copy_from_slice(&rest[..buf.len()]);
+        self.pos += buf.len();
+        Ok(())
+    }
+}
+
+/// A channel whose peer sends exactly `data` and then closes.
+pub fn replay(data: &[u8]) -> Channel {
+    Channel::new(Box::new(Replay {
+        input: data.to_vec(),
+        pos: 0,
+    }))
+}
+
+/// What a new connection to a listening server sends first: a lane preamble
+/// ([`crate::net::session`]) and, on lane 0, the hello, which is checked against a
+/// server's hello as [`handshake::handshake`] does.
+pub fn handshake(data: &[u8]) {
+    let Some((pre, rest)) = data.split_first_chunk::<PREAMBLE_LEN>() else {
+        return;
+    };
+    let _ = parse_preamble(pre);
+    let mut ch = replay(rest);
+    if let Ok(theirs) = Hello::read(&mut ch) {
+        let ours = Hello::new(Party::Server, theirs.threads, [0; 32], Status::Ready);
+        let _ = handshake::check(&ours, &theirs);
+        let _ = theirs.to_bytes();
+    }
+}
+
+/// The OT set-up of one lane ([`OtPack::setup`]: base OTs, then the IKNP and KK13
+/// set-ups) against the recorded peer; the first byte picks this side's role (even:
+/// the server).
+pub fn ot_setup(data: &[u8]) {
+    let Some((&role, rest)) = data.split_first() else {
+        return;
+    };
+    let party = if role % 2 == 0 {
+        Party::Server
+    } else {
+        Party::Client
+    };
+    let mut pack = OtPack::new(Prg::new(Block(0x0f0f)));
+    let _ = pack.setup(&mut replay(rest), party);
+}
+
+/// The plaintext modulus of the HE targets and its parameters (built once).
+fn he_params() -> &'static Params {
+    static PARAMS: OnceLock<Params> = OnceLock::new();
+    PARAMS.get_or_init(|| {
+        let t = plain_modulus_above(MIN_PLAIN_BITS).expect("a prime above 2^16 exists");
+        Params::new(t).expect("valid HE parameters")
+    })
+}
+
+/// What the server receives of HE: the first byte picks the message (even: two
+/// ciphertexts at the level the products assume, as the linear layers receive them;
+/// odd: the client's Galois keys and public key, as the key set-up receives them).
+pub fn he(data: &[u8]) {
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    let params = he_params();
+    let mut ch = replay(rest);
+    if which % 2 == 0 {
+        let _ = wire::recv_cts(&mut ch, 2, &params.bfv, Some(CT_LEVEL));
+    } else {
+        let _ = Keys::receive(&mut ch, params.clone());
+    }
+}
+
+/// Wire bytes of one fresh encryption of zero under a fresh key at the parameters of
+/// [`he`], for seeding its corpus (about 0.1 MB).
+pub fn he_ciphertext_seed() -> Vec<u8> {
+    let params = he_params();
+    let mut rng = crate::he::rng::OsRng::new().expect("OS randomness");
+    let sk = SecretKey::random(&params.bfv, &mut rng);
+    let pt = Plaintext::try_encode(
+        &[0u64; 4],
+        fhe::bfv::Encoding::simd_at_level(CT_LEVEL),
+        &params.bfv,
+    )
+    .expect("encoding zero");
+    let ct: Ciphertext = sk.try_encrypt(&pt, &mut rng).expect("encrypting zero");
+    let bytes = ct.to_bytes();
+    let mut out = (bytes.len() as u32).to_le_bytes().to_vec();
+    out.extend_from_slice(&bytes);
+    out
+}
+
+/// The small program of [`session`]: a client input of 4 values, a server matrix
+/// product with bias, truncation, ReLU, a revealed output and an argmax.
+pub const SESSION_PROGRAM: &str = "params mill_radix=4 threads=1
+%x: client i32.8[1,4] = input \"x\"
+%w: server i32.8[4,3] = const [12, -40, 255, 3, 7, -99, 0, 128, -1, 64, 31, -200]
+%b: server i32.16[3] = const [1000, -2000, 300]
+%fc: shared i32.16[1,3] = matmul %x, %w, %b
+%t: shared i32.8[1,3] = trunc %fc s=8
+%r: shared i32.8[1,3] = relu %t
+%y: client i32.8[1,3] = output %r \"y\"
+%k: shared i32.0[1] = argmax %t axis=1
+%class: client i32.0[1] = output %k \"class\"
+";
+
+/// The program of [`SESSION_PROGRAM`], parsed once.
+pub fn session_program() -> &'static Program {
+    static PROGRAM: OnceLock<Program> = OnceLock::new();
+    PROGRAM.get_or_init(|| Program::parse(SESSION_PROGRAM).expect("the session program parses"))
+}
+
+/// The session id the server of [`session`] hands out.
+pub const SESSION_ID: SessionId = SessionId([0x5c; 16]);
+
+/// The root seed of the server of [`session`] (fixed, so a recorded client transcript
+/// replays in full).
+pub const SESSION_SEED: Block = Block(0x5e55_1011);
+
+/// The server's side of a whole one-lane session of [`session_program`] against the
+/// recorded client: handshake, OT set-up, then up to two inferences (of the number
+/// the client's hello announces), every message of the executor's protocols included.
+pub fn session(data: &[u8]) {
+    let program = session_program();
+    let mut ch = replay(data);
+    let hello = Hello {
+        session: SESSION_ID,
+        ..Hello::new(
+            Party::Server,
+            1,
+            Plan::new(program.clone()).hash(),
+            Status::Ready,
+        )
+    };
+    let Ok(theirs) = handshake::handshake(&mut ch, &hello) else {
+        return;
+    };
+    let mut session = Session::with_seed(Party::Server, vec![ch], SESSION_SEED);
+    let setup: Result<Vec<()>, _> =
+        session.run(0, |c| c.lane.ot.setup(&mut c.lane.ch, Party::Server));
+    if setup.is_err() {
+        return;
+    }
+    let mut engine = Engine::new(session, program.params().mill_radix);
+    for _ in 0..theirs.inferences.min(2) {
+        if executor::execute(program, &mut engine, None, Cost::default(), &mut |_| {}).is_err() {
+            return;
+        }
+    }
+}
