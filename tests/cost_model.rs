@@ -72,6 +72,7 @@ fn check(model: &str, threads: u32) -> usize {
             mill_radix: None,
             threads: Some(threads),
             backend: sci_ir::Backend::Ot,
+            batch: 1,
         },
         false,
     )
