@@ -30,14 +30,15 @@ pub mod error;
 pub mod fold;
 pub mod lower;
 pub mod model;
+pub mod note;
 mod ops;
 pub mod pb;
 pub mod shape;
 pub mod tensor;
 
 pub use error::{FrontendError, NodeDesc, Result};
-pub use lower::Note;
 pub use model::Model;
+pub use note::{Note, ir_name};
 pub use ops::supported_ops;
 pub use tensor::{DType, Tensor};
 

@@ -11,61 +11,13 @@
 //! 5. Each requested output becomes an IR `output` named after the ONNX tensor.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::fmt;
 
 use sci_ir::{Builder, Op, Owner, Program, Type, ValueId};
 
-use crate::error::{FrontendError, NodeDesc, Result};
+use crate::error::{FrontendError, Result};
 use crate::model::{Dim, Model, Node};
+use crate::note::{Note, ir_name};
 use crate::ops::{self, Ctx, Value};
-
-/// Something the compiler should tell the user about the lowering.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Note {
-    /// A symbolic batch dimension of a graph input was set to 1.
-    BatchSetToOne {
-        /// The graph input.
-        input: String,
-        /// The symbolic name of the dimension, if any.
-        dim: Option<String>,
-    },
-    /// A trailing monotone op (`Softmax`, `LogSoftmax`) was dropped: the output
-    /// carries its input (e.g. logits instead of probabilities); the argmax is the same.
-    DroppedMonotone {
-        /// The dropped node.
-        node: NodeDesc,
-        /// The output tensor that now carries the op's input.
-        output: String,
-    },
-}
-
-impl fmt::Display for Note {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Note::BatchSetToOne { input, dim } => match dim {
-                Some(d) => write!(
-                    f,
-                    "graph input '{input}': dynamic batch dimension '{d}' set to 1"
-                ),
-                None => write!(f, "graph input '{input}': dynamic batch dimension set to 1"),
-            },
-            Note::DroppedMonotone { node, output } => write!(
-                f,
-                "{node} dropped: it is monotone, so the argmax is unchanged; output '{output}' carries its input"
-            ),
-        }
-    }
-}
-
-/// The IR value name for an ONNX tensor name: the same name (the IR's text
-/// format quotes names that are not plain), or `_` for an empty one.
-pub fn ir_name(onnx: &str) -> String {
-    if onnx.is_empty() {
-        "_".to_string()
-    } else {
-        onnx.to_string()
-    }
-}
 
 impl Model {
     /// Lowers the graph up to `outputs` (ONNX tensor names; `None`: the graph's

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{D, Graph, attr_f, attr_i, attr_ints, attr_s};
-use sci_frontend::lower::Note;
+use sci_frontend::Note;
 use sci_frontend::{FrontendError, Model};
 use sci_ir::{Program, Tensor};
 

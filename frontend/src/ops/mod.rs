@@ -20,8 +20,8 @@ use std::sync::OnceLock;
 use sci_ir::{Builder, Op, Owner, Type, ValueId};
 
 use crate::error::{FrontendError, Result};
-use crate::lower::Note;
 use crate::model::Node;
+use crate::note::Note;
 use crate::tensor::Tensor;
 
 /// The value of an ONNX tensor during lowering.
@@ -279,7 +279,7 @@ impl<'a> Ctx<'a> {
             .map_err(|e| self.error(format!("constant '{name}': {e}")))?;
         let ty =
             Type::real(shape, owner).map_err(|e| self.error(format!("constant '{name}': {e}")))?;
-        let name = self.builder.fresh_name(&crate::lower::ir_name(name));
+        let name = self.builder.fresh_name(&crate::note::ir_name(name));
         self.builder
             .constant(&name, ty, data)
             .map_err(|e| FrontendError::Ir(e.to_string()))
@@ -301,7 +301,7 @@ impl<'a> Ctx<'a> {
     pub fn emit(&mut self, op: Op) -> Result<ValueId> {
         let name = self
             .builder
-            .fresh_name(&crate::lower::ir_name(&self.base_name()));
+            .fresh_name(&crate::note::ir_name(&self.base_name()));
         self.builder
             .push(&name, op)
             .map_err(|e| self.node.error(format!("cannot lower to the IR: {e}")))

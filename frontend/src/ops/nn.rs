@@ -13,7 +13,7 @@ use super::shape_ops::reshape_value;
 use super::{Ctx, Registry, Value};
 use crate::error::Result;
 use crate::fold::{self, BinOp, UnOp};
-use crate::lower::Note;
+use crate::note::Note;
 use crate::shape;
 use crate::tensor::Tensor;
 
