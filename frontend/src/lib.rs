@@ -20,6 +20,7 @@
 //! * [`fold`] and [`shape`]: constant folding kernels and shape inference rules.
 //! * `ops`: the op registry, one function per ONNX op (see [`supported_ops`]).
 //! * [`lower`]: the driver: needed nodes, topological order, client inputs, outputs.
+//! * [`note`]: what the lowering tells the user ([`Note`]) and IR value names.
 //!
 //! The float baseline is the IR's reference interpreter (`sci_ir::interp`) run on
 //! the lowered program; `tests/onnxruntime_reference.rs` checks it against

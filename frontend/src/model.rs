@@ -125,47 +125,11 @@ impl Model {
                 "ONNX IR version {ir_version} (supported: {MIN_IR_VERSION} and up)"
             )));
         }
-        let opset = proto
-            .opset_import
-            .iter()
-            .find(|o| matches!(o.domain.as_deref(), None | Some("") | Some("ai.onnx")))
-            .and_then(|o| o.version)
-            .ok_or_else(|| {
-                FrontendError::Malformed("no opset import for the default ONNX domain".into())
-            })?;
-        if !(MIN_OPSET..=MAX_OPSET).contains(&opset) {
-            return Err(FrontendError::UnsupportedVersion(format!(
-                "default-domain opset {opset} (supported: {MIN_OPSET} to {MAX_OPSET})"
-            )));
-        }
+        let opset = default_opset(&proto.opset_import)?;
         let graph = proto
             .graph
             .ok_or_else(|| FrontendError::Malformed("the model has no graph".into()))?;
-        if let Some(s) = graph.sparse_initializer.first() {
-            let name = s
-                .values
-                .as_ref()
-                .and_then(|v| v.name.clone())
-                .unwrap_or_default();
-            return Err(FrontendError::Tensor {
-                tensor: name,
-                msg: "sparse initializers are not supported".into(),
-            });
-        }
-        let mut initializers = HashMap::new();
-        for t in graph.initializer {
-            let name = t.name.clone().unwrap_or_default();
-            if name.is_empty() {
-                return Err(FrontendError::Malformed(
-                    "an initializer has no name".into(),
-                ));
-            }
-            if initializers.insert(name.clone(), t).is_some() {
-                return Err(FrontendError::Malformed(format!(
-                    "initializer '{name}' is defined twice"
-                )));
-            }
-        }
+        let initializers = initializer_table(&graph.sparse_initializer, graph.initializer)?;
         let inputs = graph
             .input
             .iter()
@@ -280,4 +244,55 @@ impl GraphInput {
             })
         }
     }
+}
+
+/// The default-domain opset the model imports, checked against the supported range.
+fn default_opset(imports: &[pb::OperatorSetIdProto]) -> Result<i64> {
+    let opset = imports
+        .iter()
+        .find(|o| matches!(o.domain.as_deref(), None | Some("") | Some("ai.onnx")))
+        .and_then(|o| o.version)
+        .ok_or_else(|| {
+            FrontendError::Malformed("no opset import for the default ONNX domain".into())
+        })?;
+    if !(MIN_OPSET..=MAX_OPSET).contains(&opset) {
+        return Err(FrontendError::UnsupportedVersion(format!(
+            "default-domain opset {opset} (supported: {MIN_OPSET} to {MAX_OPSET})"
+        )));
+    }
+    Ok(opset)
+}
+
+/// The graph's initializers by name (each name once); sparse initializers are
+/// not supported.
+fn initializer_table(
+    sparse: &[pb::SparseTensorProto],
+    initializer: Vec<TensorProto>,
+) -> Result<HashMap<String, TensorProto>> {
+    if let Some(s) = sparse.first() {
+        let name = s
+            .values
+            .as_ref()
+            .and_then(|v| v.name.clone())
+            .unwrap_or_default();
+        return Err(FrontendError::Tensor {
+            tensor: name,
+            msg: "sparse initializers are not supported".into(),
+        });
+    }
+    let mut initializers = HashMap::new();
+    for t in initializer {
+        let name = t.name.clone().unwrap_or_default();
+        if name.is_empty() {
+            return Err(FrontendError::Malformed(
+                "an initializer has no name".into(),
+            ));
+        }
+        if initializers.insert(name.clone(), t).is_some() {
+            return Err(FrontendError::Malformed(format!(
+                "initializer '{name}' is defined twice"
+            )));
+        }
+    }
+    Ok(initializers)
 }
