@@ -15,7 +15,7 @@
 //!   by pure-Rust `protox` + `prost-build` and checked in (no `protoc`, no build script;
 //!   chosen over `onnx-protobuf`, whose published crate needs a pinned `protobuf` and
 //!   whose tensor helper ignores `raw_data` and panics on some types).
-//! * [`model`]: decoding a model file, version checks (IR ≥ 3, opsets 1–21), graph inputs.
+//! * [`model`]: decoding a model file, version checks (IR ≥ 3, opsets 1–28), graph inputs.
 //! * [`tensor`]: `TensorProto` decoding (raw little-endian, typed fields, external data).
 //! * [`fold`] and [`shape`]: constant folding kernels and shape inference rules.
 //! * `ops`: the op registry, one function per ONNX op (see [`supported_ops`]).

@@ -20,8 +20,13 @@ use crate::tensor::{DType, Tensor};
 
 /// The lowest supported default-domain opset.
 pub const MIN_OPSET: i64 = 1;
-/// The highest supported default-domain opset.
-pub const MAX_OPSET: i64 = 21;
+/// The highest supported default-domain opset: the newest of onnx 1.23 (the
+/// pinned generator version, `onnx.defs.onnx_opset_version()`). Every supported
+/// op's versions up to it are handled: after 21 they only widen type lists
+/// (bfloat16 at 22; float4, float8e8m0, int2, float6 from 23) except `Cast`'s
+/// `round_mode` (24, float8e8m0 targets only, which are rejected) and `Range`'s
+/// `stash_type` (27, float16/bfloat16 inputs).
+pub const MAX_OPSET: i64 = 28;
 /// The lowest supported ONNX IR version.
 pub const MIN_IR_VERSION: i64 = 3;
 

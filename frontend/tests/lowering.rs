@@ -5,6 +5,7 @@ mod common;
 
 use common::{D, Graph, attr_f, attr_i, attr_ints, attr_s};
 use sci_frontend::Note;
+use sci_frontend::pb::TensorProto;
 use sci_frontend::{FrontendError, Model};
 use sci_ir::{Program, Tensor};
 
@@ -473,15 +474,50 @@ fn graphs_with_cycles_or_dangling_inputs_are_errors() {
 
 #[test]
 fn versions_outside_the_supported_range_are_rejected() {
-    let mut g = Graph::new(22);
+    let mut g = Graph::new(29);
     g.input("x", &[D::N(2)]).output("y");
     g.node("relu", "Relu", &["x"], &["y"]);
     let e = Model::from_bytes(&g.bytes(), None).unwrap_err().to_string();
-    assert!(e.contains("opset 22") && e.contains("1 to 21"), "{e}");
+    assert!(e.contains("opset 29") && e.contains("1 to 28"), "{e}");
+    g.opset = 28;
+    assert!(Model::from_bytes(&g.bytes(), None).is_ok());
     g.opset = 13;
     g.ir_version = 2;
     let e = Model::from_bytes(&g.bytes(), None).unwrap_err().to_string();
     assert!(e.contains("IR version 2"), "{e}");
+}
+
+/// `Range` over float16 (opset 27+) is computed in float (`stash_type` 1, the
+/// default); another `stash_type` is rejected, naming the attribute.
+#[test]
+fn range_of_float16_needs_stash_type_float() {
+    let f16 = |name: &str, bits: u16| TensorProto {
+        name: Some(name.into()),
+        data_type: Some(10),
+        raw_data: Some(bits.to_le_bytes().to_vec()),
+        ..Default::default()
+    };
+    for (stash, ok) in [(None, true), (Some(1), true), (Some(10), false)] {
+        let mut g = Graph::new(27);
+        g.output("y");
+        // 0.5, 2.5, 0.5 in binary16.
+        g.init(f16("s", 0x3800))
+            .init(f16("l", 0x4100))
+            .init(f16("d", 0x3800));
+        let n = g.node("range16", "Range", &["s", "l", "d"], &["y"]);
+        if let Some(v) = stash {
+            attr_i(n, "stash_type", v);
+        }
+        if ok {
+            assert_eq!(folded(&g), [0.5, 1.0, 1.5, 2.0]);
+        } else {
+            let e = lower_err(&load(&g), None);
+            assert!(
+                e.contains("node 'range16'") && e.contains("stash_type") && e.contains("10"),
+                "{e}"
+            );
+        }
+    }
 }
 
 /// Lowers a graph whose output folds to a constant and returns its elements.

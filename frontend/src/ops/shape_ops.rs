@@ -179,12 +179,25 @@ fn slice(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     folded(cx, fold::slice(&data, &axes))
 }
 
+/// `Range`. From opset 27 float16/bfloat16 operands are allowed, computed in
+/// the precision `stash_type` names: only 1 (FLOAT, the default) is supported,
+/// which is what [`fold::range`] does for them.
 fn range(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let (s, l, d) = (
         cx.const_input(0, "start")?,
         cx.const_input(1, "limit")?,
         cx.const_input(2, "delta")?,
     );
+    if cx.opset >= 27 {
+        cx.node.check_known_attrs(&["stash_type"])?;
+        let stash = cx.node.attr_int_or("stash_type", 1)?;
+        if matches!(s.dtype(), DType::F16 | DType::BF16) && stash != 1 {
+            return Err(cx.node.attr_error(
+                "stash_type",
+                format!("{stash} is not supported (supported: 1, FLOAT)"),
+            ));
+        }
+    }
     folded(cx, fold::range(&s, &l, &d))
 }
 
