@@ -558,11 +558,20 @@ fn slice_in_both_opset_forms() {
     attr_ints(n, "ends", &[2, 100]);
     assert_eq!(folded(&g), [8.0, 9.0]);
 
-    // Slicing a run-time tensor is not supported.
+    // A run-time tensor is sliced by an IR `gather`; run-time bounds are refused.
     let mut g = Graph::new(13);
     g.input("x", &[D::N(4)])
         .output("y")
         .init_i64("s", &[1], &[1])
+        .init_i64("e", &[1], &[2]);
+    g.node("slice_x", "Slice", &["x", "s", "e"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "gather", "output"]);
+    assert_eq!(run(&p, &[(vec![4], vec![5.0, 6.0, 7.0, 8.0])]), [vec![6.0]]);
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(4)])
+        .input("s", &[D::N(1)])
+        .output("y")
         .init_i64("e", &[1], &[2]);
     g.node("slice_x", "Slice", &["x", "s", "e"], &["y"]);
     let e = lower_err(&load(&g), None);
@@ -728,4 +737,54 @@ fn huge_attribute_values_are_errors_not_overflows() {
         attr_ints(n, attr, &v);
         let _ = load(&g).lower(None);
     }
+}
+
+/// `Gather` with constant indices, `Slice` and `Split` on a run-time tensor lower to
+/// IR `gather`s (data movement); run-time indices are refused, naming the input.
+#[test]
+fn selections_on_activations_lower_to_gather() {
+    let x: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    // x[:, 2] of a [2, 3, 2] tensor: gather, then a reshape dropping the axis.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(3), D::N(2)]).output("y");
+    g.init_i64("i", &[], &[-1]);
+    attr_i(g.node("pick", "Gather", &["x", "i"], &["y"]), "axis", 1);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "gather", "reshape", "output"]);
+    assert_eq!(
+        run(&p, &[(vec![2, 3, 2], x.clone())]),
+        [vec![4.0, 5.0, 10.0, 11.0]]
+    );
+    // Slice with a negative step along axis 1, then Split of the last axis.
+    let mut g = Graph::new(18);
+    g.input("x", &[D::N(2), D::N(3), D::N(2)])
+        .output("a")
+        .output("b");
+    g.init_i64("st", &[1], &[-1])
+        .init_i64("en", &[1], &[-10])
+        .init_i64("ax", &[1], &[1])
+        .init_i64("sp", &[1], &[-2]);
+    g.node("sl", "Slice", &["x", "st", "en", "ax", "sp"], &["s"]);
+    attr_i(g.node("split", "Split", &["s"], &["a", "b"]), "axis", 2);
+    let n = g.graph.node.last_mut().unwrap();
+    attr_i(n, "num_outputs", 2);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "gather", "gather", "gather", "output", "output"]
+    );
+    // Rows 2 and 0 of each block, then columns 0 and 1.
+    assert_eq!(
+        run(&p, &[(vec![2, 3, 2], x)]),
+        [vec![4.0, 0.0, 10.0, 6.0], vec![5.0, 1.0, 11.0, 7.0]]
+    );
+    // Run-time indices.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(3)]).input("i", &[D::N(1)]).output("y");
+    g.node("dyn", "Gather", &["x", "i"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'dyn'") && e.contains("indices") && e.contains("constant"),
+        "{e}"
+    );
 }

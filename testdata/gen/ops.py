@@ -513,6 +513,70 @@ def gen_composites():
     _graph_model(name, nodes, [vinfo("x", (1, 3))], [vinfo("out", None)], [], NEWEST,
                  note="constant-only ops at the newest opset, folded into a Mul, an Add and a Div")
 
+    # Selection on activations: Gather with constant indices, Slice, Split.
+    x4 = vinfo("x", (1, 3, 4, 4))
+    name = "gather_act_scalar_index_o13"  # x[:, 0], torchvision GoogLeNet's transform_input
+    _graph_model(name, [C("i0", np.asarray(0, dtype=np.int64)), N("Gather", ["x", "i0"], ["out"], axis=1)],
+                 [x4], [vinfo("out", None)], [], 13, note="scalar index: the axis is dropped")
+    name = f"gather_act_indices_2d_o{NEWEST}"
+    _graph_model(name, [C("ii", i64([[2, 0], [-1, 1]])), N("Gather", ["x", "ii"], ["out"], axis=-1)],
+                 [x4], [vinfo("out", None)], [], NEWEST, note="2-D indices with a negative one, last axis")
+    name = "gather_transform_input_o13"
+    nodes = []
+    for c, (k, b) in enumerate([(0.5, 0.1), (2.0, -0.2), (-1.0, 0.3)]):
+        nodes += [
+            C(f"i{c}", i64([c])), N("Gather", ["x", f"i{c}"], [f"g{c}"], axis=1),
+            C(f"k{c}", f32(k)), N("Mul", [f"g{c}", f"k{c}"], [f"m{c}"]),
+            C(f"b{c}", f32(b)), N("Add", [f"m{c}", f"b{c}"], [f"a{c}"]),
+        ]
+    nodes.append(N("Concat", ["a0", "a1", "a2"], ["out"], axis=1))
+    _graph_model(name, nodes, [x4], [vinfo("out", None)], [], 13,
+                 note="per-channel affine via Gather/Mul/Add/Concat (GoogLeNet transform_input)")
+    name = "slice_act_steps_o13"
+    _graph_model(name, [C("st", i64([3, 0])), C("en", i64([-5, 4])), C("ax", i64([3, 1])), C("sp", i64([-2, 2])),
+                        N("Slice", ["x", "st", "en", "ax", "sp"], ["out"])],
+                 [x4], [vinfo("out", None)], [], 13, note="negative step on axis 3, step 2 on axis 1")
+    name = f"slice_act_o{NEWEST}"
+    _graph_model(name, [C("st", i64([1])), C("en", i64([3])), C("ax", i64([2])),
+                        N("Slice", ["x", "st", "en", "ax"], ["out"])],
+                 [x4], [vinfo("out", None)], [], NEWEST)
+    name = "slice_act_attr_o9"
+    _graph_model(name, [N("Slice", ["x"], ["out"], starts=[1, 0], ends=[3, 100], axes=[1, 3])],
+                 [x4], [vinfo("out", None)], [], 9, note="opset < 10: attributes; end clamped")
+    name = "chunk_legacy_o17"  # torch.chunk by the legacy exporter: Shape -> Gather -> Div -> Slice
+    nodes = [
+        N("Shape", ["x"], ["shp"]), C("one", np.asarray(1, dtype=np.int64)),
+        N("Gather", ["shp", "one"], ["c"], axis=0), C("two", np.asarray(2, dtype=np.int64)),
+        C("three", np.asarray(3, dtype=np.int64)), N("Add", ["c", "three"], ["c3"]),
+        N("Div", ["c3", "two"], ["half"]), C("ax0", i64([0])), N("Unsqueeze", ["half", "ax0"], ["half1"]),
+        C("zero1", i64([0])), C("big", i64([2**62])), C("ax1", i64([1])),
+        N("Slice", ["x", "zero1", "half1", "ax1"], ["lo"]), N("Slice", ["x", "half1", "big", "ax1"], ["hi"]),
+        N("Relu", ["lo"], ["out0"]), N("Transpose", ["hi"], ["out1"], perm=[0, 1, 3, 2]),
+    ]
+    model = make_model(nodes, [vinfo("x", (1, 6, 2, 2))], [vinfo("out0", None), vinfo("out1", None)], [],
+                       opset=17, name=name)
+    model = _finish(model)
+    save_model(model, f"{DIR}/{name}.onnx", random_cases(name, [A((1, 6, 2, 2))]),
+               note="chunk(2) by Shape/Gather/Div/Slice (folded ends): [1,6,2,2] into 3 + 3 channels")
+    for opset, extra, attrs in (
+        (11, [], dict(axis=1, split=[1, 2])),
+        (13, [C("sp", i64([2, 1]))], dict(axis=1)),
+        (13, [], dict(axis=-1)),
+        (NEWEST, [], dict(axis=2, num_outputs=2)),
+        (NEWEST, [], dict(axis=1, num_outputs=2)),
+    ):
+        ins = ["x"] + (["sp"] if extra else [])
+        nout = len(attrs.get("split", [])) or attrs.get("num_outputs") or (2 if opset == 13 else 2)
+        tag = "input" if extra else "attr" if "split" in attrs else f"n{nout}" if "num_outputs" in attrs else "equal"
+        name = f"split_{tag}_axis{attrs['axis']}_o{opset}".replace("-", "m")
+        outs = [f"out{k}" for k in range(nout)]
+        shape = (1, 3, 4, 4) if attrs["axis"] != -1 else (1, 3, 4, 6)
+        model = make_model(extra + [N("Split", ins, outs, **attrs)], [vinfo("x", shape)],
+                           [vinfo(o, None) for o in outs], [], opset=opset, name=name)
+        model = _finish(model)
+        save_model(model, f"{DIR}/{name}.onnx", random_cases(name, [A(shape)]),
+                   note="3 channels into 2 + 1: the last part is smaller" if attrs == dict(axis=1, num_outputs=2) else "")
+
     # Old style: IR 3, opset 7, every initializer also listed as a graph input.
     for opset in (7, 8):
         name = f"oldstyle_ir3_o{opset}"

@@ -6,11 +6,13 @@
 //! IR ops through [`Ctx`].
 //!
 //! Families: [`shape_ops`] (data movement and the shape subgraphs exporters emit),
+//! [`select`] (`Gather`, `Slice`, `Split`: selection by constant indices),
 //! [`arith`] (elementwise arithmetic), [`nn`] (convolution, matrix products,
 //! normalisation, activations, pooling).
 
 pub(crate) mod arith;
 pub(crate) mod nn;
+pub(crate) mod select;
 pub(crate) mod shape_ops;
 
 use std::collections::HashMap;
@@ -85,6 +87,7 @@ pub(crate) fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
         let mut reg = Registry::default();
         shape_ops::register(&mut reg);
+        select::register(&mut reg);
         arith::register(&mut reg);
         nn::register(&mut reg);
         reg
