@@ -788,3 +788,31 @@ fn selections_on_activations_lower_to_gather() {
         "{e}"
     );
 }
+
+/// `reflect` pads must be smaller than the dimension (no repeated reflection), and
+/// `wrap` needs opset 19: both refused with the node, axis or choices named.
+#[test]
+fn pad_modes_outside_their_range_are_refused() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.init_i64("p", &[4], &[0, 3, 0, 0]);
+    attr_s(
+        g.node("pad_r", "Pad", &["x", "p"], &["y"]),
+        "mode",
+        "reflect",
+    );
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'pad_r'") && e.contains("axis 1") && e.contains("smaller"),
+        "{e}"
+    );
+    let mut g = Graph::new(18);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.init_i64("p", &[4], &[0, 1, 0, 0]);
+    attr_s(g.node("pad_w", "Pad", &["x", "p"], &["y"]), "mode", "wrap");
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("'wrap'") && e.contains("constant, reflect, edge"),
+        "{e}"
+    );
+}

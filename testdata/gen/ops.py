@@ -346,6 +346,13 @@ def gen_shape_ops():
            note="opset 18 axes input: pads apply to axes 2 and 3")
     single("pad_input_o21", "Pad", [xp, i64([0, 0, 1, 1, 0, 0, 1, 1]), f32(0.0)], 21)
     single("pad_input_axes_o28", "Pad", [xp, i64([1, 2, 0, 1]), f32(-0.25), i64([2, 3])], NEWEST)
+    # ReflectionPad2d / ReplicationPad2d / circular: data movement (gathers).
+    single("pad_reflect_attr_o2", "Pad", [xp], 2, mode="reflect", pads=[0, 0, 1, 2, 0, 0, 2, 1])
+    single("pad_reflect_o13", "Pad", [xp, i64([0, 0, 2, 1, 0, 0, 1, 2])], 13, mode="reflect")
+    single("pad_edge_o11", "Pad", [xp, i64([0, 0, 3, 0, 0, 0, 1, 2])], 11, mode="edge")
+    single("pad_edge_axes_o18", "Pad", [xp, i64([2, 0, 1, 3]), None, i64([-1, 2])], 18, mode="edge")
+    single("pad_wrap_o19", "Pad", [xp, i64([0, 0, 1, 2, 0, 0, 2, 1])], 19, mode="wrap")
+    single(f"pad_reflect_o{NEWEST}", "Pad", [xp, i64([0, 0, 1, 1, 0, 0, 1, 1])], NEWEST, mode="reflect")
 
     s = A((1, 3, 1, 4))
     single("squeeze_attr_o7", "Squeeze", [s], 7, axes=[2])
