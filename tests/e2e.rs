@@ -241,6 +241,8 @@ fn single_op_models() {
         "ops/sum_three_inputs_o13.onnx",
         "ops/transpose_o21.onnx",
         "ops/div_const_scalar_o13.onnx",
+        "ops/gather_act_indices_2d_o28.onnx",
+        "ops/slice_act_steps_o13.onnx",
     ] {
         check_model(m, None, 2, 2);
     }

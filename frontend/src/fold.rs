@@ -325,7 +325,8 @@ pub fn concat(xs: &[&Tensor], axis: i64) -> ShapeResult<Tensor> {
     make(first.dtype(), out, data)
 }
 
-/// `Range(start, limit, delta)` of scalar tensors.
+/// `Range(start, limit, delta)` of scalar tensors: element i is start + i·delta,
+/// computed in f64 (in f32 for float16/bfloat16 operands) and rounded to the type.
 pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> ShapeResult<Tensor> {
     let scalar = |t: &Tensor| match t.to_f64().as_slice() {
         [v] => Ok(*v),
@@ -341,6 +342,12 @@ pub fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> ShapeResult<Tens
     }
     let n = n as usize;
     let data = match start.data() {
+        // Half-precision operands are computed in float and rounded once to
+        // the output type (Range-27, `stash_type` = FLOAT).
+        Data::Float(_) if matches!(start.dtype(), DType::F16 | DType::BF16) => {
+            let (s, d) = (s as f32, d as f32);
+            Data::Float((0..n).map(|i| f64::from(s + i as f32 * d)).collect())
+        }
         Data::Float(_) => Data::Float((0..n).map(|i| s + i as f64 * d).collect()),
         Data::Int(_) => {
             let (s, d) = (s as i64, d as i64);

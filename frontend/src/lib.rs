@@ -15,11 +15,12 @@
 //!   by pure-Rust `protox` + `prost-build` and checked in (no `protoc`, no build script;
 //!   chosen over `onnx-protobuf`, whose published crate needs a pinned `protobuf` and
 //!   whose tensor helper ignores `raw_data` and panics on some types).
-//! * [`model`]: decoding a model file, version checks (IR ≥ 3, opsets 1–21), graph inputs.
+//! * [`model`]: decoding a model file, version checks (IR ≥ 3, opsets 1–28), graph inputs.
 //! * [`tensor`]: `TensorProto` decoding (raw little-endian, typed fields, external data).
 //! * [`fold`] and [`shape`]: constant folding kernels and shape inference rules.
 //! * `ops`: the op registry, one function per ONNX op (see [`supported_ops`]).
 //! * [`lower`]: the driver: needed nodes, topological order, client inputs, outputs.
+//! * [`note`]: what the lowering tells the user ([`Note`]) and IR value names.
 //!
 //! The float baseline is the IR's reference interpreter (`sci_ir::interp`) run on
 //! the lowered program; `tests/onnxruntime_reference.rs` checks it against
@@ -30,14 +31,15 @@ pub mod error;
 pub mod fold;
 pub mod lower;
 pub mod model;
+pub mod note;
 mod ops;
 pub mod pb;
 pub mod shape;
 pub mod tensor;
 
 pub use error::{FrontendError, NodeDesc, Result};
-pub use lower::Note;
 pub use model::Model;
+pub use note::{Note, ir_name};
 pub use ops::supported_ops;
 pub use tensor::{DType, Tensor};
 

@@ -11,61 +11,13 @@
 //! 5. Each requested output becomes an IR `output` named after the ONNX tensor.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::fmt;
 
 use sci_ir::{Builder, Op, Owner, Program, Type, ValueId};
 
-use crate::error::{FrontendError, NodeDesc, Result};
+use crate::error::{FrontendError, Result};
 use crate::model::{Dim, Model, Node};
+use crate::note::{Note, ir_name};
 use crate::ops::{self, Ctx, Value};
-
-/// Something the compiler should tell the user about the lowering.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Note {
-    /// A symbolic batch dimension of a graph input was set to 1.
-    BatchSetToOne {
-        /// The graph input.
-        input: String,
-        /// The symbolic name of the dimension, if any.
-        dim: Option<String>,
-    },
-    /// A trailing monotone op (`Softmax`, `LogSoftmax`) was dropped: the output
-    /// carries its input (e.g. logits instead of probabilities); the argmax is the same.
-    DroppedMonotone {
-        /// The dropped node.
-        node: NodeDesc,
-        /// The output tensor that now carries the op's input.
-        output: String,
-    },
-}
-
-impl fmt::Display for Note {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Note::BatchSetToOne { input, dim } => match dim {
-                Some(d) => write!(
-                    f,
-                    "graph input '{input}': dynamic batch dimension '{d}' set to 1"
-                ),
-                None => write!(f, "graph input '{input}': dynamic batch dimension set to 1"),
-            },
-            Note::DroppedMonotone { node, output } => write!(
-                f,
-                "{node} dropped: it is monotone, so the argmax is unchanged; output '{output}' carries its input"
-            ),
-        }
-    }
-}
-
-/// The IR value name for an ONNX tensor name: the same name (the IR's text
-/// format quotes names that are not plain), or `_` for an empty one.
-pub fn ir_name(onnx: &str) -> String {
-    if onnx.is_empty() {
-        "_".to_string()
-    } else {
-        onnx.to_string()
-    }
-}
 
 impl Model {
     /// Lowers the graph up to `outputs` (ONNX tensor names; `None`: the graph's
@@ -75,6 +27,28 @@ impl Model {
     /// its server constants the (folded) weights, its outputs named after the
     /// requested tensors. Errors name the offending node, op and attribute.
     pub fn lower(&self, outputs: Option<&[String]>) -> Result<(Program, Vec<Note>)> {
+        let needed = self.needed(outputs)?;
+        let mut st = State {
+            builder: Builder::new(),
+            values: HashMap::new(),
+            const_ids: HashMap::new(),
+            notes: Vec::new(),
+        };
+        self.declare_sources(&needed, &mut st)?;
+        for &i in &needed.order {
+            self.lower_node(i, &needed, &mut st)?;
+        }
+        for r in &needed.requested {
+            self.emit_output(r, &needed, &mut st)?;
+        }
+        let program = st.builder.finish().map_err(ir_error)?;
+        Ok((program, st.notes))
+    }
+
+    /// The part of the graph that `outputs` (default: the graph outputs) need.
+    /// Errors if no output is requested, a tensor has two producers, a requested
+    /// tensor does not exist or the needed nodes form a cycle.
+    fn needed(&self, outputs: Option<&[String]>) -> Result<Needed<'_>> {
         let requested: Vec<String> = match outputs {
             Some(o) => o.to_vec(),
             None => self.outputs.clone(),
@@ -94,143 +68,152 @@ impl Model {
                 }
             }
         }
-        let is_source =
-            |name: &str| self.is_initializer(name) || self.inputs.iter().any(|i| i.name == name);
         for r in &requested {
-            if !producer.contains_key(r.as_str()) && !is_source(r) {
-                return Err(FrontendError::UnknownOutput {
-                    name: r.clone(),
-                    graph_outputs: self.outputs.join(", "),
-                });
+            if !producer.contains_key(r.as_str()) && !self.is_source(r) {
+                return Err(self.unknown_output(r));
             }
         }
         let order = self.needed_nodes(&requested, &producer)?;
-
-        // How often each tensor is read by the needed nodes.
-        // The needed nodes reading each tensor.
         let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
         for &i in &order {
             for inp in self.nodes[i].inputs.iter().filter(|s| !s.is_empty()) {
                 readers.entry(inp).or_default().push(i);
             }
         }
+        Ok(Needed {
+            requested,
+            producer,
+            readers,
+            order,
+        })
+    }
 
-        let mut st = State {
-            builder: Builder::new(),
-            values: HashMap::new(),
-            const_ids: HashMap::new(),
-            notes: Vec::new(),
-        };
-        // Sources: client inputs first (in graph order), then initializers on demand.
-        let mut needed_sources: HashSet<&str> = order
+    /// Whether `name` is an initializer or a graph input.
+    fn is_source(&self, name: &str) -> bool {
+        self.is_initializer(name) || self.inputs.iter().any(|i| i.name == name)
+    }
+
+    /// The error for a requested output that no node produces.
+    fn unknown_output(&self, name: &str) -> FrontendError {
+        FrontendError::UnknownOutput {
+            name: name.to_string(),
+            graph_outputs: self.outputs.join(", "),
+        }
+    }
+
+    /// Binds the sources the needed nodes read: client inputs first (in graph
+    /// order, each declared as an IR `input`), then the initializers (constants).
+    fn declare_sources(&self, needed: &Needed<'_>, st: &mut State) -> Result<()> {
+        let mut sources: HashSet<&str> = needed
+            .order
             .iter()
             .flat_map(|&i| self.nodes[i].inputs.iter().map(String::as_str))
             .collect();
-        needed_sources.extend(requested.iter().map(String::as_str));
-        for input in &self.inputs {
-            if needed_sources.contains(input.name.as_str())
-                && !producer.contains_key(input.name.as_str())
-            {
-                let reader = readers
-                    .get(input.name.as_str())
-                    .and_then(|r| r.first())
-                    .map(|&i| &self.nodes[i]);
-                let id = self.client_input(input, reader, &mut st)?;
-                st.values.insert(input.name.clone(), Value::Act(id));
-            }
+        sources.extend(needed.requested.iter().map(String::as_str));
+        sources.retain(|name| !needed.producer.contains_key(name));
+        for input in self
+            .inputs
+            .iter()
+            .filter(|i| sources.contains(i.name.as_str()))
+        {
+            let reader = needed
+                .readers
+                .get(input.name.as_str())
+                .and_then(|r| r.first())
+                .map(|&i| &self.nodes[i]);
+            let id = self.client_input(input, reader, st)?;
+            st.values.insert(input.name.clone(), Value::Act(id));
         }
-        for name in &needed_sources {
+        for name in &sources {
             if !st.values.contains_key(*name)
-                && !producer.contains_key(*name)
                 && let Some(t) = self.initializer(name)
             {
                 st.values.insert(name.to_string(), Value::constant(t?));
             }
         }
+        Ok(())
+    }
 
-        let registry = ops::registry();
-        for &i in &order {
-            let node = &self.nodes[i];
-            let f = match registry.get(node.op_type()) {
-                Some(f) if node.is_default_domain() => f,
-                _ => return Err(self.unsupported(i, &readers)),
-            };
-            let inputs = node
-                .inputs
-                .iter()
-                .enumerate()
-                .map(|(k, name)| {
-                    if name.is_empty() {
-                        return Ok(None);
-                    }
-                    st.values.get(name).cloned().map(Some).ok_or_else(|| {
-                        node.error(format!(
-                            "input #{k} '{name}' is not a graph input, an initializer, or an output the \
-                             frontend produces (e.g. the mask of Dropout or the indices of MaxPool)"
-                        ))
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let final_outputs = node
-                .outputs
-                .iter()
-                .map(|o| requested.contains(o) && !readers.contains_key(o.as_str()))
-                .collect();
-            let mut cx = Ctx::new(
-                self.opset,
-                node,
-                inputs,
-                &mut st.builder,
-                &mut st.const_ids,
-                &mut st.notes,
-                final_outputs,
-            );
-            let outs = f(&mut cx)?;
-            for (name, v) in node.outputs.iter().zip(outs) {
-                if !name.is_empty() {
-                    st.values.insert(name.clone(), v);
+    /// Lowers node `i` by its registered op function and binds its outputs.
+    fn lower_node(&self, i: usize, needed: &Needed<'_>, st: &mut State) -> Result<()> {
+        let node = &self.nodes[i];
+        let f = match ops::registry().get(node.op_type()) {
+            Some(f) if node.is_default_domain() => f,
+            _ => return Err(self.unsupported(i, &needed.readers)),
+        };
+        let inputs = node
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                if name.is_empty() {
+                    return Ok(None);
                 }
+                st.values.get(name).cloned().map(Some).ok_or_else(|| {
+                    node.error(format!(
+                        "input #{k} '{name}' is not a graph input, an initializer, or an output the \
+                         frontend produces (e.g. the mask of Dropout or the indices of MaxPool)"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let final_outputs = node
+            .outputs
+            .iter()
+            .map(|o| needed.requested.contains(o) && !needed.readers.contains_key(o.as_str()))
+            .collect();
+        let mut cx = Ctx::new(
+            self.opset,
+            node,
+            inputs,
+            &mut st.builder,
+            &mut st.const_ids,
+            &mut st.notes,
+            final_outputs,
+        );
+        let outs = f(&mut cx)?;
+        for (name, v) in node.outputs.iter().zip(outs) {
+            if !name.is_empty() {
+                st.values.insert(name.clone(), v);
             }
         }
+        Ok(())
+    }
 
-        for r in &requested {
-            let v = st
-                .values
-                .get(r)
-                .cloned()
-                .ok_or_else(|| match producer.get(r.as_str()) {
-                    Some(&i) => self.nodes[i].error(format!(
-                        "output '{r}' of this node is not produced by the frontend"
-                    )),
-                    None => FrontendError::UnknownOutput {
-                        name: r.clone(),
-                        graph_outputs: self.outputs.join(", "),
-                    },
-                })?;
-            let x = match v {
-                Value::Act(id) => id,
-                Value::Const(t) => {
-                    let shape = t.shape().to_vec();
-                    let data = sci_ir::Tensor::real(shape.clone(), t.to_f32())
-                        .map_err(|e| FrontendError::Ir(e.to_string()))?;
-                    let ty = Type::real(shape, Owner::Server)
-                        .map_err(|e| FrontendError::Ir(e.to_string()))?;
-                    let name = st.builder.fresh_name(&ir_name(r));
-                    st.builder
-                        .constant(&name, ty, data)
-                        .map_err(|e| FrontendError::Ir(e.to_string()))?
-                }
-            };
-            let name = st.builder.fresh_name(&format!("{}.out", ir_name(r)));
-            st.builder
-                .push(&name, Op::Output { x, name: r.clone() })
-                .map_err(|e| FrontendError::Ir(e.to_string()))?;
-        }
-        let program = st
-            .builder
-            .finish()
-            .map_err(|e| FrontendError::Ir(e.to_string()))?;
-        Ok((program, st.notes))
+    /// Emits the IR `output` of the requested tensor `r` (a folded constant
+    /// becomes a server constant first).
+    fn emit_output(&self, r: &str, needed: &Needed<'_>, st: &mut State) -> Result<()> {
+        let v = st
+            .values
+            .get(r)
+            .cloned()
+            .ok_or_else(|| match needed.producer.get(r) {
+                Some(&i) => self.nodes[i].error(format!(
+                    "output '{r}' of this node is not produced by the frontend"
+                )),
+                None => self.unknown_output(r),
+            })?;
+        let x = match v {
+            Value::Act(id) => id,
+            Value::Const(t) => {
+                let shape = t.shape().to_vec();
+                let data = sci_ir::Tensor::real(shape.clone(), t.to_f32()).map_err(ir_error)?;
+                let ty = Type::real(shape, Owner::Server).map_err(ir_error)?;
+                let name = st.builder.fresh_name(&ir_name(r));
+                st.builder.constant(&name, ty, data).map_err(ir_error)?
+            }
+        };
+        let name = st.builder.fresh_name(&format!("{}.out", ir_name(r)));
+        st.builder
+            .push(
+                &name,
+                Op::Output {
+                    x,
+                    name: r.to_string(),
+                },
+            )
+            .map_err(ir_error)?;
+        Ok(())
     }
 
     /// The nodes the `requested` tensors depend on, in a topological order.
@@ -341,6 +324,23 @@ impl Model {
             )
             .map_err(|e| err(e.to_string()))
     }
+}
+
+/// The part of the graph one lowering needs.
+struct Needed<'m> {
+    /// The requested output tensors.
+    requested: Vec<String>,
+    /// The node producing each tensor (all nodes of the graph).
+    producer: HashMap<&'m str, usize>,
+    /// The needed nodes reading each tensor.
+    readers: HashMap<&'m str, Vec<usize>>,
+    /// The needed nodes in a topological order.
+    order: Vec<usize>,
+}
+
+/// An IR error met while building the program, which the frontend did not expect.
+fn ir_error(e: impl std::fmt::Display) -> FrontendError {
+    FrontendError::Ir(e.to_string())
 }
 
 /// Mutable state of one lowering.

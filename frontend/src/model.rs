@@ -20,8 +20,13 @@ use crate::tensor::{DType, Tensor};
 
 /// The lowest supported default-domain opset.
 pub const MIN_OPSET: i64 = 1;
-/// The highest supported default-domain opset.
-pub const MAX_OPSET: i64 = 21;
+/// The highest supported default-domain opset: the newest of onnx 1.23 (the
+/// pinned generator version, `onnx.defs.onnx_opset_version()`). Every supported
+/// op's versions up to it are handled: after 21 they only widen type lists
+/// (bfloat16 at 22; float4, float8e8m0, int2, float6 from 23) except `Cast`'s
+/// `round_mode` (24, float8e8m0 targets only, which are rejected) and `Range`'s
+/// `stash_type` (27, float16/bfloat16 inputs).
+pub const MAX_OPSET: i64 = 28;
 /// The lowest supported ONNX IR version.
 pub const MIN_IR_VERSION: i64 = 3;
 
@@ -125,47 +130,11 @@ impl Model {
                 "ONNX IR version {ir_version} (supported: {MIN_IR_VERSION} and up)"
             )));
         }
-        let opset = proto
-            .opset_import
-            .iter()
-            .find(|o| matches!(o.domain.as_deref(), None | Some("") | Some("ai.onnx")))
-            .and_then(|o| o.version)
-            .ok_or_else(|| {
-                FrontendError::Malformed("no opset import for the default ONNX domain".into())
-            })?;
-        if !(MIN_OPSET..=MAX_OPSET).contains(&opset) {
-            return Err(FrontendError::UnsupportedVersion(format!(
-                "default-domain opset {opset} (supported: {MIN_OPSET} to {MAX_OPSET})"
-            )));
-        }
+        let opset = default_opset(&proto.opset_import)?;
         let graph = proto
             .graph
             .ok_or_else(|| FrontendError::Malformed("the model has no graph".into()))?;
-        if let Some(s) = graph.sparse_initializer.first() {
-            let name = s
-                .values
-                .as_ref()
-                .and_then(|v| v.name.clone())
-                .unwrap_or_default();
-            return Err(FrontendError::Tensor {
-                tensor: name,
-                msg: "sparse initializers are not supported".into(),
-            });
-        }
-        let mut initializers = HashMap::new();
-        for t in graph.initializer {
-            let name = t.name.clone().unwrap_or_default();
-            if name.is_empty() {
-                return Err(FrontendError::Malformed(
-                    "an initializer has no name".into(),
-                ));
-            }
-            if initializers.insert(name.clone(), t).is_some() {
-                return Err(FrontendError::Malformed(format!(
-                    "initializer '{name}' is defined twice"
-                )));
-            }
-        }
+        let initializers = initializer_table(&graph.sparse_initializer, graph.initializer)?;
         let inputs = graph
             .input
             .iter()
@@ -280,4 +249,55 @@ impl GraphInput {
             })
         }
     }
+}
+
+/// The default-domain opset the model imports, checked against the supported range.
+fn default_opset(imports: &[pb::OperatorSetIdProto]) -> Result<i64> {
+    let opset = imports
+        .iter()
+        .find(|o| matches!(o.domain.as_deref(), None | Some("") | Some("ai.onnx")))
+        .and_then(|o| o.version)
+        .ok_or_else(|| {
+            FrontendError::Malformed("no opset import for the default ONNX domain".into())
+        })?;
+    if !(MIN_OPSET..=MAX_OPSET).contains(&opset) {
+        return Err(FrontendError::UnsupportedVersion(format!(
+            "default-domain opset {opset} (supported: {MIN_OPSET} to {MAX_OPSET})"
+        )));
+    }
+    Ok(opset)
+}
+
+/// The graph's initializers by name (each name once); sparse initializers are
+/// not supported.
+fn initializer_table(
+    sparse: &[pb::SparseTensorProto],
+    initializer: Vec<TensorProto>,
+) -> Result<HashMap<String, TensorProto>> {
+    if let Some(s) = sparse.first() {
+        let name = s
+            .values
+            .as_ref()
+            .and_then(|v| v.name.clone())
+            .unwrap_or_default();
+        return Err(FrontendError::Tensor {
+            tensor: name,
+            msg: "sparse initializers are not supported".into(),
+        });
+    }
+    let mut initializers = HashMap::new();
+    for t in initializer {
+        let name = t.name.clone().unwrap_or_default();
+        if name.is_empty() {
+            return Err(FrontendError::Malformed(
+                "an initializer has no name".into(),
+            ));
+        }
+        if initializers.insert(name.clone(), t).is_some() {
+            return Err(FrontendError::Malformed(format!(
+                "initializer '{name}' is defined twice"
+            )));
+        }
+    }
+    Ok(initializers)
 }

@@ -4,7 +4,8 @@
 mod common;
 
 use common::{D, Graph, attr_f, attr_i, attr_ints, attr_s};
-use sci_frontend::lower::Note;
+use sci_frontend::Note;
+use sci_frontend::pb::TensorProto;
 use sci_frontend::{FrontendError, Model};
 use sci_ir::{Program, Tensor};
 
@@ -473,15 +474,50 @@ fn graphs_with_cycles_or_dangling_inputs_are_errors() {
 
 #[test]
 fn versions_outside_the_supported_range_are_rejected() {
-    let mut g = Graph::new(22);
+    let mut g = Graph::new(29);
     g.input("x", &[D::N(2)]).output("y");
     g.node("relu", "Relu", &["x"], &["y"]);
     let e = Model::from_bytes(&g.bytes(), None).unwrap_err().to_string();
-    assert!(e.contains("opset 22") && e.contains("1 to 21"), "{e}");
+    assert!(e.contains("opset 29") && e.contains("1 to 28"), "{e}");
+    g.opset = 28;
+    assert!(Model::from_bytes(&g.bytes(), None).is_ok());
     g.opset = 13;
     g.ir_version = 2;
     let e = Model::from_bytes(&g.bytes(), None).unwrap_err().to_string();
     assert!(e.contains("IR version 2"), "{e}");
+}
+
+/// `Range` over float16 (opset 27+) is computed in float (`stash_type` 1, the
+/// default); another `stash_type` is rejected, naming the attribute.
+#[test]
+fn range_of_float16_needs_stash_type_float() {
+    let f16 = |name: &str, bits: u16| TensorProto {
+        name: Some(name.into()),
+        data_type: Some(10),
+        raw_data: Some(bits.to_le_bytes().to_vec()),
+        ..Default::default()
+    };
+    for (stash, ok) in [(None, true), (Some(1), true), (Some(10), false)] {
+        let mut g = Graph::new(27);
+        g.output("y");
+        // 0.5, 2.5, 0.5 in binary16.
+        g.init(f16("s", 0x3800))
+            .init(f16("l", 0x4100))
+            .init(f16("d", 0x3800));
+        let n = g.node("range16", "Range", &["s", "l", "d"], &["y"]);
+        if let Some(v) = stash {
+            attr_i(n, "stash_type", v);
+        }
+        if ok {
+            assert_eq!(folded(&g), [0.5, 1.0, 1.5, 2.0]);
+        } else {
+            let e = lower_err(&load(&g), None);
+            assert!(
+                e.contains("node 'range16'") && e.contains("stash_type") && e.contains("10"),
+                "{e}"
+            );
+        }
+    }
 }
 
 /// Lowers a graph whose output folds to a constant and returns its elements.
@@ -522,11 +558,20 @@ fn slice_in_both_opset_forms() {
     attr_ints(n, "ends", &[2, 100]);
     assert_eq!(folded(&g), [8.0, 9.0]);
 
-    // Slicing a run-time tensor is not supported.
+    // A run-time tensor is sliced by an IR `gather`; run-time bounds are refused.
     let mut g = Graph::new(13);
     g.input("x", &[D::N(4)])
         .output("y")
         .init_i64("s", &[1], &[1])
+        .init_i64("e", &[1], &[2]);
+    g.node("slice_x", "Slice", &["x", "s", "e"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "gather", "output"]);
+    assert_eq!(run(&p, &[(vec![4], vec![5.0, 6.0, 7.0, 8.0])]), [vec![6.0]]);
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(4)])
+        .input("s", &[D::N(1)])
+        .output("y")
         .init_i64("e", &[1], &[2]);
     g.node("slice_x", "Slice", &["x", "s", "e"], &["y"]);
     let e = lower_err(&load(&g), None);
@@ -692,4 +737,82 @@ fn huge_attribute_values_are_errors_not_overflows() {
         attr_ints(n, attr, &v);
         let _ = load(&g).lower(None);
     }
+}
+
+/// `Gather` with constant indices, `Slice` and `Split` on a run-time tensor lower to
+/// IR `gather`s (data movement); run-time indices are refused, naming the input.
+#[test]
+fn selections_on_activations_lower_to_gather() {
+    let x: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    // x[:, 2] of a [2, 3, 2] tensor: gather, then a reshape dropping the axis.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(3), D::N(2)]).output("y");
+    g.init_i64("i", &[], &[-1]);
+    attr_i(g.node("pick", "Gather", &["x", "i"], &["y"]), "axis", 1);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "gather", "reshape", "output"]);
+    assert_eq!(
+        run(&p, &[(vec![2, 3, 2], x.clone())]),
+        [vec![4.0, 5.0, 10.0, 11.0]]
+    );
+    // Slice with a negative step along axis 1, then Split of the last axis.
+    let mut g = Graph::new(18);
+    g.input("x", &[D::N(2), D::N(3), D::N(2)])
+        .output("a")
+        .output("b");
+    g.init_i64("st", &[1], &[-1])
+        .init_i64("en", &[1], &[-10])
+        .init_i64("ax", &[1], &[1])
+        .init_i64("sp", &[1], &[-2]);
+    g.node("sl", "Slice", &["x", "st", "en", "ax", "sp"], &["s"]);
+    attr_i(g.node("split", "Split", &["s"], &["a", "b"]), "axis", 2);
+    let n = g.graph.node.last_mut().unwrap();
+    attr_i(n, "num_outputs", 2);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "gather", "gather", "gather", "output", "output"]
+    );
+    // Rows 2 and 0 of each block, then columns 0 and 1.
+    assert_eq!(
+        run(&p, &[(vec![2, 3, 2], x)]),
+        [vec![4.0, 0.0, 10.0, 6.0], vec![5.0, 1.0, 11.0, 7.0]]
+    );
+    // Run-time indices.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(3)]).input("i", &[D::N(1)]).output("y");
+    g.node("dyn", "Gather", &["x", "i"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'dyn'") && e.contains("indices") && e.contains("constant"),
+        "{e}"
+    );
+}
+
+/// `reflect` pads must be smaller than the dimension (no repeated reflection), and
+/// `wrap` needs opset 19: both refused with the node, axis or choices named.
+#[test]
+fn pad_modes_outside_their_range_are_refused() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.init_i64("p", &[4], &[0, 3, 0, 0]);
+    attr_s(
+        g.node("pad_r", "Pad", &["x", "p"], &["y"]),
+        "mode",
+        "reflect",
+    );
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'pad_r'") && e.contains("axis 1") && e.contains("smaller"),
+        "{e}"
+    );
+    let mut g = Graph::new(18);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.init_i64("p", &[4], &[0, 1, 0, 0]);
+    attr_s(g.node("pad_w", "Pad", &["x", "p"], &["y"]), "mode", "wrap");
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("'wrap'") && e.contains("constant, reflect, edge"),
+        "{e}"
+    );
 }

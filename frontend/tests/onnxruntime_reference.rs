@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use sci_frontend::Model;
-use sci_frontend::lower::Note;
+use sci_frontend::Note;
 use sci_ir::npy::Array;
 use sci_ir::{Op, Tensor};
 

@@ -383,6 +383,21 @@ fn data_movement() {
         )
         .is_err()
     );
+    let g = b
+        .push(
+            "g",
+            Op::Gather {
+                x,
+                axis: 2,
+                indices: vec![3, 3, 0],
+            },
+        )
+        .unwrap();
+    assert_eq!(b.ty(g).shape(), &[2, 3, 3]);
+    for (name, axis, indices) in [("g1", 3, vec![0]), ("g2", 2, vec![4]), ("g3", 1, vec![])] {
+        let e = b.push(name, Op::Gather { x, axis, indices }).unwrap_err();
+        assert!(e.to_string().contains("gather"), "{e}");
+    }
     let c = konst(&mut b, "c", t(r, 2, &[2, 1, 4], Owner::Server));
     let cat = b
         .push(

@@ -591,6 +591,23 @@ fn data_movement_hand_computed() {
         .flat_map(|k| (0..2).flat_map(move |i| (0..3).map(move |j| 12 * i + 4 * j + k)))
         .collect();
     assert_eq!(out, expect);
+    // Gather along axis 1 of [2, 3, 4]: rows 2, 0, 2 of each block.
+    let mut p = P::new(ring(8));
+    let x = p.input(0, &[2, 3, 4], &ys);
+    let (shape, out) = p.run(Op::Gather {
+        x,
+        axis: 1,
+        indices: vec![2, 0, 2],
+    });
+    assert_eq!(shape, vec![2, 3, 4]);
+    let expect: Vec<i64> = (0..2)
+        .flat_map(|i| {
+            [2, 0, 2]
+                .into_iter()
+                .flat_map(move |j| (0..4).map(move |k| 12 * i + 4 * j + k))
+        })
+        .collect();
+    assert_eq!(out, expect);
     // Concat along axis 1 of [2,1] and [2,2] (a constant).
     let mut p = P::new(ring(8));
     let x = p.input(0, &[2, 1], &[1, 2]);

@@ -183,7 +183,8 @@ fn movable(op: &Op, cur: ValueId) -> bool {
         | Op::MaxPool { .. }
         | Op::Reshape { .. }
         | Op::Flatten { .. }
-        | Op::Transpose { .. } => true,
+        | Op::Transpose { .. }
+        | Op::Gather { .. } => true,
         Op::Add { a, b } => a != b,
         Op::Sub { a, b } => *a == cur && *b != cur,
         _ => false,

@@ -6,12 +6,10 @@
 //! constant folding, non-negativity marking, DCE). `mark_nonneg` is checked too: the
 //! interpreter fails on a `trunc nonneg` that meets a negative value.
 
-mod common;
-
-use common::Lcg;
 use proptest::prelude::*;
 use sci_ir::{Builder, Encoding, Op, Owner, Pool2d, Program, Tensor, Type, ValueId, interp};
 use sci_passes::{Pipeline, place_truncs};
+use sci_testkit::Lcg;
 
 /// One step of a random program.
 #[derive(Clone, Copy, Debug)]

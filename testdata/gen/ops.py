@@ -18,6 +18,9 @@ from .common import f32, init, make_model, run_ort, runtime_inputs, save_model, 
 
 DIR = "ops"
 NCASES = 3
+# The newest default-domain opset of the pinned onnx (onnx.defs.onnx_opset_version()):
+# every supported op has a model at it (`*_o28`).
+NEWEST = 28
 
 
 @dataclass
@@ -154,6 +157,8 @@ def gen_conv():
            pads=[1, 1, 1, 1], strides=[1, 2])
     single("conv_batch2_o13", "Conv", [A((2, 3, 5, 5)), W("q", (2, 3, 3, 3)), W("qb", (2,))], 13,
            pads=[1, 1, 1, 1], note="batch size 2")
+    single("conv_o28", "Conv", [A((1, 2, 5, 8)), W("r", (3, 2, 3, 3)), W("rb", (3,))], NEWEST,
+           pads=[1, 1, 1, 1], strides=[1, 2])
 
 
 def gen_gemm():
@@ -172,6 +177,7 @@ def gen_gemm():
            transB=1, broadcast=1, note="opset 6: bias broadcasting needs broadcast=1",
            ref=(7, [A((2, 4)), w("j", (3, 4)), w("jb", (3,))], dict(transB=1)))
     single("gemm_o21", "Gemm", [A((1, 8)), w("k", (10, 8)), w("kb", (10,))], 21, transB=1, alpha=1.5)
+    single("gemm_o28", "Gemm", [A((1, 8)), w("l", (10, 8)), w("lb", (10,))], NEWEST, transB=1, beta=0.5)
 
 
 def gen_matmul():
@@ -180,6 +186,7 @@ def gen_matmul():
     single("matmul_act_const_3d_o13", "MatMul", [A((1, 3, 4)), w("c", (4, 5))], 13)
     single("matmul_act_const_o9", "MatMul", [A((1, 6)), w("d", (6, 2))], 9)
     single("matmul_const_act_o21", "MatMul", [w("e", (2, 5)), A((5, 3))], 21)
+    single("matmul_act_const_o28", "MatMul", [A((1, 3, 4)), w("f", (4, 5))], NEWEST)
 
 
 def gen_elementwise():
@@ -195,6 +202,7 @@ def gen_elementwise():
            ref=(7, [x, w("b3", (3,)).reshape(3, 1, 1)], {}),
            note="opset 6 legacy broadcasting: B of shape [3] aligned at axis 1 (per channel)")
     single("add_const_o21", "Add", [x, pc], 21)
+    single("add_const_o28", "Add", [x, pc], NEWEST)
     single("sub_const_per_channel_o13", "Sub", [x, pc], 13)
     single("sub_const_first_o13", "Sub", [pc, x], 13, note="constant minus activation")
     single("sub_two_inputs_o7", "Sub", [x, A((1, 3, 4, 4))], 7)
@@ -205,17 +213,21 @@ def gen_elementwise():
            note="Sum of an activation and two broadcast constants")
     single("sum_two_inputs_o6", "Sum", [x, A((1, 3, 4, 4))], 6, note="opset 6: no broadcasting")
     single("sum_one_input_o8", "Sum", [x], 8)
+    single("sub_two_inputs_o28", "Sub", [x, A((1, 3, 1, 1))], NEWEST)
+    single("sum_act_const_o28", "Sum", [x, pc], NEWEST)
     single("mul_const_scalar_o13", "Mul", [x, f32(0.5)], 13)
     single("mul_const_per_channel_o13", "Mul", [x, pc], 13)
     single("mul_const_first_per_channel_o7", "Mul", [pc, x], 7)
     single("mul_legacy_broadcast_axis1_o6", "Mul", [x, w("m3", (3,))], 6, broadcast=1, axis=1,
            ref=(7, [x, w("m3", (3,)).reshape(3, 1, 1)], {}))
     single("mul_const_scalar_1elem_o21", "Mul", [x, f32([1.25])], 21, note="constant of shape [1]")
+    single("mul_const_per_channel_o28", "Mul", [x, pc], NEWEST)
     single("div_const_scalar_o13", "Div", [x, f32(4.0)], 13)
     single("div_const_per_channel_o13", "Div", [x, w("dv", (3, 1, 1), scale=1.5, lo=0.5)], 13)
     single("div_const_scalar_o7", "Div", [x, f32(3.0)], 7)
     single("div_legacy_broadcast_axis1_o6", "Div", [x, w("d3", (3,), scale=1.5, lo=0.5)], 6,
            broadcast=1, axis=1, ref=(7, [x, w("d3", (3,), scale=1.5, lo=0.5).reshape(3, 1, 1)], {}))
+    single("div_const_scalar_o28", "Div", [x, f32(8.0)], NEWEST)
 
 
 def gen_activations():
@@ -228,6 +240,8 @@ def gen_activations():
     single("clip_input_0_6_o13", "Clip", [big, f32(0.0), f32(6.0)], 13, note="ReLU6, input form")
     single("clip_min_only_o13", "Clip", [big, f32(0.0)], 13, note="min=0 only: ReLU")
     single("clip_input_0_6_o21", "Clip", [big, f32(0.0), f32(6.0)], 21)
+    single("relu_o28", "Relu", [A((1, 3, 4, 4))], NEWEST)
+    single("clip_input_0_6_o28", "Clip", [big, f32(0.0), f32(6.0)], NEWEST)
 
 
 def gen_pools():
@@ -248,6 +262,8 @@ def gen_pools():
            auto_pad="SAME_UPPER")
     single("maxpool_k3s2_o21", "MaxPool", [A((1, 3, 7, 7))], 21, kernel_shape=[3, 3], strides=[2, 2])
     single("maxpool_k2s2_batch2_o13", "MaxPool", [A((2, 2, 4, 4))], 13, kernel_shape=[2, 2], strides=[2, 2])
+    single("maxpool_k3s2_pads1_ceil_o28", "MaxPool", [x6], NEWEST, kernel_shape=[3, 3], strides=[2, 2],
+           pads=[1, 1, 1, 1], ceil_mode=1)
 
     single("avgpool_k2s2_o7", "AveragePool", [x6], 7, kernel_shape=[2, 2], strides=[2, 2])
     single("avgpool_k3s2_pads1_cip0_o11", "AveragePool", [x6], 11, kernel_shape=[3, 3], strides=[2, 2],
@@ -265,9 +281,15 @@ def gen_pools():
     single("avgpool_k3s2_same_upper_o11", "AveragePool", [x5], 11, kernel_shape=[3, 3], strides=[2, 2],
            auto_pad="SAME_UPPER")
     single("avgpool_k2s2_o21", "AveragePool", [A((1, 3, 8, 8))], 21, kernel_shape=[2, 2], strides=[2, 2])
+    single("avgpool_k3s2_pads1_cip0_dil1_o28", "AveragePool", [x6], NEWEST, kernel_shape=[3, 3],
+           strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=0, dilations=[1, 1],
+           note="dilations (opset 19+) of 1")
 
     single("globalavgpool_o7", "GlobalAveragePool", [A((1, 3, 5, 5))], 7)
     single("globalavgpool_o21", "GlobalAveragePool", [A((1, 4, 3, 3))], 21)
+    single("globalavgpool_o28", "GlobalAveragePool", [A((1, 4, 3, 3))], NEWEST)
+    single("globalmaxpool_o28", "GlobalMaxPool", [A((1, 4, 3, 3))], NEWEST)
+    single("reducemean_spatial_o28", "ReduceMean", [A((1, 4, 3, 3)), i64([2, 3])], NEWEST, keepdims=1)
 
 
 def gen_batchnorm():
@@ -281,6 +303,7 @@ def gen_batchnorm():
     single("batchnorm_o15", "BatchNormalization", [x, *params("d")], 15, epsilon=1e-4, momentum=0.8)
     single("batchnorm_2d_o15", "BatchNormalization", [A((2, c)), *params("e")], 15,
            note="N x C input (after a Gemm)")
+    single("batchnorm_o28", "BatchNormalization", [x, *params("f")], NEWEST, epsilon=1e-4)
 
 
 def gen_shape_ops():
@@ -291,23 +314,27 @@ def gen_shape_ops():
     single("flatten_axis2_o13", "Flatten", [x], 13, axis=2)
     single("flatten_neg_axis_o13", "Flatten", [x], 13, axis=-1)
     single("flatten_o21", "Flatten", [x], 21)
+    single("flatten_o28", "Flatten", [x], NEWEST, axis=2)
 
     single("reshape_neg1_o5", "Reshape", [x, i64([1, -1])], 5)
     single("reshape_zero_neg1_o13", "Reshape", [x, i64([0, -1])], 13)
     single("reshape_zero_mid_o13", "Reshape", [x, i64([0, 0, -1])], 13)
     single("reshape_explicit_o14", "Reshape", [x, i64([1, 2, 6])], 14, allowzero=0)
     single("reshape_neg1_first_o21", "Reshape", [x, i64([-1, 4])], 21)
+    single("reshape_zero_neg1_o28", "Reshape", [x, i64([0, -1])], NEWEST)
 
     single("transpose_nchw_nhwc_o7", "Transpose", [x], 7, perm=[0, 2, 3, 1])
     single("transpose_default_reverse_o13", "Transpose", [x], 13)
     single("transpose_2d_o13", "Transpose", [A((3, 4))], 13, perm=[1, 0])
     single("transpose_o21", "Transpose", [A((1, 2, 3, 4))], 21, perm=[0, 3, 1, 2])
+    single("transpose_o28", "Transpose", [A((1, 2, 3, 4))], NEWEST, perm=[0, 2, 3, 1])
 
     single("concat_act_const_axis1_o11", "Concat", [x, w("cc", (1, 2, 2, 2))], 11, axis=1)
     single("concat_two_inputs_axis1_o13", "Concat", [x, A((1, 2, 2, 2))], 13, axis=1)
     single("concat_three_inputs_axis1_o4", "Concat", [x, A((1, 1, 2, 2)), A((1, 3, 2, 2))], 4, axis=1)
     single("concat_neg_axis_o13", "Concat", [x, w("cn", (1, 3, 2, 1))], 13, axis=-1)
     single("concat_o21", "Concat", [x, A((1, 4, 2, 2))], 21, axis=1)
+    single("concat_act_const_o28", "Concat", [x, w("c28", (1, 2, 2, 2))], NEWEST, axis=1)
 
     xp = A((1, 2, 3, 3))
     single("pad_attr_o2", "Pad", [xp], 2, mode="constant", pads=[0, 0, 1, 1, 0, 0, 1, 1])
@@ -318,6 +345,14 @@ def gen_shape_ops():
     single("pad_input_axes_o18", "Pad", [xp, i64([1, 0, 0, 1]), f32(0.25), i64([2, 3])], 18,
            note="opset 18 axes input: pads apply to axes 2 and 3")
     single("pad_input_o21", "Pad", [xp, i64([0, 0, 1, 1, 0, 0, 1, 1]), f32(0.0)], 21)
+    single("pad_input_axes_o28", "Pad", [xp, i64([1, 2, 0, 1]), f32(-0.25), i64([2, 3])], NEWEST)
+    # ReflectionPad2d / ReplicationPad2d / circular: data movement (gathers).
+    single("pad_reflect_attr_o2", "Pad", [xp], 2, mode="reflect", pads=[0, 0, 1, 2, 0, 0, 2, 1])
+    single("pad_reflect_o13", "Pad", [xp, i64([0, 0, 2, 1, 0, 0, 1, 2])], 13, mode="reflect")
+    single("pad_edge_o11", "Pad", [xp, i64([0, 0, 3, 0, 0, 0, 1, 2])], 11, mode="edge")
+    single("pad_edge_axes_o18", "Pad", [xp, i64([2, 0, 1, 3]), None, i64([-1, 2])], 18, mode="edge")
+    single("pad_wrap_o19", "Pad", [xp, i64([0, 0, 1, 2, 0, 0, 2, 1])], 19, mode="wrap")
+    single(f"pad_reflect_o{NEWEST}", "Pad", [xp, i64([0, 0, 1, 1, 0, 0, 1, 1])], NEWEST, mode="reflect")
 
     s = A((1, 3, 1, 4))
     single("squeeze_attr_o7", "Squeeze", [s], 7, axes=[2])
@@ -326,11 +361,13 @@ def gen_shape_ops():
     single("squeeze_input_o13", "Squeeze", [s, i64([2])], 13)
     single("squeeze_input_noaxes_o13", "Squeeze", [s], 13, note="no axes: squeeze all 1-dims")
     single("squeeze_input_o21", "Squeeze", [s, i64([0, -2])], 21)
+    single("squeeze_input_o28", "Squeeze", [s, i64([2])], NEWEST)
     u = A((3, 4))
     single("unsqueeze_attr_o7", "Unsqueeze", [u], 7, axes=[0])
     single("unsqueeze_attr_two_axes_o11", "Unsqueeze", [u], 11, axes=[0, -1])
     single("unsqueeze_input_o13", "Unsqueeze", [u, i64([0, 3])], 13)
     single("unsqueeze_input_o21", "Unsqueeze", [u, i64([1])], 21)
+    single("unsqueeze_input_o28", "Unsqueeze", [u, i64([0, 2])], NEWEST)
 
 
 def gen_misc():
@@ -341,6 +378,9 @@ def gen_misc():
     single("cast_float_to_float_o13", "Cast", [x], 13, to=TensorProto.FLOAT)
     single("cast_float_to_float_o21", "Cast", [x], 21, to=TensorProto.FLOAT)
     single("cast_float_to_float_o6", "Cast", [x], 6, to=TensorProto.FLOAT)
+    single("identity_o28", "Identity", [x], NEWEST)
+    single("cast_float_to_float_o28", "Cast", [x], NEWEST, to=TensorProto.FLOAT, saturate=1,
+           round_mode="up", note="saturate (19+) and round_mode (24+) only apply to float8 targets")
     single("dropout_attr_o7", "Dropout", [x], 7, ratio=0.3)
     single("dropout_is_test_o6", "Dropout", [x], 6, is_test=1, ratio=0.5,
            ref=(7, [x], dict(ratio=0.5)))
@@ -348,6 +388,7 @@ def gen_misc():
     single("dropout_ratio_input_o12", "Dropout", [x, f32(0.4)], 12)
     single("dropout_training_false_o13", "Dropout", [x, f32(0.4), np.asarray(False)], 13)
     single("dropout_o21", "Dropout", [x], 21)
+    single("dropout_o28", "Dropout", [x, f32(0.1), np.asarray(False)], NEWEST)
 
     v = A((1, 10))
     single("argmax_axis1_keepdims_o11", "ArgMax", [v], 11, out_elem=TensorProto.INT64, axis=1)
@@ -373,6 +414,9 @@ def gen_misc():
     single("logsoftmax_o11", "LogSoftmax", [v], 11)
     single("logsoftmax_o13", "LogSoftmax", [v], 13)
     single("softmax_o21", "Softmax", [v], 21)
+    single("argmax_axis1_keepdims_o28", "ArgMax", [v], NEWEST, out_elem=TensorProto.INT64, axis=1)
+    single("softmax_o28", "Softmax", [v], NEWEST)
+    single("logsoftmax_o28", "LogSoftmax", [v], NEWEST)
 
 
 def _graph_model(name, nodes, inputs, outputs, inits, opset, note=""):
@@ -401,7 +445,7 @@ def gen_composites():
     # Shape -> Gather -> Unsqueeze -> Concat -> Reshape (what torch emits for
     # x.view(x.size(0), -1)), plus ConstantOfShape feeding an Add.
     x = vinfo("x", (1, 3, 2, 2))
-    for opset in (9, 11, 13):
+    for opset in (9, 11, 13, NEWEST):
         name = f"shape_subgraph_reshape_o{opset}"
         nodes = [
             N("Shape", ["x"], ["shp"]),
@@ -445,6 +489,100 @@ def gen_composites():
     ]
     _graph_model(name, nodes, [vinfo("x", (1, 3, 4, 4))], [vinfo("out", None)], [], 13,
                  note="weights computed from Constant/Unsqueeze/ConstantOfShape")
+
+    # The constant-only ops at the newest opset, folded into the weights of a Mul
+    # and an Add: Range over float16 (27+: computed in float, `stash_type` 1),
+    # Cast, Expand, Neg, Abs, Sqrt, Reciprocal, Floor, Ceil, Max, Min, Less,
+    # Greater, Equal, Not, Where, Slice, Gather, Size.
+    name = f"const_ops_o{NEWEST}"
+    f16 = lambda v: np.asarray(v, dtype=np.float16)
+    nodes = [
+        C("start", f16(0.5)), C("limit", f16(2.5)), C("delta", f16(0.5)),
+        N("Range", ["start", "limit", "delta"], ["r16"]),
+        N("Cast", ["r16"], ["r"], to=TensorProto.FLOAT),
+        C("eshape", i64([1, 4])),
+        N("Expand", ["r", "eshape"], ["e"]),
+        N("Neg", ["e"], ["n"]), N("Abs", ["n"], ["a"]), N("Sqrt", ["a"], ["q"]),
+        N("Reciprocal", ["q"], ["rc"]), N("Floor", ["e"], ["fl"]), N("Ceil", ["e"], ["ce"]),
+        N("Max", ["fl", "q"], ["mx"]), N("Min", ["ce", "rc"], ["mn"]),
+        N("Less", ["mn", "mx"], ["lt"]), N("Greater", ["fl", "rc"], ["gt"]),
+        N("Equal", ["fl", "ce"], ["eq"]), N("Not", ["eq"], ["ne"]),
+        N("Where", ["lt", "mx", "rc"], ["w1"]), N("Where", ["gt", "w1", "mn"], ["w2"]),
+        N("Where", ["ne", "w2", "e"], ["w3"]),
+        C("st", i64([0])), C("en", i64([3])), C("ax", i64([1])),
+        N("Slice", ["w3", "st", "en", "ax"], ["scale"]),
+        C("idx", i64([3, 0, 2])),
+        N("Gather", ["w3", "idx"], ["shift"], axis=1),
+        N("Size", ["shift"], ["sz"]), N("Cast", ["sz"], ["szf"], to=TensorProto.FLOAT),
+        N("Mul", ["x", "scale"], ["m"]), N("Add", ["m", "shift"], ["m2"]),
+        N("Div", ["m2", "szf"], ["out"]),
+    ]
+    _graph_model(name, nodes, [vinfo("x", (1, 3))], [vinfo("out", None)], [], NEWEST,
+                 note="constant-only ops at the newest opset, folded into a Mul, an Add and a Div")
+
+    # Selection on activations: Gather with constant indices, Slice, Split.
+    x4 = vinfo("x", (1, 3, 4, 4))
+    name = "gather_act_scalar_index_o13"  # x[:, 0], torchvision GoogLeNet's transform_input
+    _graph_model(name, [C("i0", np.asarray(0, dtype=np.int64)), N("Gather", ["x", "i0"], ["out"], axis=1)],
+                 [x4], [vinfo("out", None)], [], 13, note="scalar index: the axis is dropped")
+    name = f"gather_act_indices_2d_o{NEWEST}"
+    _graph_model(name, [C("ii", i64([[2, 0], [-1, 1]])), N("Gather", ["x", "ii"], ["out"], axis=-1)],
+                 [x4], [vinfo("out", None)], [], NEWEST, note="2-D indices with a negative one, last axis")
+    name = "gather_transform_input_o13"
+    nodes = []
+    for c, (k, b) in enumerate([(0.5, 0.1), (2.0, -0.2), (-1.0, 0.3)]):
+        nodes += [
+            C(f"i{c}", i64([c])), N("Gather", ["x", f"i{c}"], [f"g{c}"], axis=1),
+            C(f"k{c}", f32(k)), N("Mul", [f"g{c}", f"k{c}"], [f"m{c}"]),
+            C(f"b{c}", f32(b)), N("Add", [f"m{c}", f"b{c}"], [f"a{c}"]),
+        ]
+    nodes.append(N("Concat", ["a0", "a1", "a2"], ["out"], axis=1))
+    _graph_model(name, nodes, [x4], [vinfo("out", None)], [], 13,
+                 note="per-channel affine via Gather/Mul/Add/Concat (GoogLeNet transform_input)")
+    name = "slice_act_steps_o13"
+    _graph_model(name, [C("st", i64([3, 0])), C("en", i64([-5, 4])), C("ax", i64([3, 1])), C("sp", i64([-2, 2])),
+                        N("Slice", ["x", "st", "en", "ax", "sp"], ["out"])],
+                 [x4], [vinfo("out", None)], [], 13, note="negative step on axis 3, step 2 on axis 1")
+    name = f"slice_act_o{NEWEST}"
+    _graph_model(name, [C("st", i64([1])), C("en", i64([3])), C("ax", i64([2])),
+                        N("Slice", ["x", "st", "en", "ax"], ["out"])],
+                 [x4], [vinfo("out", None)], [], NEWEST)
+    name = "slice_act_attr_o9"
+    _graph_model(name, [N("Slice", ["x"], ["out"], starts=[1, 0], ends=[3, 100], axes=[1, 3])],
+                 [x4], [vinfo("out", None)], [], 9, note="opset < 10: attributes; end clamped")
+    name = "chunk_legacy_o17"  # torch.chunk by the legacy exporter: Shape -> Gather -> Div -> Slice
+    nodes = [
+        N("Shape", ["x"], ["shp"]), C("one", np.asarray(1, dtype=np.int64)),
+        N("Gather", ["shp", "one"], ["c"], axis=0), C("two", np.asarray(2, dtype=np.int64)),
+        C("three", np.asarray(3, dtype=np.int64)), N("Add", ["c", "three"], ["c3"]),
+        N("Div", ["c3", "two"], ["half"]), C("ax0", i64([0])), N("Unsqueeze", ["half", "ax0"], ["half1"]),
+        C("zero1", i64([0])), C("big", i64([2**62])), C("ax1", i64([1])),
+        N("Slice", ["x", "zero1", "half1", "ax1"], ["lo"]), N("Slice", ["x", "half1", "big", "ax1"], ["hi"]),
+        N("Relu", ["lo"], ["out0"]), N("Transpose", ["hi"], ["out1"], perm=[0, 1, 3, 2]),
+    ]
+    model = make_model(nodes, [vinfo("x", (1, 6, 2, 2))], [vinfo("out0", None), vinfo("out1", None)], [],
+                       opset=17, name=name)
+    model = _finish(model)
+    save_model(model, f"{DIR}/{name}.onnx", random_cases(name, [A((1, 6, 2, 2))]),
+               note="chunk(2) by Shape/Gather/Div/Slice (folded ends): [1,6,2,2] into 3 + 3 channels")
+    for opset, extra, attrs in (
+        (11, [], dict(axis=1, split=[1, 2])),
+        (13, [C("sp", i64([2, 1]))], dict(axis=1)),
+        (13, [], dict(axis=-1)),
+        (NEWEST, [], dict(axis=2, num_outputs=2)),
+        (NEWEST, [], dict(axis=1, num_outputs=2)),
+    ):
+        ins = ["x"] + (["sp"] if extra else [])
+        nout = len(attrs.get("split", [])) or attrs.get("num_outputs") or (2 if opset == 13 else 2)
+        tag = "input" if extra else "attr" if "split" in attrs else f"n{nout}" if "num_outputs" in attrs else "equal"
+        name = f"split_{tag}_axis{attrs['axis']}_o{opset}".replace("-", "m")
+        outs = [f"out{k}" for k in range(nout)]
+        shape = (1, 3, 4, 4) if attrs["axis"] != -1 else (1, 3, 4, 6)
+        model = make_model(extra + [N("Split", ins, outs, **attrs)], [vinfo("x", shape)],
+                           [vinfo(o, None) for o in outs], [], opset=opset, name=name)
+        model = _finish(model)
+        save_model(model, f"{DIR}/{name}.onnx", random_cases(name, [A(shape)]),
+                   note="3 channels into 2 + 1: the last part is smaller" if attrs == dict(axis=1, num_outputs=2) else "")
 
     # Old style: IR 3, opset 7, every initializer also listed as a graph input.
     for opset in (7, 8):

@@ -6,11 +6,13 @@
 //! IR ops through [`Ctx`].
 //!
 //! Families: [`shape_ops`] (data movement and the shape subgraphs exporters emit),
+//! [`select`] (`Gather`, `Slice`, `Split`: selection by constant indices),
 //! [`arith`] (elementwise arithmetic), [`nn`] (convolution, matrix products,
 //! normalisation, activations, pooling).
 
 pub(crate) mod arith;
 pub(crate) mod nn;
+pub(crate) mod select;
 pub(crate) mod shape_ops;
 
 use std::collections::HashMap;
@@ -20,8 +22,8 @@ use std::sync::OnceLock;
 use sci_ir::{Builder, Op, Owner, Type, ValueId};
 
 use crate::error::{FrontendError, Result};
-use crate::lower::Note;
 use crate::model::Node;
+use crate::note::Note;
 use crate::tensor::Tensor;
 
 /// The value of an ONNX tensor during lowering.
@@ -85,6 +87,7 @@ pub(crate) fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
         let mut reg = Registry::default();
         shape_ops::register(&mut reg);
+        select::register(&mut reg);
         arith::register(&mut reg);
         nn::register(&mut reg);
         reg
@@ -279,7 +282,7 @@ impl<'a> Ctx<'a> {
             .map_err(|e| self.error(format!("constant '{name}': {e}")))?;
         let ty =
             Type::real(shape, owner).map_err(|e| self.error(format!("constant '{name}': {e}")))?;
-        let name = self.builder.fresh_name(&crate::lower::ir_name(name));
+        let name = self.builder.fresh_name(&crate::note::ir_name(name));
         self.builder
             .constant(&name, ty, data)
             .map_err(|e| FrontendError::Ir(e.to_string()))
@@ -301,7 +304,7 @@ impl<'a> Ctx<'a> {
     pub fn emit(&mut self, op: Op) -> Result<ValueId> {
         let name = self
             .builder
-            .fresh_name(&crate::lower::ir_name(&self.base_name()));
+            .fresh_name(&crate::note::ir_name(&self.base_name()));
         self.builder
             .push(&name, op)
             .map_err(|e| self.node.error(format!("cannot lower to the IR: {e}")))

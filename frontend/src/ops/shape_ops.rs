@@ -1,6 +1,6 @@
 //! Data-movement ops and the constant shape subgraphs exporters emit.
 //!
-//! `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Gather`, `Slice`, `Range`,
+//! `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Range`,
 //! `Expand` are evaluated at compile time (`Shape` of a run-time tensor is known
 //! because every shape is); `Reshape`, `Flatten`, `Transpose`, `Concat`,
 //! `Squeeze`, `Unsqueeze` fold on constants and lower to the IR's `reshape`,
@@ -20,8 +20,6 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.const_op("ConstantOfShape", constant_of_shape);
     reg.const_op("Shape", shape_op);
     reg.const_op("Size", size);
-    reg.const_op("Gather", gather);
-    reg.const_op("Slice", slice);
     reg.const_op("Range", range);
     reg.const_op("Expand", expand);
     reg.op("Reshape", reshape);
@@ -138,53 +136,25 @@ fn size(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     folded(cx, Tensor::from_i64(vec![], vec![n as i64]))
 }
 
-fn gather(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let data = cx.const_input(
-        0,
-        "data; Gather is only supported on constants, e.g. shapes",
-    )?;
-    let indices = cx.const_input(1, "indices")?;
-    let axis = cx.node.attr_int_or("axis", 0)?;
-    folded(cx, fold::gather(&data, &indices, axis))
-}
-
-fn slice(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let data = cx.const_input(0, "data; Slice is only supported on constants, e.g. shapes")?;
-    let n = cx.node;
-    // Opset 10 moved starts/ends/axes from attributes to inputs and added steps.
-    let (starts, ends, axes, steps) = if cx.opset < 10 {
-        let starts = n
-            .attr_ints("starts")?
-            .ok_or_else(|| n.attr_error("starts", "missing"))?;
-        let ends = n
-            .attr_ints("ends")?
-            .ok_or_else(|| n.attr_error("ends", "missing"))?;
-        (starts, ends, n.attr_ints("axes")?, None)
-    } else {
-        (
-            cx.const_ints(1, "starts")?,
-            cx.const_ints(2, "ends")?,
-            cx.opt_const_ints(3, "axes")?,
-            cx.opt_const_ints(4, "steps")?,
-        )
-    };
-    let axes = shape::slice(
-        data.shape(),
-        &starts,
-        &ends,
-        axes.as_deref(),
-        steps.as_deref(),
-    )
-    .map_err(|e| cx.error(e))?;
-    folded(cx, fold::slice(&data, &axes))
-}
-
+/// `Range`. From opset 27 float16/bfloat16 operands are allowed, computed in
+/// the precision `stash_type` names: only 1 (FLOAT, the default) is supported,
+/// which is what [`fold::range`] does for them.
 fn range(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let (s, l, d) = (
         cx.const_input(0, "start")?,
         cx.const_input(1, "limit")?,
         cx.const_input(2, "delta")?,
     );
+    if cx.opset >= 27 {
+        cx.node.check_known_attrs(&["stash_type"])?;
+        let stash = cx.node.attr_int_or("stash_type", 1)?;
+        if matches!(s.dtype(), DType::F16 | DType::BF16) && stash != 1 {
+            return Err(cx.node.attr_error(
+                "stash_type",
+                format!("{stash} is not supported (supported: 1, FLOAT)"),
+            ));
+        }
+    }
     folded(cx, fold::range(&s, &l, &d))
 }
 

@@ -54,6 +54,7 @@ pub fn nonneg(p: &Program) -> Vec<bool> {
             | Op::Reshape { x, .. }
             | Op::Flatten { x, .. }
             | Op::Transpose { x, .. }
+            | Op::Gather { x, .. }
             | Op::Identity { x }
             | Op::Output { x, .. } => of(x),
             Op::MulPublic { x, k } => *k == 1 && of(x),

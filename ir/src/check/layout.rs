@@ -54,6 +54,32 @@ pub(super) fn transpose(x: &Type, perm: &[usize]) -> Result<Type, K> {
     Ok(x.with_shape(perm.iter().map(|&p| x.shape()[p]).collect())?)
 }
 
+/// `gather` along `axis`: at least one index, each below the dimension; the output
+/// has `indices.len()` along `axis`.
+pub(super) fn gather(x: &Type, axis: usize, indices: &[usize]) -> Result<Type, K> {
+    let Some(&dim) = x.shape().get(axis) else {
+        return Err(K::Attribute {
+            attr: "axis",
+            reason: format!("{axis} is out of range for rank {}", x.rank()),
+        });
+    };
+    if indices.is_empty() {
+        return Err(K::Attribute {
+            attr: "indices",
+            reason: "gather needs at least one index".into(),
+        });
+    }
+    if let Some(&i) = indices.iter().find(|&&i| i >= dim) {
+        return Err(K::Attribute {
+            attr: "indices",
+            reason: format!("index {i} is out of range for dimension {axis} of size {dim}"),
+        });
+    }
+    let mut shape = x.shape().to_vec();
+    shape[axis] = indices.len();
+    Ok(x.with_shape(shape)?)
+}
+
 /// `concat` of one or more operands of equal encoding, scale, rank and dimensions
 /// other than `axis`.
 pub(super) fn concat(tys: &[&Type], axis: usize, owner: Owner) -> Result<Type, K> {

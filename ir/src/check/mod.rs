@@ -74,6 +74,7 @@ pub(crate) fn infer<'a>(
         Op::Reshape { shape, .. } => layout::reshape(x(), shape),
         Op::Flatten { axis, .. } => layout::flatten(x(), *axis),
         Op::Transpose { perm, .. } => layout::transpose(x(), perm),
+        Op::Gather { axis, indices, .. } => layout::gather(x(), *axis, indices),
         Op::Concat { axis, .. } => layout::concat(&tys, *axis, owner),
         Op::Pad { pads, value, .. } => layout::pad(x(), pads, value),
         Op::BatchNorm { epsilon, .. } => float::batchnorm(&labeled, &tys, *epsilon, owner),

@@ -320,6 +320,20 @@ pub(crate) fn transpose<E: Copy>(x: &[E], shape: &[usize], perm: &[usize]) -> Ve
     out
 }
 
+/// Selection along `axis`: output index `j` on that axis is input index
+/// `indices[j]` (every index below `shape[axis]`, checked by the type checker).
+pub(crate) fn gather<E: Copy>(x: &[E], shape: &[usize], axis: usize, indices: &[usize]) -> Vec<E> {
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let mut out = Vec::with_capacity(outer * indices.len() * inner);
+    for block in x.chunks_exact(shape[axis] * inner).take(outer) {
+        for &i in indices {
+            out.extend_from_slice(&block[i * inner..][..inner]);
+        }
+    }
+    out
+}
+
 /// Concatenation along `axis`.
 pub(crate) fn concat<E: Copy>(xs: &[(&[E], &[usize])], axis: usize) -> Vec<E> {
     let Some((_, shape0)) = xs.first() else {

@@ -405,6 +405,7 @@ fn eval_kernel<'a, D: Dom>(
         | Op::Identity { x }
         | Op::Output { x, .. } => x_of(*x).to_vec(),
         Op::Transpose { x, perm } => kernels::transpose(x_of(*x), shape_of(*x), perm),
+        Op::Gather { x, axis, indices } => kernels::gather(x_of(*x), shape_of(*x), *axis, indices),
         Op::Concat { xs, axis } => {
             let parts: Vec<(&[D::E], &[usize])> =
                 xs.iter().map(|&x| (x_of(x), shape_of(x))).collect();

@@ -200,6 +200,19 @@ pub enum Op<V = ValueId> {
         /// A permutation of `0..rank`.
         perm: Vec<usize>,
     },
+    /// Selection along `axis` by constant indices: output index `j` on that axis reads
+    /// input index `indices[j]` (each below the input's dimension; repeats and any order
+    /// allowed; at least one), every other dimension is unchanged. ONNX `Gather` with
+    /// constant indices, `Slice`, `Split` and the `reflect`/`edge` modes of `Pad` are
+    /// chains of it. Data movement: local on secret shares, exact in every encoding.
+    Gather {
+        /// Operand.
+        x: V,
+        /// The axis selected along.
+        axis: usize,
+        /// The input index of each output index along `axis`.
+        indices: Vec<usize>,
+    },
     /// Concatenation along `axis` of one or more tensors of equal encoding, scale, rank
     /// and other dimensions.
     Concat {
@@ -273,6 +286,7 @@ impl<V> Op<V> {
             Op::Reshape { .. } => "reshape",
             Op::Flatten { .. } => "flatten",
             Op::Transpose { .. } => "transpose",
+            Op::Gather { .. } => "gather",
             Op::Concat { .. } => "concat",
             Op::Pad { .. } => "pad",
             Op::Output { .. } => "output",
@@ -309,6 +323,7 @@ impl<V> Op<V> {
             | Op::Reshape { x, .. }
             | Op::Flatten { x, .. }
             | Op::Transpose { x, .. }
+            | Op::Gather { x, .. }
             | Op::Pad { x, .. }
             | Op::Output { x, .. }
             | Op::Identity { x } => vec![l("x", x)],
@@ -410,6 +425,11 @@ impl<V> Op<V> {
             Op::Transpose { x, perm } => Op::Transpose {
                 x: f(x)?,
                 perm: perm.clone(),
+            },
+            Op::Gather { x, axis, indices } => Op::Gather {
+                x: f(x)?,
+                axis: *axis,
+                indices: indices.clone(),
             },
             Op::Concat { xs, axis } => Op::Concat {
                 xs: xs.iter().map(&mut f).collect::<Result<_, _>>()?,

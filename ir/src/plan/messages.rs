@@ -105,6 +105,7 @@ pub struct InstrMsg {
 /// | 21 | output | x | — | `label` = external name |
 /// | 22 | batchnorm | x, scale, bias, mean, var | — | `float` = epsilon |
 /// | 23 | identity | x | — | |
+/// | 24 | gather | x | `[axis]`, indices | |
 ///
 /// Booleans are 0/1.
 #[derive(Clone, PartialEq, Message)]

@@ -42,13 +42,14 @@ fn opcode<V>(op: &Op<V>) -> u32 {
         Op::Output { .. } => 21,
         Op::BatchNorm { .. } => 22,
         Op::Identity { .. } => 23,
+        Op::Gather { .. } => 24,
     }
 }
 
 /// Every op once, with placeholder operands and attributes (an instruction of type
 /// `ty`): the decoder picks the one whose [`opcode`] it reads, then fills it in with
 /// [`fields`].
-fn templates(ty: &Type) -> [Op; 24] {
+fn templates(ty: &Type) -> [Op; 25] {
     let x = ValueId(0);
     let pool = Pool2d {
         kernel: [0; 2],
@@ -125,6 +126,11 @@ fn templates(ty: &Type) -> [Op; 24] {
             epsilon: 0.0,
         },
         Op::Identity { x },
+        Op::Gather {
+            x,
+            axis: 0,
+            indices: vec![],
+        },
     ]
 }
 
@@ -242,6 +248,11 @@ fn fields<F: Fields>(op: &mut Op, f: &mut F) -> Result<(), F::Error> {
         Op::Flatten { x, axis } => {
             f.operand(x)?;
             f.attr(axis)?;
+        }
+        Op::Gather { x, axis, indices } => {
+            f.operand(x)?;
+            f.attr(axis)?;
+            f.attr_list(indices)?;
         }
         Op::Concat { xs, axis } => {
             f.operand_list(xs)?;

@@ -190,6 +190,9 @@ fn body(out: &mut String, p: &Program, op: &Op) {
         Op::Transpose { x, perm } => {
             let _ = write!(out, " {} perm={}", n(x), list(perm));
         }
+        Op::Gather { x, axis, indices } => {
+            let _ = write!(out, " {} axis={axis} indices={}", n(x), list(indices));
+        }
         Op::Concat { axis, .. } => {
             let _ = write!(out, " {} axis={axis}", names(&op.operands()));
         }

@@ -299,7 +299,7 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
         let ids: Vec<sci_ir::ValueId> = b.ids().collect();
         let pick = |r: &mut Rng| ids[r.below(len) as usize];
         let u = |r: &mut Rng, n: u64| r.below(n) as usize;
-        let kind = r.below(26);
+        let kind = r.below(27);
         let op = match kind {
             0 | 1 => {
                 // A constant of a random shape, owner and scale; sometimes withheld.
@@ -507,6 +507,19 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
                 }
             }
             23 => Op::Identity { x: pick(&mut r) },
+            24 => {
+                // Mostly valid indices (repeats, any order), sometimes one out of range.
+                let x = pick(&mut r);
+                let shape = b.ty(x).shape().to_vec();
+                let axis = u(&mut r, shape.len() as u64 + 1);
+                let dim = shape
+                    .get(axis)
+                    .map_or(1, |&d| d as u64 + u64::from(r.below(8) == 0));
+                let indices = (0..1 + u(&mut r, 4))
+                    .map(|_| u(&mut r, dim.max(1)))
+                    .collect();
+                Op::Gather { x, axis, indices }
+            }
             _ => {
                 let shape = rand_shape(&mut r);
                 let ty = Type::new(enc, scale(&mut r), shape, Owner::Client).unwrap();

@@ -36,7 +36,7 @@
 //! | `input` | shares as above |
 //! | `const` | public: both; server: the server |
 //! | `reshape`, `flatten`, `identity` | the share, reinterpreted |
-//! | `transpose`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`interp::eval_op`]); addends known in the clear (constants, biases, pad values) are added by the server only |
+//! | `transpose`, `gather`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`interp::eval_op`]); addends known in the clear (constants, biases, pad values) are added by the server only |
 //! | `conv2d`, `matmul` (`X·W` or `W·X`), `mul` by a server factor | SCI_OT: OT-based linear layer (§5.1.1; convolution by `im2col`, `mul` broadcast first); SCI_HE: HE linear layer ([`crate::he`]: Gazelle packing, App. F); the bias is the server's addend |
 //! | `relu` | `Π_ReLU` (Algorithm 8) |
 //! | `trunc s` | ring: `Π_Trunc^{int,ℓ,s}` (Algorithm 5), the non-negative variant where marked `nonneg`; field: division by `2^s` (§4.2.3) |
@@ -464,6 +464,7 @@ impl<'p> Exec<'p> {
                 .into_owned()
                 .reshaped(instr.ty.shape().to_vec())?),
             Op::Transpose { .. }
+            | Op::Gather { .. }
             | Op::Concat { .. }
             | Op::Add { .. }
             | Op::Sub { .. }

@@ -104,11 +104,21 @@ pub fn local_program() -> Program {
             },
         )
         .unwrap();
+    let g = b
+        .push(
+            "g",
+            Op::Gather {
+                x: t,
+                axis: 3,
+                indices: vec![1, 0],
+            },
+        )
+        .unwrap();
     let cc = b
         .push(
             "cc",
             Op::Concat {
-                xs: vec![t, t],
+                xs: vec![t, g],
                 axis: 3,
             },
         )

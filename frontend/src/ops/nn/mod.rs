@@ -1,0 +1,49 @@
+//! Neural-network layers, one module per family (as tract's `onnx/src/ops/nn/`):
+//! [`conv`] (`Conv`), [`matmul`] (`Gemm`, `MatMul`), [`norm`]
+//! (`BatchNormalization`), [`activation`] (`Relu`, `Clip`), [`pool`] (`MaxPool`,
+//! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, spatial `ReduceMean`),
+//! [`pad`] (`Pad`) and [`classifier`] (`ArgMax`, a trailing
+//! `Softmax`/`LogSoftmax`); [`window`] holds the window geometry that
+//! convolution and pooling share.
+//!
+//! The IR's convolution and pooling are 2-D (NCHW); 1-D ONNX layers (`[N, C, W]`)
+//! are lowered as 2-D layers over `[N, C, 1, W]` between two reshapes. Matrix
+//! products need one constant operand (the server's weights, paper §5.1.1).
+
+mod activation;
+mod classifier;
+mod conv;
+mod matmul;
+mod norm;
+mod pad;
+mod pool;
+mod window;
+
+use super::Registry;
+use crate::tensor::Tensor;
+use pool::PoolKind;
+
+pub(crate) fn register(reg: &mut Registry) {
+    reg.op("Conv", conv::conv);
+    reg.op("Gemm", matmul::gemm);
+    reg.op("MatMul", matmul::matmul);
+    reg.op("BatchNormalization", norm::batch_norm);
+    reg.op("Relu", activation::relu);
+    reg.op("Clip", activation::clip);
+    reg.op("MaxPool", |cx| pool::pool(cx, PoolKind::Max));
+    reg.op("AveragePool", |cx| pool::pool(cx, PoolKind::Avg));
+    reg.op("GlobalAveragePool", |cx| {
+        pool::global_pool(cx, PoolKind::Avg)
+    });
+    reg.op("GlobalMaxPool", |cx| pool::global_pool(cx, PoolKind::Max));
+    reg.op("ReduceMean", pool::reduce_mean);
+    reg.op("Pad", pad::pad);
+    reg.op("ArgMax", classifier::argmax);
+    reg.op("Softmax", classifier::trailing_monotone);
+    reg.op("LogSoftmax", classifier::trailing_monotone);
+}
+
+/// A scalar constant of the lowered program's element type.
+pub(super) fn scalar(v: f32) -> Tensor {
+    Tensor::from_f32(vec![], &[v]).expect("a scalar has one element")
+}
