@@ -449,7 +449,7 @@ mod tests {
         assert_eq!(bytes.len(), HELLO_LEN + 5);
         assert_eq!(
             &bytes[..28],
-            b"SCI-RUN\0\x04\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
+            b"SCI-RUN\0\x05\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
         );
         assert_eq!(&bytes[58..74], &[0xee; 16]);
         assert_eq!(&bytes[74..], b"\x000.1.0");
