@@ -21,9 +21,7 @@
 //! `N = 8192`, `log₂ Q = 218`). A plan records them (covered by its hash) and a plan
 //! with other values is refused when loaded.
 
-use crate::ops::Op;
-use crate::program::{Program, ValueId};
-use crate::types::{Encoding, Owner, is_prime};
+use crate::types::{Encoding, is_prime};
 use std::fmt;
 use std::ops::RangeInclusive;
 
@@ -143,24 +141,6 @@ pub fn he_prime(bits: u32) -> Result<u64, BackendError> {
         .take_while(|&n| n > top / 2)
         .find(|&n| is_prime(n))
         .ok_or(BackendError::HeBits(bits))
-}
-
-impl Program {
-    /// Whether instruction `v` multiplies a secret tensor by the server's weights: a
-    /// `conv2d`, `matmul` or `mul` with an operand owned by the server and a result
-    /// shared, i.e. a linear layer run by the backend's protocol (OT- or HE-based).
-    pub fn is_secure_product(&self, v: ValueId) -> bool {
-        let i = self.instr(v);
-        let factors = match &i.op {
-            Op::Conv2d { x, w, .. } => [*x, *w],
-            Op::MatMul { a, b, .. } | Op::Mul { a, b } => [*a, *b],
-            _ => return false,
-        };
-        let owners = factors.map(|f| self.ty(f).owner());
-        !matches!(i.ty.owner(), Owner::Public | Owner::Server)
-            && owners.contains(&Owner::Server)
-            && !owners.contains(&Owner::Public)
-    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //!   runtime does not implement.
 
 use crate::ops::Op;
-use crate::program::Program;
+use crate::program::{Program, ValueId};
 use crate::types::{Encoding, Owner};
 use thiserror::Error;
 
@@ -141,6 +141,22 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
 }
 
 impl Program {
+    /// Whether instruction `v` multiplies a secret tensor by the server's weights: a
+    /// `conv2d`, `matmul` or `mul` with an operand owned by the server and a result
+    /// shared, i.e. a linear layer run by the backend's protocol (OT- or HE-based).
+    pub fn is_secure_product(&self, v: ValueId) -> bool {
+        let i = self.instr(v);
+        let factors = match &i.op {
+            Op::Conv2d { x, w, .. } => [*x, *w],
+            Op::MatMul { a, b, .. } | Op::Mul { a, b } => [*a, *b],
+            _ => return false,
+        };
+        let owners = factors.map(|f| self.ty(f).owner());
+        !matches!(i.ty.owner(), Owner::Public | Owner::Server)
+            && owners.contains(&Owner::Server)
+            && !owners.contains(&Owner::Public)
+    }
+
     /// Whether the runtime can execute this program securely ([`check_secure`]).
     pub fn check_secure(&self) -> Result<(), SecureError> {
         check_secure(self)
