@@ -175,31 +175,7 @@ pub fn execute(
     let enc = program
         .encoding()
         .expect("check_plan accepted the program's encoding");
-    let input_ids = program.inputs();
-    let mut inputs = match (party, inputs) {
-        (Party::Client, Some(i)) if i.len() == input_ids.len() => i.into_iter(),
-        (Party::Client, i) => {
-            return Err(ExecError::Inputs(format!(
-                "the plan has {} inputs, {} were given",
-                input_ids.len(),
-                i.map_or(0, |i| i.len())
-            )));
-        }
-        (Party::Server, _) => Vec::new().into_iter(),
-    };
-    for (&v, t) in input_ids.iter().zip(inputs.as_slice()) {
-        let ty = program.ty(v);
-        if t.encoding() != enc || t.shape() != ty.shape() {
-            return Err(ExecError::Inputs(format!(
-                "input %{}: expected {} {:?}, found {} {:?}",
-                program.name(v),
-                enc,
-                ty.shape(),
-                t.encoding(),
-                t.shape()
-            )));
-        }
-    }
+    let mut inputs = check_inputs(program, party, inputs)?.into_iter();
     let start = Instant::now();
     let begin = engine.session().stats();
     let n = program.instrs().len();
@@ -218,18 +194,7 @@ pub fn execute(
         outputs: Vec::new(),
         nonneg: sci_ir::analysis::nonneg::nonneg(program),
     };
-    // SCI_HE: the session's keys before the first instruction, recorded apart.
-    let he_keys = match md {
-        Modulus::Odd(t) if program.ids().any(|v| program.is_secure_product(v)) => {
-            let before = lane_stats(engine);
-            let t0 = Instant::now();
-            let made = engine
-                .he_keys(t)
-                .map_err(|e| ExecError::HeSetup(Box::new(StepError::Proto(e))))?;
-            made.then(|| Cost::between(&before, &lane_stats(engine), t0.elapsed().as_secs_f64()))
-        }
-        _ => None,
-    };
+    let he_keys = he_setup(program, md, engine)?;
     let mut records = Vec::with_capacity(n);
     for v in program.ids() {
         let instr = program.instr(v);
@@ -299,6 +264,63 @@ pub fn execute(
             totals,
         },
     })
+}
+
+/// The client's inputs checked against the plan (count, encoding, shapes); none at the
+/// server.
+fn check_inputs(
+    program: &Program,
+    party: Party,
+    inputs: Option<Vec<Tensor>>,
+) -> Result<Vec<Tensor>, ExecError> {
+    let input_ids = program.inputs();
+    let inputs = match (party, inputs) {
+        (Party::Client, Some(i)) if i.len() == input_ids.len() => i,
+        (Party::Client, i) => {
+            return Err(ExecError::Inputs(format!(
+                "the plan has {} inputs, {} were given",
+                input_ids.len(),
+                i.map_or(0, |i| i.len())
+            )));
+        }
+        (Party::Server, _) => return Ok(Vec::new()),
+    };
+    let enc = program.encoding();
+    for (&v, t) in input_ids.iter().zip(&inputs) {
+        let ty = program.ty(v);
+        if Some(t.encoding()) != enc || t.shape() != ty.shape() {
+            return Err(ExecError::Inputs(format!(
+                "input %{}: expected {} {:?}, found {} {:?}",
+                program.name(v),
+                ty.encoding(),
+                ty.shape(),
+                t.encoding(),
+                t.shape()
+            )));
+        }
+    }
+    Ok(inputs)
+}
+
+/// SCI_HE: the session's keys, set up before the first instruction of a plan with HE
+/// products unless the session has them; their cost, recorded apart in the report.
+fn he_setup(
+    program: &Program,
+    md: Modulus,
+    engine: &mut Engine,
+) -> Result<Option<Cost>, ExecError> {
+    let Modulus::Odd(t) = md else {
+        return Ok(None);
+    };
+    if !program.ids().any(|v| program.is_secure_product(v)) {
+        return Ok(None);
+    }
+    let before = lane_stats(engine);
+    let t0 = Instant::now();
+    let made = engine
+        .he_keys(t)
+        .map_err(|e| ExecError::HeSetup(Box::new(StepError::Proto(e))))?;
+    Ok(made.then(|| Cost::between(&before, &lane_stats(engine), t0.elapsed().as_secs_f64())))
 }
 
 /// The counters of every lane.
