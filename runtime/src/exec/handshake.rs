@@ -403,6 +403,7 @@ pub fn check(ours: &Hello, theirs: &Hello) -> Result<(), HandshakeError> {
 /// its error, if it says more than "connection closed", is returned.
 pub fn handshake(ch: &mut Channel, ours: &Hello) -> Result<Hello, HandshakeError> {
     if let Err(sent) = ch.send(&ours.to_bytes()).and_then(|()| ch.flush()) {
+        ch.abandon_sends();
         return Err(match Hello::read(ch) {
             Err(HandshakeError::Net(r)) if r.kind() != std::io::ErrorKind::PermissionDenied => {
                 HandshakeError::Net(sent)

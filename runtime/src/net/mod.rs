@@ -335,6 +335,13 @@ impl Channel {
         Ok(())
     }
 
+    /// Gives up on the buffered sends after a failed [`Self::send`] or
+    /// [`Self::flush`]: a following [`Self::recv`] then reads what the peer sent
+    /// (e.g. why it closed the connection) instead of failing on the flush again.
+    pub fn abandon_sends(&mut self) {
+        self.unflushed = false;
+    }
+
     /// Fills `buf` with the next bytes from the peer, flushing pending sends
     /// first. Counts a round if this side sent since its previous `recv`.
     pub fn recv(&mut self, buf: &mut [u8]) -> Result<(), NetError> {

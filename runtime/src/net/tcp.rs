@@ -197,10 +197,14 @@ where
     C: DerefMut + Deref<Target = ConnectionCommon<S>>,
     S: SideData,
 {
-    /// Completes the TLS handshake (this side's part of it).
+    /// Completes the TLS handshake (this side's part of it). On failure rustls has
+    /// written its alert; this side then [`linger`]s so the peer can read it.
     fn new(mut conn: C, mut sock: Sock, cap: usize) -> io::Result<Self> {
         while conn.is_handshaking() {
-            conn.complete_io(&mut sock)?;
+            if let Err(e) = conn.complete_io(&mut sock) {
+                linger(&sock.s);
+                return Err(e);
+            }
         }
         Ok(TlsTransport {
             s: StreamOwned::new(conn, sock),
@@ -215,6 +219,30 @@ where
             self.wbuf.clear();
         }
         Ok(())
+    }
+}
+
+/// How long a side that failed a TLS handshake keeps reading before it closes.
+const LINGER: Duration = Duration::from_millis(500);
+
+/// Closes this side's writing and reads what the peer still sends (at most
+/// [`LINGER`]), so that closing the socket does not reset the connection: a reset
+/// can destroy the alert just written before the peer has read it (the peer, having
+/// finished its part of the handshake, may already be sending its first message).
+fn linger(s: &TcpStream) {
+    let _ = s.shutdown(Shutdown::Write);
+    let deadline = Instant::now() + LINGER;
+    let mut buf = [0u8; 4096];
+    let mut r = s;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            break;
+        }
+        match r.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
     }
 }
 
