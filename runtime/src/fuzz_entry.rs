@@ -165,6 +165,20 @@ pub fn session_program() -> &'static Program {
 /// The session id the server of [`session`] hands out.
 pub const SESSION_ID: SessionId = SessionId([0x5c; 16]);
 
+/// The server's hello of the recorded session: one lane, [`SESSION_ID`], the plan of
+/// [`session_program`].
+pub fn server_hello() -> Hello {
+    Hello {
+        session: SESSION_ID,
+        ..Hello::new(
+            Party::Server,
+            1,
+            Plan::new(session_program().clone()).hash(),
+            Status::Ready,
+        )
+    }
+}
+
 /// The root seed of the server of [`session`] (fixed, so a recorded client transcript
 /// replays in full).
 pub const SESSION_SEED: Block = Block(0x5e55_1011);
@@ -175,15 +189,7 @@ pub const SESSION_SEED: Block = Block(0x5e55_1011);
 pub fn session(data: &[u8]) {
     let program = session_program();
     let mut ch = replay(data);
-    let hello = Hello {
-        session: SESSION_ID,
-        ..Hello::new(
-            Party::Server,
-            1,
-            Plan::new(program.clone()).hash(),
-            Status::Ready,
-        )
-    };
+    let hello = server_hello();
     let Ok(theirs) = handshake::handshake(&mut ch, &hello) else {
         return;
     };

@@ -176,16 +176,7 @@ fn a_recorded_client_transcript_drives_a_whole_session() {
 fn replay_session(transcript: &[u8]) {
     let program = fuzz_entry::session_program();
     let mut ch = replay(transcript);
-    let hello = Hello {
-        session: SESSION_ID,
-        ..Hello::new(
-            Party::Server,
-            1,
-            Plan::new(program.clone()).hash(),
-            Status::Ready,
-        )
-    };
-    handshake::handshake(&mut ch, &hello).expect("handshake");
+    handshake::handshake(&mut ch, &fuzz_entry::server_hello()).expect("handshake");
     let mut session = Session::with_seed(Party::Server, vec![ch], fuzz_entry::SESSION_SEED);
     session
         .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, Party::Server))

@@ -51,21 +51,9 @@ pub struct Chunk<'a> {
     pub lane: &'a mut Lane,
 }
 
-/// Cuts `0..n` into `t` contiguous ranges whose lengths differ by at most 1
-/// (the first `n % t` get one more). `t = 0` is treated as 1.
-pub fn split(n: usize, t: usize) -> Vec<Range<usize>> {
-    let t = t.max(1);
-    let (q, r) = (n / t, n % t);
-    let mut start = 0;
-    (0..t)
-        .map(|i| {
-            let len = q + usize::from(i < r);
-            let range = start..start + len;
-            start += len;
-            range
-        })
-        .collect()
-}
+/// How a session cuts `0..n` over its lanes: the cost model's
+/// [`sci_ir::cost::predict::split`], so prediction and run chunk alike.
+pub use sci_ir::cost::predict::split;
 
 /// The per-party runtime context: `T` lanes to the peer.
 #[derive(Debug)]
