@@ -188,6 +188,11 @@ fn to_usize(v: u64) -> Result<usize, String> {
 /// The members of a ZIP archive: name and uncompressed bytes (PKWARE APPNOTE
 /// 6.3: end of central directory, ZIP64 end record, central directory entries
 /// with ZIP64 extra fields, local headers).
+///
+/// Each member is inflated once: a name that appears twice in the central
+/// directory, or two entries that point at the same local header, are errors
+/// (numpy writes neither; a hostile archive would use them to make a small file
+/// inflate the same data many times over).
 pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     // End of central directory: signature PK\5\6, searched backwards (the comment
     // after it is at most 65535 bytes).
@@ -211,7 +216,8 @@ pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
         cd_offset = u64_at(b, rec + 48)?;
     }
     let mut at = to_usize(cd_offset)?;
-    let mut members = Vec::new();
+    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut locals = std::collections::HashMap::new();
     for _ in 0..count {
         if u32_at(b, at)? != 0x0201_4b50 {
             return Err(format!("bad central directory entry at byte {at}"));
@@ -246,6 +252,14 @@ pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
         at += 46 + name_len + extra_len + comment_len;
 
         let local = to_usize(local)?;
+        if members.iter().any(|(n, _)| *n == name) {
+            return Err(format!("member '{name}' appears twice"));
+        }
+        if let Some(first) = locals.insert(local, name.clone()) {
+            return Err(format!(
+                "members '{first}' and '{name}' share their data (local header at byte {local})"
+            ));
+        }
         if u32_at(b, local)? != 0x0403_4b50 {
             return Err(format!("member '{name}': bad local header"));
         }

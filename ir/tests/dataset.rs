@@ -48,6 +48,36 @@ fn corrupt_archives_are_errors() {
     assert!(e.contains("not a ZIP"), "{e}");
 }
 
+/// Positions of the central directory entries (signature `PK\x01\x02`) of an archive.
+fn central_entries(b: &[u8]) -> Vec<usize> {
+    (0..b.len().saturating_sub(4))
+        .filter(|&i| &b[i..i + 4] == b"PK\x01\x02")
+        .collect()
+}
+
+#[test]
+fn a_member_is_inflated_once() {
+    let good = std::fs::read(data("stored.npz")).unwrap();
+    assert_eq!(npz_members(&good).unwrap().len(), 2);
+    // The same name twice: y.npy renamed x.npy everywhere.
+    let mut twice = good.clone();
+    for i in 0..twice.len() - 5 {
+        if &twice[i..i + 5] == b"y.npy" {
+            twice[i..i + 5].copy_from_slice(b"x.npy");
+        }
+    }
+    let e = npz_members(&twice).unwrap_err();
+    assert!(e.contains("'x.npy' appears twice"), "{e}");
+    // Two entries pointing at one local header: y's entry points at x's data.
+    let mut shared = good.clone();
+    let entries = central_entries(&shared);
+    assert_eq!(entries.len(), 2);
+    let first_local = shared[entries[0] + 42..entries[0] + 46].to_vec();
+    shared[entries[1] + 42..entries[1] + 46].copy_from_slice(&first_local);
+    let e = npz_members(&shared).unwrap_err();
+    assert!(e.contains("share their data"), "{e}");
+}
+
 proptest! {
     #[test]
     fn mutated_archives_never_panic(
