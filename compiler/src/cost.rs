@@ -30,7 +30,8 @@
 //! instruction — is not estimated here: it is the cost model's
 //! ([`sci_ir::cost::predict_program`]), reported as [`Traffic`] by [`traffic`].
 
-use sci_ir::cost::{Cost, Lanes, predict_program};
+use sci_ir::cost::Cost;
+use sci_ir::cost::predict::Prediction;
 use sci_ir::{Instr, Op, Owner, Pool2d, Program};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -63,15 +64,15 @@ impl From<Cost> for Traffic {
     }
 }
 
-/// The predicted traffic of a program run over plain TCP with its thread count: one
-/// entry per instruction (in program order), the OT set-up (bytes only; the handshake
-/// before it is not counted), and the run's total (bytes summed; rounds per party those
-/// of its slowest lane over the whole run, as the run report's totals count them after
-/// the set-up). Exact: `tests/cost_model.rs` checks it against measured runs.
-pub fn traffic(p: &Program) -> (Vec<Traffic>, Traffic, Traffic) {
-    let pr = predict_program(p, Lanes::of(p));
+/// The predicted traffic of a run ([`sci_ir::cost::predict_program`] of a program, over
+/// plain TCP with its thread count for the report): one entry per instruction (in
+/// program order), the OT set-up (bytes only; the handshake before it is not counted),
+/// and the run's total (bytes summed; rounds per party those of its slowest lane over
+/// the whole run, as the run report's totals count them after the set-up). Exact:
+/// `tests/cost_model.rs` checks it against measured runs.
+pub fn traffic(pr: &Prediction) -> (Vec<Traffic>, Traffic, Traffic) {
     (
-        pr.instrs.into_iter().map(Traffic::from).collect(),
+        pr.instrs.iter().copied().map(Traffic::from).collect(),
         pr.setup.into(),
         pr.total.into(),
     )

@@ -27,24 +27,43 @@
 //!     "calls": {"relu": 0, "drelu": 0, "trunc": 0, "trunc_nonneg": 0, "comparisons": 0,
 //!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216},
 //!     "cost": {"server_bytes": 1234567, "client_bytes": 147456,
-//!              "server_rounds": 1, "client_rounds": 1, "rounds": 1}
+//!              "server_rounds": 1, "client_rounds": 1, "rounds": 1},
+//!     "seconds": null | 0.0123                   // network time on --net's profile
 //!   }, ...],                                     // every instruction except constants
 //!   "totals": { same keys as "calls", summed },
 //!   "setup_cost": { same keys as "cost": the OT set-up's bytes, rounds 0 },
 //!   "total_cost": { same keys as "cost": bytes summed over all instructions, rounds
-//!                   per party of the slowest lane over the run (with one thread, the sum) }
+//!                   per party of the slowest lane over the run (with one thread, the sum) },
+//!   "net": null | {                              // with --net PROFILE
+//!     "profile": "40 MB/s, 80 ms RTT", "bandwidth": 40000000.0, "rtt": 0.08,
+//!     "setup_seconds": 0.2, "transfer_seconds": 3.1, "latency_seconds": 9.4,
+//!     "total_seconds": 12.5, "partial": false    // partial: SCI_HE, see below
+//!   },
+//!   "backend_choice": null | {                   // with --backend auto
+//!     "profile": "...", "chosen": "ot" | "he", "why": "...",
+//!     "ot": ESTIMATE, "he": null | ESTIMATE, "he_error": null | "...",
+//!     "mix": null | {"seconds": 1.2, "ot_layers": 20, "he_layers": 9}
+//!   }                                            // ESTIMATE: crate::auto::Estimate
 //! }
 //! ```
+//!
+//! The network time (`seconds`, `net`) is [`sci_ir::cost::net`]'s: per step
+//! `max(S, C, L)/B + H·RTT/2` (bytes each way and on the busiest lane over the
+//! bandwidth, plus half a round trip per reversal of direction), summed with the OT
+//! set-up. For SCI_HE it is partial (`partial: true`) while the cost model does not
+//! count the HE layers' ciphertexts and key set-up.
 //!
 //! Accuracies are percentages; the meaning of every count is documented in
 //! [`crate::cost`]. `cost` is exact, from the cost model
 //! ([`sci_ir::cost::predict_program`], over plain TCP with the plan's threads): bytes
 //! each party sends and rounds each waits for; a local instruction has all zeros.
 
+use crate::auto::AutoChoice;
 use crate::cost::{Calls, Traffic, calls, traffic};
 use crate::driver::{Choice, Compiled};
+use sci_ir::cost::{Lanes, NetProfile, Timing, predict_program, predict_time};
 use sci_ir::plan::Plan;
-use sci_ir::{Op, Program};
+use sci_ir::{Backend, Op, Program};
 use sci_passes::autotune::Tuning;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -84,6 +103,46 @@ pub struct Layer {
     pub calls: Calls,
     /// Predicted bytes per party and rounds (exact).
     pub cost: Traffic,
+    /// Predicted network time on the `--net` profile, in seconds (`None` without one).
+    pub seconds: Option<f64>,
+}
+
+/// The predicted network time of the whole run on a profile (`sci-compile --net`).
+#[derive(Clone, Debug, Serialize)]
+pub struct NetTime {
+    /// The profile, e.g. `40 MB/s, 80 ms RTT`.
+    pub profile: String,
+    /// Its bandwidth, bytes per second each way.
+    pub bandwidth: f64,
+    /// Its round-trip time, seconds.
+    pub rtt: f64,
+    /// The OT set-up's time.
+    pub setup_seconds: f64,
+    /// Time spent transferring bytes (set-up included).
+    pub transfer_seconds: f64,
+    /// Time spent waiting for round trips (set-up included).
+    pub latency_seconds: f64,
+    /// The whole run's network time.
+    pub total_seconds: f64,
+    /// Whether the prediction leaves something out (SCI_HE's ciphertexts and keys are
+    /// not in the cost model yet).
+    pub partial: bool,
+}
+
+impl NetTime {
+    /// The run's `timing` on `profile`; `partial` for an HE plan.
+    pub fn new(profile: &NetProfile, timing: &Timing, partial: bool) -> NetTime {
+        NetTime {
+            profile: profile.to_string(),
+            bandwidth: profile.bandwidth,
+            rtt: profile.rtt,
+            setup_seconds: timing.setup,
+            transfer_seconds: timing.transfer,
+            latency_seconds: timing.latency,
+            total_seconds: timing.total,
+            partial,
+        }
+    }
 }
 
 /// Protocol parameters.
@@ -131,14 +190,22 @@ pub struct Report {
     /// The communication of the whole run after the set-up (bytes summed over the layers;
     /// rounds per party of the slowest lane, see [`crate::cost::traffic`]).
     pub total_cost: Traffic,
+    /// The predicted network time on the `--net` profile.
+    pub net: Option<NetTime>,
+    /// With `--backend auto`: both backends' predictions and the choice.
+    pub backend_choice: Option<AutoChoice>,
 }
 
 impl Report {
-    /// The report of a compilation of `model`.
-    pub fn new(model: &Path, c: &Compiled) -> Report {
+    /// The report of a compilation of `model`, with the network time on `net` if given.
+    pub fn new(model: &Path, c: &Compiled, net: Option<&NetProfile>) -> Report {
         let p = &c.program;
-        let (costs, setup_cost, total_cost) = traffic(p);
-        let layers = layers(p, &costs);
+        let lanes = Lanes::of(p);
+        let pr = predict_program(p, lanes);
+        let (costs, setup_cost, total_cost) = traffic(&pr);
+        let timing = net.map(|n| (n, predict_time(&pr, lanes.threads, n)));
+        let seconds = timing.as_ref().map(|(_, t)| t.instrs.as_slice());
+        let layers = layers(p, &costs, seconds);
         let mut totals = Calls::default();
         for l in &layers {
             totals.add(&l.calls);
@@ -166,6 +233,8 @@ impl Report {
             totals,
             setup_cost,
             total_cost,
+            net: timing.map(|(n, t)| NetTime::new(n, &t, p.params().backend == Backend::He)),
+            backend_choice: None,
         }
     }
 
@@ -232,18 +301,28 @@ impl Report {
             c.client_rounds,
             mib(su.server_bytes)
         );
+        if let Some(n) = &self.net {
+            let _ = writeln!(
+                s,
+                "predicted network time on {}: {:.3} s ({:.3} s transferring, {:.3} s waiting for round trips; OT set-up {:.3} s)",
+                n.profile, n.total_seconds, n.transfer_seconds, n.latency_seconds, n.setup_seconds
+            );
+        }
         if self.params.modulus.is_some() {
             s.push_str(
                 "  (SCI_HE: the HE layers' ciphertexts and the 11.8 MB key set-up are not in this prediction yet)\n",
             );
         }
+        if let Some(a) = &self.backend_choice {
+            s.push_str(&a.summary());
+        }
         s
     }
 }
 
-/// The layers of `p` (constants skipped) with their predicted traffic `costs` (one per
-/// instruction).
-fn layers(p: &Program, costs: &[Traffic]) -> Vec<Layer> {
+/// The layers of `p` (constants skipped) with their predicted traffic `costs` and network
+/// times `seconds` (one per instruction).
+fn layers(p: &Program, costs: &[Traffic], seconds: Option<&[f64]>) -> Vec<Layer> {
     // The text format prints one line per instruction starting with `%` (long constants
     // continue on indented lines).
     let text = p.to_text();
@@ -253,8 +332,9 @@ fn layers(p: &Program, costs: &[Traffic]) -> Vec<Layer> {
         .iter()
         .zip(lines)
         .zip(costs)
-        .filter(|((i, _), _)| !matches!(i.op, Op::Const { .. }))
-        .map(|((i, line), cost)| {
+        .enumerate()
+        .filter(|(_, ((i, _), _))| !matches!(i.op, Op::Const { .. }))
+        .map(|(k, ((i, line), cost))| {
             let bits = match i.ty.encoding() {
                 sci_ir::Encoding::Ring { bits } => bits,
                 sci_ir::Encoding::Field { modulus } => 64 - modulus.leading_zeros(),
@@ -280,6 +360,7 @@ fn layers(p: &Program, costs: &[Traffic]) -> Vec<Layer> {
                 ir: line.to_string(),
                 calls: calls(p, &nonneg, i),
                 cost: *cost,
+                seconds: seconds.and_then(|s| s.get(k).copied()),
             }
         })
         .collect()

@@ -3,22 +3,47 @@
 //! ```text
 //! sci-compile MODEL -o plan.bin [--client-plan client.bin]
 //!             [--bits L --scale S | --validation DATA [--tolerance P]]
-//!             [--output NAME]... [--mill-radix M] [--threads N] [--backend ot|he]
-//!             [--batch N]
+//!             [--output NAME]... [--mill-radix M] [--threads N] [--backend ot|he|auto]
+//!             [--batch N] [--net lan|wan|BANDWIDTH,RTT]
 //!             [--emit-ir FILE] [--dump-ir DIR] [--report FILE.json]
 //! ```
 //!
 //! Without `--validation`, `--bits` and `--scale` default to ℓ = 32 and s = 12 (reported
-//! as defaults: nothing checks that the values fit).
+//! as defaults: nothing checks that the values fit). `--net PROFILE` adds the predicted
+//! network time on that link to the report; `--backend auto --net PROFILE` compiles for
+//! both backends and keeps the one predicted faster there ([`sci_compiler::auto`]).
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use sci_compiler::report::Report;
-use sci_compiler::{Options, Quantization, compile};
+use sci_compiler::{Options, Quantization, auto, compile};
+use sci_ir::Backend;
+use sci_ir::cost::NetProfile;
 use sci_ir::plan::Plan;
 use sci_passes::autotune::AutotuneConfig;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::str::FromStr;
+
+/// `--backend`: one of the two, or `auto` (chosen from `--net`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BackendArg {
+    Fixed(Backend),
+    Auto,
+}
+
+impl FromStr for BackendArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<BackendArg, String> {
+        match s {
+            "auto" => Ok(BackendArg::Auto),
+            _ => Backend::from_str(s).map(BackendArg::Fixed).map_err(|e| {
+                format!("{e}, or auto (with --net: the one predicted faster on that network)")
+            }),
+        }
+    }
+}
 
 /// Compile a neural network (ONNX, or sci IR text) into a two-party secure-inference plan.
 #[derive(Parser, Debug)]
@@ -65,10 +90,15 @@ struct Args {
     /// Number of runtime threads recorded in the plan (1..=256; default 1).
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
-    /// `ot` (SCI_OT: shares in Z_2^ℓ, OT-based linear layers) or `he` (SCI_HE: shares in
-    /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44).
-    #[arg(long, value_name = "ot|he", default_value = "ot")]
-    backend: sci_ir::Backend,
+    /// `ot` (SCI_OT: shares in Z_2^ℓ, OT-based linear layers), `he` (SCI_HE: shares in
+    /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44), or
+    /// `auto` with --net: both compiled, the one predicted faster on that network kept.
+    #[arg(long, value_name = "ot|he|auto", default_value = "ot")]
+    backend: BackendArg,
+    /// Predict the network time on this link: `lan` (377 MB/s, 0.3 ms round trip),
+    /// `wan` (40 MB/s, 80 ms) or BANDWIDTH,RTT such as 40MB/s,80ms.
+    #[arg(long, value_name = "PROFILE")]
+    net: Option<NetProfile>,
     /// Compile for N inputs per inference: the leading (batch) dimension of the model's
     /// inputs is N throughout, so each protocol round serves all N (`sci-run --input`
     /// then takes a stacked .npy or a directory, N items per inference).
@@ -131,11 +161,24 @@ fn run(args: Args) -> Result<()> {
         quantization,
         mill_radix: args.mill_radix,
         threads: args.threads,
-        backend: args.backend,
+        backend: match args.backend {
+            BackendArg::Fixed(b) => b,
+            BackendArg::Auto => Backend::Ot,
+        },
         batch: args.batch,
     };
-    let compiled = compile(&opts, args.dump_ir.is_some())
-        .with_context(|| format!("compiling {}", args.model.display()))?;
+    let keep_dumps = args.dump_ir.is_some();
+    let ctx = || format!("compiling {}", args.model.display());
+    let (compiled, choice) = match (args.backend, &args.net) {
+        (BackendArg::Fixed(_), _) => (compile(&opts, keep_dumps).with_context(ctx)?, None),
+        (BackendArg::Auto, Some(net)) => {
+            let (c, choice) = auto::choose(&opts, net, keep_dumps).with_context(ctx)?;
+            (c, Some(choice))
+        }
+        (BackendArg::Auto, None) => bail!(
+            "--backend auto chooses the backend from the network: give --net lan, wan or BANDWIDTH,RTT (e.g. 40MB/s,80ms)"
+        ),
+    };
     if let Some(dir) = &args.dump_ir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         write(
@@ -156,7 +199,8 @@ fn run(args: Args) -> Result<()> {
     if let Some(f) = &args.emit_ir {
         write(f, compiled.program.to_text().as_bytes(), "final IR")?;
     }
-    let report = Report::new(&args.model, &compiled);
+    let mut report = Report::new(&args.model, &compiled, args.net.as_ref());
+    report.backend_choice = choice;
     if let Some(f) = &args.report {
         write(f, report.to_json().as_bytes(), "report")?;
     }

@@ -37,6 +37,7 @@
 //! | [`pool`] | MaxPool and ArgMax (§5.2.2), with exact or narrow comparisons |
 //! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
+//! | [`net`] | the time of that communication over a link of given bandwidth and RTT |
 //!
 //! Costs are those of this implementation, which the runtime's tests measure
 //! exactly; the module docs compare them with the paper's formulas.
@@ -44,12 +45,14 @@
 pub mod div;
 pub mod linear;
 pub mod mill;
+pub mod net;
 pub mod ot;
 pub mod pool;
 pub mod predict;
 pub mod select;
 pub mod sign;
 
+pub use net::{NetProfile, Timing, predict_time};
 pub use predict::{Cost, Lanes, predict, predict_program, setup};
 
 use std::fmt;

@@ -24,6 +24,7 @@
 //! Everything else (data movement, additions, products with public factors, values a
 //! party computes alone) is local.
 
+use super::net::LaneLoad;
 use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, linear, ot, pool, select};
 use crate::analysis::nonneg::nonneg;
 use crate::{Encoding, Op, Owner, Pool2d, Program, ValueId};
@@ -116,6 +117,9 @@ pub struct Prediction {
     /// parallel), as the run report's totals count them after the set-up. With one lane
     /// that is the sum of the instructions' rounds.
     pub total: Cost,
+    /// One entry per instruction: what it does on each lane (for the network time,
+    /// [`super::net`]).
+    pub loads: Vec<Vec<LaneLoad>>,
 }
 
 /// The state of every lane: per lane, whether the server (index 0) and the client
@@ -140,6 +144,9 @@ enum Roles {
 struct Phase<'a> {
     n: usize,
     roles: Roles,
+    /// Whether a chunk's two directions overlap (a product streamed over a full-duplex
+    /// lane), for [`LaneLoad::serial_bytes`].
+    streamed: bool,
     chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>,
 }
 
@@ -176,14 +183,16 @@ impl LaneState {
         }
     }
 
-    /// Replays `t` on `lane` with the server as `server_role`; adds the bytes to `cost`
-    /// and returns the server's and the client's rounds.
+    /// Replays `t` on `lane` with the server as `server_role`; adds its bytes and rounds
+    /// to `load` (the lane's in this step) and returns the server's and the client's
+    /// rounds.
     fn replay(
         &mut self,
         lane: usize,
         t: &Transcript,
         server_role: Role,
-        cost: &mut Cost,
+        streamed: bool,
+        load: &mut LaneLoad,
     ) -> [u64; 2] {
         let [s, c] = self.lanes[lane];
         let mut w = Waiting { sent: [s, c] };
@@ -198,36 +207,49 @@ impl LaneState {
         self.lanes[lane] = w.sent;
         self.rounds[lane][0] += r[0];
         self.rounds[lane][1] += r[1];
-        cost.server_bytes += t.sent(server_role);
-        cost.client_bytes += t.sent(server_role.other());
+        let (s, c) = (t.sent(server_role), t.sent(server_role.other()));
+        load.cost.server_bytes += s;
+        load.cost.client_bytes += c;
+        load.cost.server_rounds += r[0];
+        load.cost.client_rounds += r[1];
+        load.serial_bytes += if streamed { s.max(c) } else { s + c };
         r
     }
 
-    /// The cost of a step made of `phases` (and possibly a reveal on lane 0).
-    fn step(&mut self, phases: &[Phase<'_>], reveal: Option<u64>) -> Cost {
+    /// The cost of a step made of `phases` (and possibly a reveal on lane 0), and what
+    /// it does on each lane.
+    fn step(&mut self, phases: &[Phase<'_>], reveal: Option<u64>) -> (Cost, Vec<LaneLoad>) {
         let t = self.lanes.len();
-        let mut cost = Cost::default();
-        let mut rounds = vec![[0u64; 2]; t];
+        let mut loads = vec![LaneLoad::default(); t];
         for p in phases {
             for (i, range) in split(p.n, t).into_iter().enumerate() {
                 let server_role = match p.roles {
                     Roles::ServerSends => Role::P0,
                     Roles::Alternating => Role::from_sender(i % 2 == 0),
                 };
-                let r = self.replay(i, &(p.chunk)(range), server_role, &mut cost);
-                rounds[i][0] += r[0];
-                rounds[i][1] += r[1];
+                self.replay(i, &(p.chunk)(range), server_role, p.streamed, &mut loads[i]);
             }
         }
         if let Some(bytes) = reveal {
             let t = Transcript::new().send(Role::P0, bytes);
-            let r = self.replay(0, &t, Role::P0, &mut cost);
-            rounds[0][0] += r[0];
-            rounds[0][1] += r[1];
+            self.replay(0, &t, Role::P0, false, &mut loads[0]);
         }
-        cost.server_rounds = rounds.iter().map(|r| r[0]).max().unwrap_or(0);
-        cost.client_rounds = rounds.iter().map(|r| r[1]).max().unwrap_or(0);
-        cost
+        // Bytes add up over lanes; lanes run in parallel, so a step's rounds are the
+        // slowest lane's.
+        let cost = Cost {
+            server_rounds: loads
+                .iter()
+                .map(|l| l.cost.server_rounds)
+                .max()
+                .unwrap_or(0),
+            client_rounds: loads
+                .iter()
+                .map(|l| l.cost.client_rounds)
+                .max()
+                .unwrap_or(0),
+            ..loads.iter().map(|l| l.cost).sum()
+        };
+        (cost, loads)
     }
 }
 
@@ -248,13 +270,13 @@ pub fn setup(threads: usize) -> Cost {
 pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
     let nn = nonneg(program);
     let mut state = LaneState::after_setup(lanes.threads);
-    let instrs: Vec<Cost> = program
+    let (instrs, loads): (Vec<Cost>, Vec<Vec<LaneLoad>>) = program
         .ids()
         .map(|v| {
             let (phases, reveal) = phases(program, &nn, v, lanes.duplex);
             state.step(&phases, reveal)
         })
-        .collect();
+        .unzip();
     let slowest = |party: usize| state.rounds.iter().map(|r| r[party]).max().unwrap_or(0);
     let total = Cost {
         server_rounds: slowest(0),
@@ -265,6 +287,7 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
         setup: setup(lanes.threads),
         total,
         instrs,
+        loads,
     }
 }
 
@@ -274,7 +297,7 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
 /// the comparisons of MaxPool and ArgMax).
 pub fn predict(program: &Program, nonneg: &[bool], v: ValueId, lanes: Lanes) -> Cost {
     let (phases, reveal) = phases(program, nonneg, v, lanes.duplex);
-    LaneState::busy(lanes.threads).step(&phases, reveal)
+    LaneState::busy(lanes.threads).step(&phases, reveal).0
 }
 
 /// The modulus of the program's shares (`Z_{2^32}` for a float program, whose cost is
@@ -328,11 +351,13 @@ fn phases<'a>(
     let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
         n,
         roles: Roles::Alternating,
+        streamed: false,
         chunk,
     };
     let product = |rows: usize, cols: usize, outs: usize| Phase {
         n: rows,
         roles: Roles::ServerSends,
+        streamed: duplex,
         chunk: Box::new(move |r: Range<usize>| linear::matmul(ell, (r.len(), cols, outs), duplex)),
     };
     let exact = |x: &ValueId| !nonneg.get(x.index()).copied().unwrap_or(false);
@@ -447,9 +472,12 @@ mod tests {
         let phases = [Phase {
             n: 1000,
             roles: Roles::Alternating,
+            streamed: false,
             chunk: Box::new(|r: Range<usize>| select::relu(Modulus::Pow2(32), 4, r.len())),
         }];
-        let c = s.step(&phases, None);
+        let (c, loads) = s.step(&phases, None);
+        assert_eq!(loads.len(), 2);
+        assert_eq!(loads[0].serial_bytes, t.sent(Role::P0) + t.sent(Role::P1));
         assert_eq!(c.server_bytes, t.sent(Role::P0) + t.sent(Role::P1));
         assert_eq!(c.server_bytes, c.client_bytes);
     }

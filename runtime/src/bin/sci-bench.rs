@@ -10,8 +10,9 @@
 //! `formula_bits_per_op` (the paper's per-instance cost), `rounds` (the
 //! larger of the two parties' counts), `ops_per_second`, `cpu_seconds`
 //! (process CPU time over the timed part — both parties when in-process; a
-//! figure that a loaded machine does not inflate like the wall time), and
-//! `aes_ni`.
+//! figure that a loaded machine does not inflate like the wall time), `net`
+//! (the emulated network, `--net lan|wan|BANDWIDTH,RTT`, or null: each party's
+//! sending paced and delayed, [`sci_runtime::net::emulate`]) and `aes_ni`.
 //!
 //! Adding a benchmark: add a variant to [`Cmd`] and a case in [`workload`]
 //! returning the closure each party runs on its [`Session`] (and the formula
@@ -24,7 +25,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
+use sci_ir::cost::NetProfile;
 use sci_runtime::crypto::{Block, Prg, RkAes256, Tccr, aes_hardware_accelerated};
+use sci_runtime::net::emulate::Link;
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, Stats};
 use sci_runtime::ot::Session;
@@ -66,6 +69,10 @@ struct Common {
     /// I/O timeout in seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// Emulate a network on each party's sending: `lan` (377 MB/s, 0.3 ms round
+    /// trip), `wan` (40 MB/s, 80 ms) or BANDWIDTH,RTT such as 40MB/s,80ms.
+    #[arg(long, value_name = "PROFILE")]
+    net: Option<NetProfile>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -325,6 +332,7 @@ fn main() -> Result<()> {
     }
     let cfg = TcpConfig {
         timeout: Some(Duration::from_secs(c.timeout)),
+        link: c.net.map(Link::new),
         ..TcpConfig::default()
     };
     let cpu0 = process_cpu_seconds();
@@ -398,6 +406,7 @@ fn main() -> Result<()> {
             "formula_bits_per_op": formula,
             "rounds": rounds,
             "cpu_seconds": cpu_seconds,
+            "net": c.net.map(|p| p.to_string()),
             "ops_per_second": c.n as f64 / seconds,
             "aes_ni": aes_hardware_accelerated(),
         });
@@ -406,8 +415,9 @@ fn main() -> Result<()> {
         }
         println!("{v}");
     } else {
+        let net = c.net.map(|p| format!(" on {p}")).unwrap_or_default();
         println!(
-            "{protocol}: n={} bits={} threads={} {:.3} s, {:.0} ops/s, {} bytes, {:.2} bits/op (formula {:?}), {} rounds",
+            "{protocol}: n={} bits={} threads={}{net} {:.3} s, {:.0} ops/s, {} bytes, {:.2} bits/op (formula {:?}), {} rounds",
             c.n,
             c.bits,
             c.threads,

@@ -18,19 +18,25 @@
 //! once until SIGINT or SIGTERM (then it stops accepting and lets running sessions
 //! finish). `--input NAME=FILE.npy` names the input of a multi-input plan (likewise
 //! `--output`); for a single-input plan `--input` may also be a batch (one `.npy` with
-//! a leading batch dimension, or a directory of `.npy` files), run in one session. `--report FILE.json` writes the costs (all modes); with `--serve` one
-//! JSON line per finished session is appended to it. Exit status: 0 on success, 1 on
-//! any error, with the error on stderr.
+//! a leading batch dimension, or a directory of `.npy` files), run in one session.
+//! `--report FILE.json` writes the costs (all modes), measured and, beside them, as the
+//! cost model predicts them; with `--serve` one JSON line per finished session is
+//! appended to it. `--net lan|wan|BANDWIDTH,RTT` emulates that network on the party's
+//! sending (both parties' with `--local`; [`sci_runtime::net::emulate`]) and adds the
+//! predicted network time to the report. Exit status: 0 on success, 1 on any error, with
+//! the error on stderr.
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{ArgGroup, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
+use sci_ir::cost::{Lanes, NetProfile, predict_program, predict_time};
 use sci_ir::{Plan, Program, Tensor};
 use sci_runtime::exec::handshake::{AbortReason, Hello, Status};
 use sci_runtime::exec::io::{self, FileArg};
 use sci_runtime::exec::report::{Cost, PartyReport, RunReport};
 use sci_runtime::exec::{self, DEFAULT_PORT, ExecError, Execution, Progress, link};
 use sci_runtime::net::Party;
+use sci_runtime::net::emulate::Link;
 use sci_runtime::net::session::{Acceptor, Incoming};
 use sci_runtime::net::tcp::TcpConfig;
 use sci_runtime::net::tls::Tls;
@@ -114,6 +120,11 @@ struct Cli {
     /// Longest life of a session's connections, in seconds (0: no limit).
     #[arg(long, value_name = "SECS", default_value_t = 3600.0)]
     session_timeout: f64,
+    /// Emulate a network on this party's sending (both parties' with --local): `lan`
+    /// (377 MB/s, 0.3 ms round trip), `wan` (40 MB/s, 80 ms) or BANDWIDTH,RTT such as
+    /// 40MB/s,80ms. Plain TCP only. The report then has the predicted network time.
+    #[arg(long, value_name = "PROFILE", conflicts_with_all = ["cleartext", "peer_cert"])]
+    net: Option<NetProfile>,
 }
 
 fn main() {
@@ -147,37 +158,68 @@ fn run(cli: &Cli) -> Result<()> {
         session_timeout: Some(secs(cli.session_timeout, "session-timeout")?)
             .filter(|d| !d.is_zero()),
         tls,
+        link: cli.net.map(Link::new),
         ..TcpConfig::default()
     };
+    if let Some(p) = &cli.net {
+        eprintln!("sci-run: emulating a network of {p} on this process's sending");
+    }
     let inputs: Vec<FileArg> = cli.input.iter().map(|s| FileArg::parse(s)).collect();
     let outputs: Vec<FileArg> = cli.output.iter().map(|s| FileArg::parse(s)).collect();
     if cli.party == Some(0) && !(inputs.is_empty() && outputs.is_empty()) {
         bail!("the server (--party 0) takes no --input or --output: the client holds them");
     }
-    let (mode, (hash, parties)) = match cli.party {
+    let (mode, (plan, parties)) = match cli.party {
         Some(0) => ("server", server(cli, &cfg)?),
         Some(_) => ("client", client(cli, &cfg, &inputs, &outputs)?),
         None if cli.local => ("local", local(cli, &cfg, &inputs, &outputs)?),
         None => ("cleartext", cleartext(cli, &inputs, &outputs)?),
     };
-    write_report(cli, mode, hash, parties, start)
+    write_report(cli, mode, &plan, parties, start)
+}
+
+/// Adds the cost model's prediction to each party's report (and prints the predicted
+/// network time beside the measured time with `--net`).
+fn add_predictions(cli: &Cli, plan: &Plan, parties: &mut [PartyReport]) {
+    for r in parties {
+        let party = match r.party {
+            "server" => Party::Server,
+            "client" => Party::Client,
+            _ => continue,
+        };
+        let lanes = Lanes {
+            threads: r.threads,
+            duplex: cli.peer_cert.is_none(),
+        };
+        let pred = predict_program(plan.program(), lanes);
+        let timing = cli.net.map(|p| predict_time(&pred, r.threads, &p));
+        r.add_prediction(party, &pred, timing.as_ref());
+        if let (Some(t), Some(p)) = (&timing, &cli.net) {
+            eprintln!(
+                "{}: predicted network time on {p}: {:.3} s (set-up {:.3} s); measured {:.3} s in all",
+                r.party, t.total, t.setup, r.totals.seconds
+            );
+        }
+    }
 }
 
 /// Writes `--report FILE.json`, if asked for.
 fn write_report(
     cli: &Cli,
     mode: &'static str,
-    plan_hash: String,
-    parties: Vec<PartyReport>,
+    plan: &Plan,
+    mut parties: Vec<PartyReport>,
     start: Instant,
 ) -> Result<()> {
+    add_predictions(cli, plan, &mut parties);
     // With --serve, each session has appended its own line instead.
     let Some(path) = cli.report.as_ref().filter(|_| !cli.serve) else {
         return Ok(());
     };
     let r = RunReport {
         mode,
-        plan_hash,
+        plan_hash: plan.hash_hex(),
+        net: cli.net.map(|p| p.to_string()),
         wall_seconds: start.elapsed().as_secs_f64(),
         parties,
     };
@@ -352,7 +394,7 @@ fn mib(b: u64) -> f64 {
 }
 
 /// Party 0: one session, or with `--serve` sessions until SIGINT/SIGTERM.
-fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
+fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(Plan, Vec<PartyReport>)> {
     let party = Party::Server;
     let acceptor = bind(cli, party, cfg)?;
     let loaded = load_plan(&cli.plan).and_then(|p| {
@@ -372,13 +414,13 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
     match (&acceptor, cli.serve) {
         (Some(a), true) => {
             serve(cli, cfg, a, &plan, &hello)?;
-            Ok((plan.hash_hex(), Vec::new()))
+            Ok((plan, Vec::new()))
         }
         _ => {
             let conn = open(cli, acceptor.as_ref(), party, &hello, cfg)?;
             let reports = serve_inferences(plan.program(), conn, true)?;
             print_costs("server", &reports);
-            Ok((plan.hash_hex(), reports))
+            Ok((plan, reports))
         }
     }
 }
@@ -506,7 +548,7 @@ fn client(
     cfg: &TcpConfig,
     files: &[FileArg],
     out_files: &[FileArg],
-) -> Result<(String, Vec<PartyReport>)> {
+) -> Result<(Plan, Vec<PartyReport>)> {
     let party = Party::Client;
     let acceptor = bind(cli, party, cfg)?;
     let prepared = load_plan(&cli.plan)
@@ -556,7 +598,7 @@ fn client(
     }
     finish_batch(plan.program(), out_files, &batch, &outs)?;
     print_costs("client", &reports);
-    Ok((plan.hash_hex(), reports))
+    Ok((plan, reports))
 }
 
 /// Both parties on threads over loopback TCP.
@@ -565,7 +607,7 @@ fn local(
     cfg: &TcpConfig,
     files: &[FileArg],
     out_files: &[FileArg],
-) -> Result<(String, Vec<PartyReport>)> {
+) -> Result<(Plan, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
     let mut batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
@@ -576,7 +618,7 @@ fn local(
     finish_batch(plan.program(), out_files, &batch, &run.outputs)?;
     print_costs("server", &run.server);
     print_costs("client", &run.client);
-    Ok((plan.hash_hex(), [run.server, run.client].concat()))
+    Ok((plan, [run.server, run.client].concat()))
 }
 
 /// The reference interpreter on the plan.
@@ -584,7 +626,7 @@ fn cleartext(
     cli: &Cli,
     files: &[FileArg],
     out_files: &[FileArg],
-) -> Result<(String, Vec<PartyReport>)> {
+) -> Result<(Plan, Vec<PartyReport>)> {
     let plan = load_plan(&cli.plan)?;
     let program = plan.program();
     let batch = io::load_batch(program, files)?;
@@ -612,14 +654,16 @@ fn cleartext(
                 op: i.op.mnemonic(),
                 shape: i.ty.shape().to_vec(),
                 cost: None,
+                predicted: None,
             })
             .collect(),
         totals: Cost {
             seconds,
             ..Cost::default()
         },
+        predicted: None,
     };
-    Ok((plan.hash_hex(), vec![report]))
+    Ok((plan, vec![report]))
 }
 
 /// Writes a batch's outputs as its inputs were given and prints the predicted classes

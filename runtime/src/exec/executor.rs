@@ -229,6 +229,7 @@ pub fn execute(
             op: instr.op.mnemonic(),
             shape: instr.ty.shape().to_vec(),
             cost: Some(cost),
+            predicted: None,
         });
         observe(Progress {
             done: v.index() + 1,
@@ -262,6 +263,7 @@ pub fn execute(
             he_keys,
             instructions: records,
             totals,
+            predicted: None,
         },
     })
 }

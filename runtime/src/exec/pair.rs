@@ -40,7 +40,8 @@ pub struct PairError {
 
 /// Runs `plan` (with its weights) on each of `inputs` (encoded input sets, as
 /// [`super::io::load_inputs`] returns them) with both parties in this process, over
-/// `threads` loopback TCP connections. `observe` sees the client's progress. On failure
+/// `threads` loopback TCP connections (with `cfg.link`, each party sends on an emulated
+/// link of its own: [`crate::net::emulate`]). `observe` sees the client's progress. On failure
 /// the root cause is returned: a party's own error rather than the other's
 /// "peer disconnected".
 pub fn run_pair(
@@ -60,6 +61,7 @@ pub fn run_pair(
     let acceptor =
         Acceptor::bind("127.0.0.1:0", cfg).map_err(|e| server_err(ExecError::Connect(e)))?;
     let addr = acceptor.local_addr().to_string();
+    let client_cfg = cfg.with_fresh_link();
     let (srv, cl) = std::thread::scope(|sc| {
         let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
             let hello = Hello::new(Party::Server, threads, plan.hash(), Status::Ready);
@@ -80,7 +82,7 @@ pub fn run_pair(
                     .map_err(|_| ExecError::Inputs("more than 2^32 input sets".into()))?,
                 ..Hello::new(Party::Client, threads, client_plan.hash(), Status::Ready)
             };
-            let conn = link::connect(&addr, Party::Client, &hello, cfg)?;
+            let conn = link::connect(&addr, Party::Client, &hello, &client_cfg)?;
             let (mut engine, setup) = conn.engine(client_plan.program());
             let mut setup = Some(setup);
             inputs

@@ -9,8 +9,14 @@
 //! step's latency in round trips); the totals have the lanes' largest total
 //! ([`crate::ot::Session::stats`]), which equals the sum of the steps' rounds when one
 //! lane carries every round, e.g. with one thread.
+//!
+//! Beside the measured figures, `sci-run` records the cost model's ([`Predicted`],
+//! [`PartyReport::add_prediction`]): bytes and rounds, and with `--net` the network
+//! time on that profile ([`sci_ir::cost::net`]).
 
-use crate::net::Stats;
+use crate::net::{Party, Stats};
+use sci_ir::cost::predict::Prediction;
+use sci_ir::cost::{Cost as ModelCost, Timing};
 use serde::Serialize;
 
 /// The cost of one step (an instruction or the set-up).
@@ -53,6 +59,35 @@ impl Cost {
     }
 }
 
+/// The cost model's prediction of a step, from one party's side.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Predicted {
+    /// Bytes this party sends.
+    pub bytes_sent: u64,
+    /// Bytes this party receives.
+    pub bytes_recv: u64,
+    /// Rounds this party waits for.
+    pub rounds: u64,
+    /// Network time on the `--net` profile, in seconds (`None` without one).
+    pub seconds: Option<f64>,
+}
+
+impl Predicted {
+    /// `cost` from `party`'s side, taking `seconds` on the network.
+    pub fn of(cost: &ModelCost, party: Party, seconds: Option<f64>) -> Predicted {
+        let (sent, recv, rounds) = match party {
+            Party::Server => (cost.server_bytes, cost.client_bytes, cost.server_rounds),
+            Party::Client => (cost.client_bytes, cost.server_bytes, cost.client_rounds),
+        };
+        Predicted {
+            bytes_sent: sent,
+            bytes_recv: recv,
+            rounds,
+            seconds,
+        }
+    }
+}
+
 /// The record of one instruction.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct InstrRecord {
@@ -68,6 +103,8 @@ pub struct InstrRecord {
     /// instruction).
     #[serde(flatten)]
     pub cost: Option<Cost>,
+    /// The cost model's prediction (`None` until [`PartyReport::add_prediction`]).
+    pub predicted: Option<Predicted>,
 }
 
 /// One party's report of a run.
@@ -87,6 +124,11 @@ pub struct PartyReport {
     /// Set-up plus this run: the channel counters at the end for a session's first run;
     /// the total wall time.
     pub totals: Cost,
+    /// The cost model's prediction of the totals (`None` until
+    /// [`PartyReport::add_prediction`]): the OT set-up's bytes plus the instructions',
+    /// the instructions' rounds (the set-up's are not predicted), and the network time
+    /// of the set-up and the instructions.
+    pub predicted: Option<Predicted>,
 }
 
 impl PartyReport {
@@ -101,6 +143,27 @@ impl PartyReport {
 }
 
 impl PartyReport {
+    /// Records the cost model's prediction `p` (of this report's program and lanes,
+    /// [`sci_ir::cost::predict_program`]) beside the measured figures, from `party`'s
+    /// side, with the network time `timing` if a profile was given. The prediction
+    /// replays the program from a fresh session: exact for its first inference (a later
+    /// one may differ by a round where the previous inference left a lane's state
+    /// different).
+    pub fn add_prediction(&mut self, party: Party, p: &Prediction, timing: Option<&Timing>) {
+        for (i, rec) in self.instructions.iter_mut().enumerate() {
+            if let Some(c) = p.instrs.get(i) {
+                let secs = timing.and_then(|t| t.instrs.get(i).copied());
+                rec.predicted = Some(Predicted::of(c, party, secs));
+            }
+        }
+        let total = ModelCost {
+            server_bytes: p.setup.server_bytes + p.total.server_bytes,
+            client_bytes: p.setup.client_bytes + p.total.client_bytes,
+            ..p.total
+        };
+        self.predicted = Some(Predicted::of(&total, party, timing.map(|t| t.total)));
+    }
+
     /// A text table of the costs of every instruction that communicated or took at least
     /// a millisecond, then the set-up and the totals: seconds, KiB sent and received,
     /// rounds.
@@ -153,6 +216,8 @@ pub struct RunReport {
     pub mode: &'static str,
     /// The plan's hash (hex).
     pub plan_hash: String,
+    /// The emulated network (`--net`), if any, e.g. `40 MB/s, 80 ms RTT`.
+    pub net: Option<String>,
     /// Wall time of the whole run, loading included.
     pub wall_seconds: f64,
     /// One report per party run by this process (two for `--local`).
@@ -186,9 +251,17 @@ mod tests {
             op: "conv2d",
             shape: vec![1, 2],
             cost: Some(c),
+            predicted: Some(Predicted {
+                bytes_sent: 15,
+                bytes_recv: 7,
+                rounds: 2,
+                seconds: None,
+            }),
         })
         .unwrap();
         assert_eq!(json["bytes_sent"], 15);
         assert_eq!(json["op"], "conv2d");
+        assert_eq!(json["predicted"]["bytes_sent"], 15);
+        assert!(json["predicted"]["seconds"].is_null());
     }
 }

@@ -12,6 +12,7 @@ use std::io;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
+use super::emulate::{self, Link, NetProfile};
 use super::{Channel, Incoming, Outgoing, Transport};
 
 /// Chunks larger than this are pushed to the peer without waiting for flush.
@@ -110,26 +111,57 @@ fn peer_gone() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "peer closed the channel")
 }
 
-/// Two connected in-memory channels; reads wait at most `timeout` (`None`:
-/// forever).
-pub fn pair(timeout: Option<Duration>) -> (Channel, Channel) {
+/// The two ends' halves of a connected pipe.
+fn halves(timeout: Option<Duration>) -> [(MemWriter, MemReader); 2] {
     let (tx_a, rx_b) = channel();
     let (tx_b, rx_a) = channel();
     let mk = |tx, rx| {
-        Channel::new(Box::new(MemTransport {
-            w: MemWriter {
+        (
+            MemWriter {
                 tx,
                 wbuf: Vec::new(),
             },
-            r: MemReader {
+            MemReader {
                 rx,
                 rbuf: Vec::new(),
                 rpos: 0,
                 timeout,
             },
-        }))
+        )
     };
-    (mk(tx_a, rx_a), mk(tx_b, rx_b))
+    [mk(tx_a, rx_a), mk(tx_b, rx_b)]
+}
+
+/// Two connected in-memory channels; reads wait at most `timeout` (`None`:
+/// forever).
+pub fn pair(timeout: Option<Duration>) -> (Channel, Channel) {
+    let [a, b] = halves(timeout).map(|(w, r)| Channel::new(Box::new(MemTransport { w, r })));
+    (a, b)
+}
+
+/// `t` connected pairs as [`pairs`] returns them, each party's sending emulated on a
+/// link of its own with `profile` ([`emulate`]; one delivery thread per channel).
+pub fn emulated_pairs(
+    t: usize,
+    timeout: Option<Duration>,
+    profile: NetProfile,
+) -> io::Result<(Vec<Channel>, Vec<Channel>)> {
+    let links = [Link::new(profile), Link::new(profile)];
+    let (mut a, mut b) = (Vec::with_capacity(t), Vec::with_capacity(t));
+    for _ in 0..t {
+        let [(wa, ra), (wb, rb)] = halves(timeout);
+        a.push(Channel::new(emulate::wrap(
+            Box::new(wa),
+            Box::new(ra),
+            &links[0],
+        )?));
+        b.push(Channel::new(emulate::wrap(
+            Box::new(wb),
+            Box::new(rb),
+            &links[1],
+        )?));
+    }
+    Ok((a, b))
 }
 
 /// `t` independent connected pairs, as `(party 0's channels, party 1's)`.

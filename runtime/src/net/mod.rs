@@ -2,7 +2,8 @@
 //! counters of bytes and rounds.
 //!
 //! A [`Channel`] wraps a [`Transport`] (TCP or TLS over TCP in [`tcp`], an
-//! in-memory pipe in [`mem`]; [`session`] routes TCP connections to sessions) and
+//! in-memory pipe in [`mem`]; [`session`] routes TCP connections to sessions;
+//! [`emulate`] paces and delays a party's sending as over a LAN or WAN) and
 //! adds
 //! - **buffered, explicit flushing**: [`Channel::send`] only buffers;
 //!   [`Channel::flush`] pushes the data out. A [`Channel::recv`] first flushes
@@ -45,6 +46,7 @@
 //! [`pack`]), so communication on the wire matches the paper's formulas:
 //! `n` elements of `bits` bits take `⌈n·bits/8⌉` bytes.
 
+pub mod emulate;
 pub mod mem;
 pub mod session;
 pub mod tcp;

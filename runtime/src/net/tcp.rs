@@ -1,6 +1,7 @@
 //! TCP channels: `TCP_NODELAY`, large buffered reads and writes, read and
 //! write timeouts, a per-connection deadline, optional TLS 1.3 ([`super::tls`]),
-//! connect with retry, and `T` connections per party pair.
+//! optional link emulation ([`super::emulate`]), connect with retry, and `T`
+//! connections per party pair.
 //!
 //! The first four bytes on each connection opened by [`connect_many`] are the
 //! connection's index (u32, little-endian), so [`accept_many`] pairs the
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use rustls::{ConnectionCommon, SideData, StreamOwned};
 
+use super::emulate::{self, Link};
 use super::tls::{self, Tls};
 use super::{Channel, Incoming, NetError, Outgoing, Transport};
 
@@ -37,10 +39,26 @@ pub struct TcpConfig {
     /// TLS 1.3 with pinned peer certificates on every connection ([`super::tls`]);
     /// `None`: plain TCP.
     pub tls: Option<Arc<Tls>>,
+    /// Emulate a LAN or WAN on this party's sending ([`super::emulate`]): every
+    /// connection made with this configuration paces and delays its sending on this
+    /// one link (plain TCP only). `None`: the real link.
+    pub link: Option<Link>,
+}
+
+impl TcpConfig {
+    /// The same settings with an idle link of its own (if emulating), for the second
+    /// party of a process that runs both: each party paces its own direction.
+    pub fn with_fresh_link(&self) -> TcpConfig {
+        TcpConfig {
+            link: self.link.as_ref().map(Link::fresh),
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for TcpConfig {
-    /// 60 s I/O timeout, 30 s to connect, 1 MiB buffers, no session limit, plain TCP.
+    /// 60 s I/O timeout, 30 s to connect, 1 MiB buffers, no session limit, plain TCP,
+    /// no emulation.
     fn default() -> Self {
         TcpConfig {
             timeout: Some(Duration::from_secs(60)),
@@ -48,6 +66,7 @@ impl Default for TcpConfig {
             buffer: 1 << 20,
             session_timeout: None,
             tls: None,
+            link: None,
         }
     }
 }
@@ -124,17 +143,20 @@ impl Write for Sock {
     }
 }
 
-struct TcpTransport {
-    w: BufWriter<Sock>,
-    r: BufReader<Sock>,
-}
+/// The sending half of a connection.
+struct TcpWriter(BufWriter<Sock>);
 
-impl Drop for TcpTransport {
+impl Drop for TcpWriter {
     fn drop(&mut self) {
         // Best effort: send what is buffered, then tell the peer we are gone.
-        let _ = Write::flush(&mut self.w);
-        let _ = self.w.get_ref().s.shutdown(Shutdown::Both);
+        let _ = Write::flush(&mut self.0);
+        let _ = self.0.get_ref().s.shutdown(Shutdown::Both);
     }
+}
+
+struct TcpTransport {
+    w: TcpWriter,
+    r: BufReader<Sock>,
 }
 
 /// Maps the platform's timeout kind (`WouldBlock` on Unix) to `TimedOut`, a reset
@@ -149,13 +171,13 @@ fn io_kind(e: io::Error) -> io::Error {
     }
 }
 
-impl Outgoing for BufWriter<Sock> {
+impl Outgoing for TcpWriter {
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        Write::write_all(self, data).map_err(io_kind)
+        Write::write_all(&mut self.0, data).map_err(io_kind)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Write::flush(self).map_err(io_kind)
+        Write::flush(&mut self.0).map_err(io_kind)
     }
 }
 
@@ -282,7 +304,8 @@ fn configure(stream: &TcpStream, cfg: &TcpConfig) -> io::Result<()> {
 }
 
 /// The transport over a connected stream: plain, or TLS (handshake done) if
-/// `cfg.tls` is set, with this side as the TLS server if it is the listening `end`.
+/// `cfg.tls` is set, with this side as the TLS server if it is the listening `end`;
+/// its sending emulated on `cfg.link` if set (plain TCP only).
 pub fn transport(
     stream: TcpStream,
     end: End,
@@ -294,11 +317,23 @@ pub fn transport(
         let r = sock
             .try_clone()
             .map_err(|e| NetError::new("cloning TCP socket", e))?;
-        return Ok(Box::new(TcpTransport {
-            w: BufWriter::with_capacity(cfg.buffer, sock),
-            r: BufReader::with_capacity(cfg.buffer, r),
-        }));
+        let w = TcpWriter(BufWriter::with_capacity(cfg.buffer, sock));
+        let r = BufReader::with_capacity(cfg.buffer, r);
+        return match &cfg.link {
+            None => Ok(Box::new(TcpTransport { w, r })),
+            Some(link) => emulate::wrap(Box::new(w), Box::new(r), link)
+                .map_err(|e| NetError::new("starting the link emulator", e)),
+        };
     };
+    if cfg.link.is_some() {
+        return Err(NetError::new(
+            "emulating a link",
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the link emulator runs over plain TCP only, not TLS",
+            ),
+        ));
+    }
     let ctx = |e: io::Error| {
         let e = match e.kind() {
             io::ErrorKind::UnexpectedEof => io::Error::new(
@@ -479,9 +514,11 @@ pub fn loopback_pairs(t: usize, cfg: &TcpConfig) -> Result<(Vec<Channel>, Vec<Ch
     let addr = listener
         .local_addr()
         .map_err(|e| NetError::new("reading listener address", e))?;
+    // Each party sends on a link of its own (if emulating).
+    let ccfg = cfg.with_fresh_link();
     std::thread::scope(|s| {
         let acc = s.spawn(|| accept_many(&listener, t, cfg));
-        let con = connect_many(addr, t, cfg);
+        let con = connect_many(addr, t, &ccfg);
         let acc = acc.join().unwrap_or_else(|_| {
             Err(NetError::new(
                 "accepting connections",

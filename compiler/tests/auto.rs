@@ -1,0 +1,139 @@
+//! `--backend auto`: the backend predicted faster on the network is kept, on cases where
+//! the choice is clear either way; `--net` adds the network time to the report.
+
+use sci_compiler::auto::choose;
+use sci_compiler::{Options, Quantization};
+use sci_ir::Backend;
+use sci_ir::cost::NetProfile;
+use std::path::PathBuf;
+use std::process::Command;
+
+fn testdata(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(rel)
+}
+
+fn options(model: &str) -> Options {
+    Options {
+        model: testdata(model),
+        outputs: Vec::new(),
+        quantization: Quantization::Fixed {
+            bits: Some(32),
+            scale: Some(12),
+        },
+        mill_radix: None,
+        threads: None,
+        backend: Backend::Ot,
+        batch: 1,
+    }
+}
+
+#[test]
+fn a_network_of_relus_stays_on_ot() {
+    // No linear layer: HE has nothing to save, and its ReLUs compare field elements,
+    // which costs more than the ring's. OT on either network.
+    for net in [NetProfile::LAN, NetProfile::WAN] {
+        let (c, choice) = choose(&options("ops/relu_o14.onnx"), &net, false).expect("compiles");
+        assert_eq!(c.program.params().backend, Backend::Ot);
+        assert_eq!(choice.chosen, "ot");
+        let he = choice.he.as_ref().expect("compiles for HE");
+        assert!(he.seconds > choice.ot.seconds, "{}", choice.summary());
+        assert!(he.partial && !choice.ot.partial);
+    }
+}
+
+#[test]
+fn minionn_over_a_wan_goes_to_he() {
+    // MiniONN's OT-based linear layers move 4.2 GiB: over 100 s at 40 MB/s. Its HE layers
+    // (ciphertexts not yet in the model) plus the HE key set-up are tens of MB: HE.
+    let (c, choice) = choose(
+        &options("bench/minionn_cifar.onnx"),
+        &NetProfile::WAN,
+        false,
+    )
+    .expect("compiles");
+    assert_eq!(c.program.params().backend, Backend::He);
+    assert_eq!(choice.chosen, "he");
+    assert!(choice.ot.seconds > 100.0, "{}", choice.summary());
+    let summary = choice.summary();
+    assert!(
+        summary.contains("SCI_OT") && summary.contains("SCI_HE"),
+        "{summary}"
+    );
+    assert!(summary.contains("partial"), "{summary}");
+}
+
+fn sci_compile(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sci-compile"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn the_binary_prints_both_predictions_and_the_network_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plan = dir.path().join("p.bin");
+    let report = dir.path().join("r.json");
+    let model = testdata("digits/digits_lenet.onnx");
+    let (plan, report, model) = (
+        plan.to_str().unwrap(),
+        report.to_str().unwrap(),
+        model.to_str().unwrap(),
+    );
+    let out = sci_compile(&[
+        model,
+        "-o",
+        plan,
+        "--backend",
+        "auto",
+        "--net",
+        "wan",
+        "--report",
+        report,
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("backend auto on 40 MB/s, 80 ms RTT"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("chose SCI_"), "{stdout}");
+    assert!(stdout.contains("predicted network time on"), "{stdout}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    assert!(r["net"]["total_seconds"].as_f64().unwrap() > 0.0);
+    assert!(r["backend_choice"]["ot"]["seconds"].as_f64().unwrap() > 0.0);
+    let layer_secs: f64 = r["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["seconds"].as_f64())
+        .sum();
+    let (total, setup) = (
+        r["net"]["total_seconds"].as_f64().unwrap(),
+        r["net"]["setup_seconds"].as_f64().unwrap(),
+    );
+    assert!((layer_secs + setup - total).abs() < 1e-6 * total.max(1.0));
+
+    // Without --net, auto cannot choose; a bad profile is named.
+    for (args, want) in [
+        (vec![model, "-o", plan, "--backend", "auto"], "give --net"),
+        (
+            vec![model, "-o", plan, "--net", "fast"],
+            "expected lan, wan",
+        ),
+        (vec![model, "-o", plan, "--backend", "xx"], "or auto"),
+    ] {
+        let out = sci_compile(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert_ne!(out.status.code(), Some(101), "{args:?} panicked: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

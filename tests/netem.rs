@@ -1,0 +1,121 @@
+//! The link emulator (`sci_runtime::net::emulate`) against the cost model's network time
+//! (`sci_ir::cost::net`): the digits LeNet is run with both parties in this process over
+//! loopback TCP, once on the real (loopback) link and once on an emulated one whose
+//! bandwidth and round-trip time both matter (4 MB/s and 20 ms: about a third of the
+//! network time transferring, two thirds waiting for round trips), and the time the
+//! instructions took under emulation, less what they took without, must be the
+//! predicted network time within 10%.
+//!
+//! Why subtracting the plain run is sound, and how the bounds stay robust on a loaded
+//! 2-core machine: the emulated run does the same computation as the plain one plus
+//! the waits the link imposes, so its time is the network time plus roughly the plain
+//! run's compute time (compute seldom overlaps the waits: the protocols alternate). The
+//! compute time is small against the network time here (about 0.1 s against 2 s), so
+//! load that slows the compute of one run and not the other moves the difference by a
+//! fraction of the 10% allowed. The emulator itself can only be slower than the model
+//! (the scheduler oversleeps), never faster: the lower bound has no slack for load.
+
+use sci_compiler::{Options, Quantization};
+use sci_ir::cost::{Lanes, NetProfile, predict_program, predict_time};
+use sci_ir::{Plan, Program, Tensor};
+use sci_runtime::exec::report::PartyReport;
+use sci_runtime::exec::run_pair;
+use sci_runtime::net::emulate::Link;
+use sci_runtime::net::tcp::TcpConfig;
+use std::path::Path;
+
+fn compile(model: &str, threads: u32) -> Program {
+    sci_compiler::compile(
+        &Options {
+            model: Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("testdata")
+                .join(model),
+            outputs: Vec::new(),
+            quantization: Quantization::Fixed {
+                bits: Some(32),
+                scale: Some(12),
+            },
+            mill_radix: None,
+            threads: Some(threads),
+            backend: sci_ir::Backend::Ot,
+            batch: 1,
+        },
+        false,
+    )
+    .unwrap_or_else(|e| panic!("compiling {model}: {e}"))
+    .program
+}
+
+/// Seconds of the instructions (set-up excluded), the slower party's.
+fn instr_seconds(reports: [&PartyReport; 2]) -> f64 {
+    reports
+        .iter()
+        .map(|r| {
+            r.instructions
+                .iter()
+                .filter_map(|i| i.cost.as_ref())
+                .map(|c| c.seconds)
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The instructions' seconds of one run of `program` over `cfg`.
+fn run(program: &Program, threads: u32, cfg: &TcpConfig) -> f64 {
+    let enc = program.encoding().expect("quantized");
+    let x: Vec<Tensor> = program
+        .inputs()
+        .iter()
+        .map(|&v| Tensor::zeros(enc, program.ty(v).shape().to_vec()).expect("input"))
+        .collect();
+    let r = run_pair(
+        &Plan::new(program.clone()),
+        vec![x],
+        threads,
+        cfg,
+        &mut |_| {},
+    )
+    .expect("run");
+    instr_seconds([&r.server[0], &r.client[0]])
+}
+
+fn check(model: &str, threads: u32, profile: NetProfile) {
+    let program = compile(model, threads);
+    let pr = predict_program(&program, Lanes::of(&program));
+    let timing = predict_time(&pr, threads as usize, &profile);
+    let predicted: f64 = timing.instrs.iter().sum();
+    let plain = run(&program, threads, &TcpConfig::default());
+    let emulated = run(
+        &program,
+        threads,
+        &TcpConfig {
+            link: Some(Link::new(profile)),
+            ..TcpConfig::default()
+        },
+    );
+    let network = emulated - plain;
+    eprintln!(
+        "{model}, {threads} lanes on {profile}: predicted {predicted:.3} s ({:.3} s transfer, {:.3} s latency with the set-up's {:.3} s), emulated {emulated:.3} s, plain {plain:.3} s",
+        timing.transfer, timing.latency, timing.setup
+    );
+    assert!(
+        timing.transfer > 0.2 * predicted && timing.latency > 0.2 * predicted,
+        "both terms matter"
+    );
+    assert!(
+        emulated >= 0.9 * predicted,
+        "{model}: the emulated run ({emulated:.3} s) beat the link ({predicted:.3} s)"
+    );
+    assert!(
+        (network - predicted).abs() <= 0.1 * predicted,
+        "{model}, {threads} lanes: emulated − plain = {network:.3} s, predicted {predicted:.3} s"
+    );
+}
+
+#[test]
+fn the_emulated_link_costs_what_the_model_predicts() {
+    let profile: NetProfile = "4MB/s,20ms".parse().expect("profile");
+    check("digits/digits_lenet.onnx", 1, profile);
+    // Two lanes with alternating roles: both directions busy at once.
+    check("digits/digits_lenet.onnx", 2, profile);
+}
