@@ -30,6 +30,7 @@
 //! | module | protocols |
 //! |---|---|
 //! | [`ot`] | base OTs of the set-up, IKNP correlated OT, KK13 `(N 1)`-OT |
+//! | [`ferret`] | the Ferret silent-OT engine: LPN sets, set-up, iterations, derived OTs |
 //! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` (several instances in one call) |
 //! | [`sign`] | `DReLU` over `Z_{2^ℓ}` (Alg. 2) and over `Z_n` (Alg. 4) |
 //! | [`select`] | MUX (Alg. 6), B2A (Alg. 7), AND (App. A), ReLU (Alg. 8) |
@@ -43,6 +44,7 @@
 //! exactly; the module docs compare them with the paper's formulas.
 
 pub mod div;
+pub mod ferret;
 pub mod linear;
 pub mod mill;
 pub mod net;

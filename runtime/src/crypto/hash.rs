@@ -163,6 +163,32 @@ impl Mmo {
     }
 }
 
+impl Mmo {
+    /// The first two blocks of `G(y)` for each parent `y`: `children[2p + b]
+    /// = h(parents[p] ⊕ b)`, the length-doubling PRG of a GGM tree level
+    /// ([`crate::ot::ferret`]; `children` holds `2·parents.len()` blocks, the
+    /// rest is left alone). One AES pass over the level, in L1-sized steps.
+    /// Cost: one AES block per child.
+    pub fn expand_children(&self, parents: &[Block], children: &mut [Block]) {
+        let mut enc = [Block::ZERO; EXPAND_STEP];
+        for (ps, out) in parents
+            .chunks(EXPAND_STEP / 2)
+            .zip(children.chunks_mut(EXPAND_STEP))
+        {
+            for (o, p) in out.chunks_exact_mut(2).zip(ps) {
+                o[0] = *p;
+                o[1] = *p ^ Block(1);
+            }
+            let enc = &mut enc[..out.len()];
+            enc.copy_from_slice(out);
+            self.pi.encrypt_blocks(as_aes_blocks_mut(enc));
+            for (o, e) in out.iter_mut().zip(enc.iter()) {
+                *o ^= *e;
+            }
+        }
+    }
+}
+
 /// Re-keyed AES-256 hash for 256-bit rows: `H(i, x) = AES-256_x(i)`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RkAes256;
@@ -241,6 +267,21 @@ mod tests {
                 );
                 k += 2;
             }
+        }
+    }
+
+    #[test]
+    fn expand_children_is_the_first_two_blocks_of_g() {
+        let mut ex = Mmo::new();
+        let parents: Vec<Block> = (0..700u128)
+            .map(|i| Block(i * 0x9e37_79b9_7f4a_7c15))
+            .collect();
+        let mut children = vec![Block::ZERO; 2 * parents.len()];
+        ex.expand_children(&parents, &mut children);
+        let mut words = Vec::new();
+        ex.expand_into(parents.iter().map(|p| (p.0, 2)), &mut words);
+        for (c, w) in children.iter().zip(words.chunks_exact(2)) {
+            assert_eq!(*c, Block::from_u64s(w[0], w[1]));
         }
     }
 

@@ -54,6 +54,18 @@ impl<const W: usize> ExtSender<W> {
     pub(crate) fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {
         let mut s = [Block::ZERO; W];
         prg.fill_blocks(&mut s);
+        Self::setup_with_secret(ch, prg, s)
+    }
+
+    /// [`ExtSender::setup`] with the given secret `s` (the correlation of
+    /// the raw rows, `q_j ⊕ t_j = x_j ∧ s`): Ferret's bootstrapping
+    /// ([`super::ferret`]) fixes the low bit of its `Δ = s`. `s` must be
+    /// uniform otherwise; the base OTs' scalars come from `prg`.
+    pub(crate) fn setup_with_secret(
+        ch: &mut Channel,
+        prg: &mut Prg,
+        s: [Block; W],
+    ) -> Result<Self, OtError> {
         let choices: Vec<bool> = (0..128 * W).map(|i| s[i / 128].bit(i % 128)).collect();
         let keys = base::recv(ch, &choices, prg)?;
         Ok(ExtSender {

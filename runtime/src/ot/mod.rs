@@ -7,6 +7,7 @@
 //! | [`base`] | Chou–Orlandi "simplest OT" over Ristretto255, transcript-hashed keys | Chou, Orlandi, LATINCRYPT 2015 (eprint 2015/267) |
 //! | [`iknp`] | IKNP OT extension with the ALSZ correlated-OT optimisation | Ishai, Kilian, Nissim, Petrank, CRYPTO 2003; Asharov, Lindell, Schneider, Zohner, CCS 2013 |
 //! | [`kkot`] | 1-of-N OT extension with a Walsh–Hadamard code | Kolesnikov, Kumaresan, CRYPTO 2013 |
+//! | [`ferret`] | Ferret silent OT: GGM single-point COT, regular multi-point COT, primal LPN, bootstrapping, per-lane COT source | Yang, Weng, Lan, Zhang, Wang, CCS 2020 |
 //! | [`transpose`] | 128×n bit-matrix transpose (SSE2/AVX2 `movemask`) | — |
 //! | [`pack`] | [`OtPack`]: one lazily set-up extension per family and direction | — |
 //! | [`session`] | [`Session`]: `T` channels with an [`OtPack`] each, chunked parallel runs | — |
@@ -35,6 +36,7 @@
 
 pub mod base;
 mod ext;
+pub mod ferret;
 pub mod iknp;
 pub mod kkot;
 pub mod pack;

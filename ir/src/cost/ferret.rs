@@ -1,0 +1,212 @@
+//! The Ferret silent-OT engine (Yang, Weng, Lan, Zhang, Wang, "Ferret: Fast
+//! Extension for coRRElated oT with small communication", CCS 2020), as
+//! transcripts: its LPN parameter sets, the bytes of the bootstrapping set-up,
+//! of one iteration, and of the OTs derived from its random COTs.
+//!
+//! One iteration with parameters `(n, k, t)`, `n = t·2^h` (regular noise: one
+//! noisy position in each of `t` blocks of `2^h`), consumes `k + t·h` COTs
+//! reserved from the previous one and outputs `n`. Only the Δ holder (the COT
+//! sender) speaks: per GGM tree, two masked level sums per level and one
+//! correction block, `t·(2h + 1)·16` bytes in one message. The first
+//! iteration (the bootstrapping set, smaller) consumes COTs of a dedicated
+//! IKNP extension: 128 base OTs (`32 + 128·32` bytes from the Ferret
+//! receiver's side, which is the base-OT sender) and `16·8⌈m/8⌉` bytes of
+//! extension rows for its `m = k + t·h` COTs.
+
+use super::{Role, Transcript, bytes_of, ot};
+
+/// One LPN parameter set with regular noise: `t` GGM trees of `2^log_leaves`
+/// leaves give `n = t·2^log_leaves` outputs from a secret of `k` COTs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LpnParams {
+    /// LPN dimension (the COTs of the LPN secret).
+    pub k: usize,
+    /// Noise weight: the number of GGM trees.
+    pub t: usize,
+    /// Depth of each GGM tree (`h`): `2^h` leaves.
+    pub log_leaves: u32,
+}
+
+impl LpnParams {
+    /// Outputs of one iteration, `t·2^h`.
+    pub const fn n(&self) -> usize {
+        self.t << self.log_leaves
+    }
+
+    /// COTs one iteration consumes: `k` for the LPN secret and `h` per tree.
+    pub const fn reserve(&self) -> usize {
+        self.k + self.t * self.log_leaves as usize
+    }
+
+    /// Bytes the COT sender sends in one iteration: `t·(2h + 1)` blocks.
+    pub const fn iteration_bytes(&self) -> u64 {
+        16 * (self.t as u64) * (2 * self.log_leaves as u64 + 1)
+    }
+}
+
+/// The engine's parameters: the bootstrapping iteration (its reserve from
+/// IKNP) and the iteration run every time the COTs run out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FerretParams {
+    /// The first iteration, whose `n` must cover `main.reserve()`.
+    pub boot: LpnParams,
+    /// Every later iteration; its `n` must exceed its own reserve.
+    pub main: LpnParams,
+}
+
+/// The production parameter sets, the regular-noise primal-LPN sets of
+/// emp-ot (`emp-ot/ferret/constants.h`, current master): main `n =
+/// 10,608,640 = 1295·2^13`, `k = 589,824`, `t = 1295`; bootstrapping `n =
+/// 607,232 = 593·2^10`, `k = 69,454`, `t = 593`. The bootstrapping set is the
+/// one emp-ot adopted when it revised its sets after the algebraic attacks on
+/// regular-noise LPN (Briaud and Øygarden, "A New Algebraic Approach to the
+/// Regular Syndrome Decoding Problem and Implications for PCG Constructions",
+/// Eurocrypt 2023), from the analysis of Liu, Wang, Yang and Yu ("The
+/// Hardness of LPN over Any Integer Ring and Field for PCG Applications",
+/// Eurocrypt 2024), replacing `k = 36,096`, `t = 1186`; the main set, which
+/// emp-ot kept, has a far larger `k` and `t` (Ferret's own main set was
+/// `n = 10,805,248`, `k = 589,760`, `t = 1319`). Both target 128-bit security
+/// against the known attacks (ISD, Pooled Gauss, low-weight parity check,
+/// algebraic) on LPN with regular noise and a local code of `d = 10`
+/// nonzeros per column.
+pub const FERRET: FerretParams = FerretParams {
+    boot: LpnParams {
+        k: 69_454,
+        t: 593,
+        log_leaves: 10,
+    },
+    main: LpnParams {
+        k: 589_824,
+        t: 1295,
+        log_leaves: 13,
+    },
+};
+
+impl FerretParams {
+    /// Whether the sets chain: `boot` covers `main`'s reserve, `main` covers
+    /// its own with COTs to spare, and every set has at least one leaf level
+    /// and a secret of at least `D = 10` COTs.
+    pub fn valid(&self) -> bool {
+        let ok = |p: &LpnParams| p.t >= 1 && (1..=24).contains(&p.log_leaves) && p.k >= 10;
+        ok(&self.boot)
+            && ok(&self.main)
+            && self.boot.n() >= self.main.reserve()
+            && self.main.n() > self.main.reserve()
+    }
+
+    /// COTs the set-up leaves available to hand out: `boot.n − main.reserve`.
+    pub const fn first_available(&self) -> usize {
+        self.boot.n() - self.main.reserve()
+    }
+
+    /// COTs each later iteration hands out: `main.n − main.reserve`.
+    pub const fn per_iteration(&self) -> usize {
+        self.main.n() - self.main.reserve()
+    }
+
+    /// Iterations after the set-up to hand out `m` COTs in all.
+    pub fn iterations(&self, m: usize) -> usize {
+        m.saturating_sub(self.first_available())
+            .div_ceil(self.per_iteration())
+    }
+}
+
+/// The bootstrapping set-up, `sender` being the COT sender (Δ holder): the
+/// base OTs of the IKNP extension (`sender` is their receiver), the extension
+/// rows of `boot.reserve()` COTs, then the first iteration.
+pub fn setup(sender: Role, p: &FerretParams) -> Transcript {
+    let receiver = sender.other();
+    ot::base(receiver, 128)
+        .send(receiver, 16 * p.boot.reserve().next_multiple_of(8) as u64)
+        .send(sender, p.boot.iteration_bytes())
+}
+
+/// One later iteration: one message from `sender`.
+pub fn iteration(sender: Role, p: &FerretParams) -> Transcript {
+    Transcript::new().send(sender, p.main.iteration_bytes())
+}
+
+/// Handing out `m` random COTs when `available` are left from the set-up or
+/// the last iteration (the set-up must have run): the iterations that run out
+/// of COTs, nothing else.
+pub fn random_cots(sender: Role, p: &FerretParams, available: usize, m: usize) -> Transcript {
+    let runs = m.saturating_sub(available).div_ceil(p.per_iteration());
+    (0..runs).fold(Transcript::new(), |t, _| t.then(iteration(sender, p)))
+}
+
+/// OTs derived from `m` random COTs, `answer_bits` per OT from the sender
+/// (`2ℓ` for chosen-message OT, `ℓ` for correlated OT over `Z_{2^ℓ}`, 0 for
+/// random OT with chosen choices): per slice of COTs (the slices end where an
+/// iteration's COTs run out), the receiver sends one bit per OT (its choice
+/// xor the random COT's) and the sender answers. `available` as for
+/// [`random_cots`].
+pub fn derived(
+    sender: Role,
+    p: &FerretParams,
+    mut available: usize,
+    m: usize,
+    answer_bits: u64,
+) -> Transcript {
+    let receiver = sender.other();
+    let mut t = Transcript::new();
+    let mut left = m;
+    while left > 0 {
+        if available == 0 {
+            t = t.then(iteration(sender, p));
+            available = p.per_iteration();
+        }
+        let len = left.min(available);
+        t = t
+            .send(receiver, bytes_of(len as u64))
+            .send(sender, bytes_of(len as u64 * answer_bits));
+        available -= len;
+        left -= len;
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_sets_chain() {
+        assert!(FERRET.valid());
+        assert_eq!(FERRET.main.n(), 10_608_640);
+        assert_eq!(FERRET.boot.n(), 607_232);
+        assert_eq!(FERRET.main.reserve(), 589_824 + 1295 * 13);
+        assert_eq!(FERRET.boot.reserve(), 69_454 + 593 * 10);
+        // 1295 trees of 27 blocks: under 0.45 bits per COT handed out.
+        assert_eq!(FERRET.main.iteration_bytes(), 559_440);
+        let bits = 8.0 * 559_440.0 / FERRET.per_iteration() as f64;
+        assert!(bits < 0.45, "{bits}");
+        let s = setup(Role::P0, &FERRET);
+        assert_eq!(s.sent(Role::P1), 32 + 128 * 32 + 16 * 75_384);
+        assert_eq!(s.sent(Role::P0), 32 + 593 * 21 * 16);
+    }
+
+    #[test]
+    fn derived_slices_at_iteration_ends() {
+        let p = FerretParams {
+            boot: LpnParams {
+                k: 20,
+                t: 4,
+                log_leaves: 4,
+            },
+            main: LpnParams {
+                k: 20,
+                t: 4,
+                log_leaves: 4,
+            },
+        };
+        assert!(p.valid());
+        assert_eq!(p.per_iteration(), 64 - 36);
+        // 10 available, 30 asked: a slice of 10, an iteration, a slice of 20.
+        let t = derived(Role::P0, &p, 10, 30, 3);
+        let it = p.main.iteration_bytes();
+        assert_eq!(t.sent(Role::P1), 2 + 3);
+        assert_eq!(t.sent(Role::P0), 4 + it + 8);
+        assert_eq!(random_cots(Role::P0, &p, 10, 30).sent(Role::P0), it);
+        assert_eq!(p.iterations(0), 0);
+    }
+}

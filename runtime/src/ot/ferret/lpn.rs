@@ -1,0 +1,136 @@
+//! Primal-LPN expansion with a local linear code (Ferret, Yang, Weng, Lan,
+//! Zhang, Wang, CCS 2020, §5.1 and §6: each output is the XOR of `D = 10`
+//! entries of the secret at positions drawn from a PRG with a public seed).
+//!
+//! From `k` COTs `(u, s)` (receiver's choice bits `u`, blocks `s = r ⊕ u·Δ`
+//! against the sender's `r`) and `n` multi-point COTs `(e, w = v ⊕ e·Δ)`, both
+//! sides apply the same public `k × n` matrix `A`: the receiver's `x = u·A ⊕
+//! e`, `z = s·A ⊕ w`, the sender's `y = r·A ⊕ v`, so `z = y ⊕ x·Δ`, and `x`
+//! is an LPN sample with regular noise `e` (pseudorandom to the sender). With
+//! the choice bit in each block's low bit ([`super::mpcot`]), the encoding
+//! only XORs blocks: `out_i ^= ⊕_{j<D} secret[A_{i,j}]`.
+//!
+//! Column `i`'s positions are the 32-bit words of three AES blocks
+//! `AES_seed(3i), AES_seed(3i+1), AES_seed(3i+2)` (ten of their twelve
+//! words), each mapped to `[0, k)` by `⌊r·k/2^32⌋` (bias below `k/2^32`;
+//! repeated positions cancel, as in Ferret's code). The code is memory-bound:
+//! `D` random reads of the `16k`-byte secret per output.
+
+use aes::Aes128;
+use aes::cipher::array::Array;
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+
+use crate::crypto::{Block, Prg, as_aes_blocks_mut};
+
+/// Nonzeros per column of the code.
+pub const D: usize = 10;
+
+/// Outputs whose positions are drawn in one AES pass (48 KiB of blocks).
+const STEP: usize = 1024;
+
+/// The public local linear code of one parameter set.
+#[derive(Clone)]
+pub(crate) struct LpnCode {
+    aes: Aes128,
+    k: usize,
+}
+
+impl LpnCode {
+    /// The code for a secret of `k` blocks and `n` outputs: its seed is
+    /// public, derived from `(k, n)` ([`Prg::derive`] of the zero block), so
+    /// both parties build the same matrix without talking.
+    pub(crate) fn new(k: usize, n: usize) -> LpnCode {
+        let key =
+            Prg::derive(Block::ZERO, "sci/ferret/lpn", ((n as u64) << 32) ^ k as u64).next_block();
+        LpnCode {
+            aes: Aes128::new(&Array::from(key.to_bytes())),
+            k,
+        }
+    }
+
+    /// Writes the positions of columns `first..first + out.len()/D` into
+    /// `out` (`D` per column), using `blocks` as scratch.
+    fn positions(&self, first: usize, blocks: &mut Vec<Block>, out: &mut [u32]) {
+        let cols = out.len() / D;
+        blocks.clear();
+        blocks.extend((3 * first..3 * (first + cols)).map(|c| Block(c as u128)));
+        self.aes.encrypt_blocks(as_aes_blocks_mut(blocks));
+        let k = self.k as u64;
+        for (col, b) in out.chunks_exact_mut(D).zip(blocks.chunks_exact(3)) {
+            let words = b.iter().flat_map(|x| {
+                let v = x.0;
+                [
+                    v as u32,
+                    (v >> 32) as u32,
+                    (v >> 64) as u32,
+                    (v >> 96) as u32,
+                ]
+            });
+            for (o, r) in col.iter_mut().zip(words) {
+                *o = ((u64::from(r) * k) >> 32) as u32;
+            }
+        }
+    }
+
+    /// The `D` positions of column `i` (for tests).
+    #[cfg(test)]
+    pub(crate) fn column(&self, i: usize) -> [u32; D] {
+        let mut out = [0u32; D];
+        self.positions(i, &mut Vec::new(), &mut out);
+        out
+    }
+
+    /// `out[i] ^= ⊕_{j<D} secret[A_{i,j}]` for every output `i` (`secret`
+    /// has `k` blocks). Cost: `3n` AES blocks and `D·n` random reads.
+    pub(crate) fn encode(&self, out: &mut [Block], secret: &[Block]) {
+        assert_eq!(secret.len(), self.k, "LPN secret length");
+        let mut blocks = Vec::with_capacity(3 * STEP);
+        let mut pos = vec![0u32; D * STEP];
+        for (c, chunk) in out.chunks_mut(STEP).enumerate() {
+            let pos = &mut pos[..D * chunk.len()];
+            self.positions(c * STEP, &mut blocks, pos);
+            for (o, col) in chunk.iter_mut().zip(pos.chunks_exact(D)) {
+                *o = col.iter().fold(*o, |a, &j| a ^ secret[j as usize]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_sides_build_the_same_matrix_and_encode_linearly() {
+        let (k, n) = (300, 2500);
+        let (a, b) = (LpnCode::new(k, n), LpnCode::new(k, n));
+        let other = LpnCode::new(k + 1, n);
+        let mut differ = false;
+        for i in [0, 1, 1023, 1024, 2499] {
+            let ca = a.column(i);
+            assert_eq!(ca, b.column(i));
+            assert!(ca.iter().all(|&j| (j as usize) < k));
+            differ |= ca != other.column(i);
+        }
+        assert!(differ, "the code depends on its parameters");
+        // encode = the XOR of the columns' positions, chunk boundaries too.
+        let mut prg = Prg::new(Block(3));
+        let mut secret = vec![Block::ZERO; k];
+        prg.fill_blocks(&mut secret);
+        let mut e = vec![Block::ZERO; n];
+        prg.fill_blocks(&mut e);
+        let mut out = e.clone();
+        a.encode(&mut out, &secret);
+        for i in 0..n {
+            let want = a
+                .column(i)
+                .iter()
+                .fold(e[i], |x, &j| x ^ secret[j as usize]);
+            assert_eq!(out[i], want, "output {i}");
+        }
+        // Positions spread over the whole secret.
+        let mut hit = vec![false; k];
+        (0..n).for_each(|i| a.column(i).iter().for_each(|&j| hit[j as usize] = true));
+        assert!(hit.iter().all(|&h| h));
+    }
+}

@@ -1,0 +1,42 @@
+//! Ferret silent OT (Yang, Weng, Lan, Zhang, Wang, "Ferret: Fast Extension
+//! for coRRElated oT with small communication", CCS 2020, eprint 2020/924),
+//! semi-honest: random correlated OTs at under half a bit each.
+//!
+//! | module | construction | paper |
+//! |---|---|---|
+//! | [`spcot`] | single-point COT from a GGM tree (punctured PRF) | Boyle, Couteau, Gilboa, Ishai, Kohl, Scholl, CCS/CRYPTO 2019; Ferret §4 |
+//! | [`mpcot`] | multi-point COT with regular noise (`t` trees of `n/t` leaves) | Ferret §5 |
+//! | [`lpn`] | primal-LPN expansion with a local linear code, `d = 10` | Ferret §5.1, §6 |
+//! | `source` | [`FerretSender`] / [`FerretReceiver`]: per-lane COT source, bootstrapping from IKNP | Ferret §5.3 |
+//! | `derived` | random, chosen-message and `Z_{2^ℓ}` correlated OT from random COTs | — |
+//!
+//! # The correlation
+//! As the rows of IKNP ([`super::ext`]): the sender holds a global `Δ` and
+//! a block `q_j` per COT, the receiver a random choice bit `b_j` and `t_j =
+//! q_j ⊕ b_j·Δ`. Here `Δ` has low bit 1 and every `q_j` low bit 0, so `b_j`
+//! is the low bit of `t_j` (emp-ot's convention; `Δ` keeps 127 secret bits).
+//!
+//! # One iteration (parameters `(n, k, t)`, `n = t·2^h`)
+//! From `k + t·h` COTs reserved by the previous iteration: the multi-point
+//! COT gives `(e, w = v ⊕ e·Δ)` over `n` positions, `e` of weight `t`, one
+//! nonzero per block of `2^h` (one message from the sender, `t·(2h + 1)`
+//! blocks); the LPN encoding with the `k` secret COTs gives the `n` outputs,
+//! whose first `k + t·h` are the next iteration's reserve. Parameters and
+//! exact bytes: [`sci_ir::cost::ferret`] ([`FERRET`]: with the production
+//! set, 559,440 bytes per 10,001,981 COTs, 0.447 bits per COT).
+//!
+//! # Security
+//! Semi-honest, λ = 128 (Δ: 127 bits); the LPN set's security as cited at
+//! [`FERRET`]. The GGM PRG and the pads are fixed-key AES in the random
+//! permutation model ([`crate::crypto::Mmo`], [`crate::crypto::Tccr`] with a
+//! new tweak per COT). Tree seeds and `Δ` come from the lane's [`Prg`]
+//! (`crate::crypto::Prg`), so from the session's OS seed.
+
+mod derived;
+pub(crate) mod lpn;
+pub(crate) mod mpcot;
+mod source;
+pub(crate) mod spcot;
+
+pub use sci_ir::cost::ferret::{FERRET, FerretParams, LpnParams};
+pub use source::{FerretReceiver, FerretSender};
