@@ -15,9 +15,12 @@
 //! set) is exact in both. A constant outside the field's range is an error naming it.
 //!
 //! Costs of the truncations: over the field `trunc` is the division by `2^s` of §4.2.3
-//! (the runtime's `rdiv`); its `nonneg` mark is kept (the interpreter still checks it)
-//! but no cheaper field variant exists, so it changes nothing there. MaxPool and ArgMax of
-//! non-negative values use the narrow comparison over the field as over the ring.
+//! (the runtime's `rdiv`); its `nonneg` mark (set by `mark_nonneg` before this pass,
+//! after a ReLU or a MaxPool of one) is kept, and the runtime then runs the division's
+//! non-negative variant (`rdiv_nonneg`: no sign test, the correction by one correlated
+//! OT; 2834 bits per element instead of 9560 at 32 bits, s = 12, m = 4; the cost
+//! model's `sci_ir::cost::div::rdiv_nonneg`). MaxPool and ArgMax of non-negative values
+//! use the narrow comparison over the field as over the ring.
 
 use crate::error::PassError;
 use crate::pass::Pass;

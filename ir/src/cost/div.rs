@@ -1,6 +1,7 @@
 //! Truncation and division by public integers: `Π_Trunc^{int,ℓ,s}` (CrypTFlow2
 //! Algorithm 5), its variant for non-negative inputs (Corollary 4.2), and
-//! `Π_DIV^{ring,n,d}` (Theorem 4.1, Algorithm 9).
+//! `Π_DIV^{ring,n,d}` (Theorem 4.1, Algorithm 9) with its variant for non-negative
+//! dividends.
 //!
 //! * General truncation: the `Π_MILL^{ℓ−1}` of the sign and the `Π_MILL^s` of the low
 //!   carry in one millionaires' call, a `(4 1)-OT_s` for the correction (2λ + 4s bits),
@@ -13,6 +14,14 @@
 //!   `k·n` bits; `k = 2` and `δ = ⌈log₂ 4d⌉` when `2·(n mod d) ≤ d` for every divisor,
 //!   else `k = 3`, `δ = ⌈log₂ 6d⌉`. Over `Z_{2^ℓ}` a batch whose divisors are all the
 //!   same `2^s` is a general truncation by `s`.
+//! * Division of a dividend known to lie in `[0, n/2)` (sci-runtime's `rdiv_nonneg`;
+//!   over `Z_n` the truncation of a non-negative value): no sign test; the correction
+//!   is `x_0·x_1`, one batch of `n` correlated OTs carrying it mod `n` and mod `2^δ`;
+//!   then `Π_MILL^{δ−1}` with `k = 2` comparisons for every modulus and divisor
+//!   (`δ = ⌈log₂ 4d⌉`) and the B2A of the `2n` bits. Over the 32-bit HE field,
+//!   truncation by `2^12` at m = 4: 2834 bits per element against 9560 for the
+//!   general division. Over `Z_{2^ℓ}` with every divisor `2^s` it is
+//!   [`trunc_nonneg`].
 
 use super::mill::{kk_call, mill, mill_multi};
 use super::ot::cot;
@@ -44,10 +53,11 @@ fn delta_bits(d: u64, k: usize) -> u32 {
 }
 
 /// The comparisons per element `k` and their width δ for a batch with divisors `d`
-/// (§4.2.3: two comparisons when `2·(n mod d) ≤ d` for all).
-pub fn batch_shape(md: Modulus, d: &[u64]) -> (usize, u32) {
+/// (§4.2.3: two comparisons when `2·(n mod d) ≤ d` for all, or when the dividends are
+/// known to be non-negative (`nonneg`): then `A ≥ −(n mod d) > −d`).
+pub fn batch_shape(md: Modulus, d: &[u64], nonneg: bool) -> (usize, u32) {
     let n = md.value();
-    let k = if d.iter().all(|&d| 2 * (n % u128::from(d)) <= u128::from(d)) {
+    let k = if nonneg || d.iter().all(|&d| 2 * (n % u128::from(d)) <= u128::from(d)) {
         2
     } else {
         3
@@ -75,16 +85,32 @@ pub fn pow2_divisor(md: Modulus, d: &[u64]) -> Option<u32> {
 /// Division of `n` shares mod `md` by the divisors `d` (one for all or one per element;
 /// valid: `1 ≤ d < n`, `6d ≤ 2^64`) at radix `m`.
 pub fn rdiv(md: Modulus, d: &[u64], m: u32, n: usize) -> Transcript {
+    divide(md, d, m, n, false)
+}
+
+/// [`rdiv`] of dividends known to lie in `[0, n/2)` (see the [module
+/// documentation](self)).
+pub fn rdiv_nonneg(md: Modulus, d: &[u64], m: u32, n: usize) -> Transcript {
+    divide(md, d, m, n, true)
+}
+
+/// [`rdiv`] (`nonneg` false) or [`rdiv_nonneg`]: the sign test and the `(4 1)-OT` of
+/// the correction, or the correlated OT of `x_0·x_1`; then the comparisons and the
+/// B2A.
+fn divide(md: Modulus, d: &[u64], m: u32, n: usize, nonneg: bool) -> Transcript {
     match (pow2_divisor(md, d), md) {
+        (Some(s), Modulus::Pow2(ell)) if nonneg => trunc_nonneg(ell, s, m, n),
         (Some(s), Modulus::Pow2(ell)) => trunc(ell, s, m, n),
         _ if n == 0 => Transcript::new(),
         _ => {
-            let (k, delta) = batch_shape(md, d);
-            let corr_bits = corr_fields(md, delta).iter().map(|f| f.bits()).sum();
-            super::sign::drelu(md, m, n)
-                .then(kk_call(4, corr_bits, n))
-                .then(mill(delta - 1, m, k, n))
-                .then(b2a(md, k * n))
+            let (k, delta) = batch_shape(md, d, nonneg);
+            let corr_bits: u32 = corr_fields(md, delta).iter().map(|f| f.bits()).sum();
+            let corr = if nonneg {
+                cot(Role::P1, n, n as u64 * u64::from(corr_bits))
+            } else {
+                super::sign::drelu(md, m, n).then(kk_call(4, corr_bits, n))
+            };
+            corr.then(mill(delta - 1, m, k, n)).then(b2a(md, k * n))
         }
     }
 }
@@ -100,6 +126,26 @@ mod tests {
         assert_eq!(trunc_nonneg(32, 12, 4, n).bits(), 1444 * n as u64);
         assert_eq!(rdiv(Modulus::Pow2(32), &[4096], 4, n), trunc(32, 12, 4, n));
         assert_eq!(rdiv(Modulus::Pow2(32), &[49], 8, n).bits(), 5022 * n as u64);
-        assert_eq!(batch_shape(Modulus::Odd(4_293_918_721), &[4096]).0, 2);
+        assert_eq!(
+            batch_shape(Modulus::Odd(4_293_918_721), &[4096], false).0,
+            2
+        );
+        // The non-negative variant: two comparisons even where the general needs three.
+        assert_eq!(
+            batch_shape(Modulus::Odd(4_294_967_291), &[49], false),
+            (3, 9)
+        );
+        assert_eq!(
+            batch_shape(Modulus::Odd(4_294_967_291), &[49], true),
+            (2, 8)
+        );
+        let he = Modulus::Odd(4_294_475_777);
+        assert_eq!(rdiv(he, &[4096], 4, n).bits(), 9560 * n as u64);
+        assert_eq!(rdiv_nonneg(he, &[4096], 4, n).bits(), 2834 * n as u64);
+        assert_eq!(rdiv_nonneg(he, &[4096], 4, n).rounds(Role::P1), 1 + 2 + 1);
+        assert_eq!(
+            rdiv_nonneg(Modulus::Pow2(32), &[4096], 4, n),
+            trunc_nonneg(32, 12, 4, n)
+        );
     }
 }

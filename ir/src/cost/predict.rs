@@ -14,8 +14,8 @@
 //! | op | phases |
 //! |---|---|
 //! | `relu` | [`select::relu`] per chunk |
-//! | `trunc s` | [`div::trunc`] or [`div::trunc_nonneg`] |
-//! | `div_public d` | [`div::rdiv`] |
+//! | `trunc s` | over `Z_{2^ℓ}` [`div::trunc`], or [`div::trunc_nonneg`] if marked `nonneg`; over `Z_n` [`div::rdiv`] by `2^s`, or [`div::rdiv_nonneg`] if marked |
+//! | `div_public d` | [`div::rdiv`], or [`div::rdiv_nonneg`] if the operand is provably non-negative ([`nonneg`]) |
 //! | `avgpool`, `global_avgpool` | [`div::rdiv`] of the outputs by their windows' counts |
 //! | `maxpool`, `argmax` | exact mode: the inputs' signs; then [`pool::reduce`] over window chunks |
 //! | `conv2d`, `matmul`, `mul` by the server's weights | [`linear::matmul`], rows chunked; a convolution one phase per group |
@@ -397,15 +397,22 @@ fn phases<'a>(
                 Box::new(move |r: Range<usize>| match (md, nn) {
                     (Modulus::Pow2(ell), true) => div::trunc_nonneg(ell, s, m, r.len()),
                     (Modulus::Pow2(ell), false) => div::trunc(ell, s, m, r.len()),
-                    (Modulus::Odd(_), _) => div::rdiv(md, &[1 << s], m, r.len()),
+                    (Modulus::Odd(_), true) => div::rdiv_nonneg(md, &[1 << s], m, r.len()),
+                    (Modulus::Odd(_), false) => div::rdiv(md, &[1 << s], m, r.len()),
                 }),
             )]
         }
-        Op::DivPublic { d, .. } => {
-            let d = *d;
+        Op::DivPublic { x, d } => {
+            let (d, nn) = (*d, !exact(x));
             vec![alt(
                 numel,
-                Box::new(move |r: Range<usize>| div::rdiv(md, &[d], m, r.len())),
+                Box::new(move |r: Range<usize>| {
+                    if nn {
+                        div::rdiv_nonneg(md, &[d], m, r.len())
+                    } else {
+                        div::rdiv(md, &[d], m, r.len())
+                    }
+                }),
             )]
         }
         Op::AvgPool {

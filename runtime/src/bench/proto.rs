@@ -19,6 +19,7 @@ use sci_runtime::crypto::Prg;
 use sci_runtime::ot::Session;
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::{self, Compare, Windows};
+use sci_runtime::proto::rdiv::Sign;
 use sci_runtime::proto::{Ctx, Modulus, Role, matmul, mill, rdiv, relu, sign, trunc};
 use serde_json::{Map, Value, json};
 
@@ -184,7 +185,10 @@ pub fn layer_workload(
                 Modulus::Odd(_) if sh == 0 || sh >= md.bits() => {
                     bail!("--scale must be in 1..⌈log₂ n⌉")
                 }
-                Modulus::Odd(_) => rdiv::cost_bits(md, &[1 << sh], m, n),
+                Modulus::Odd(_) => {
+                    let known = if nonneg { Sign::NonNeg } else { Sign::Any };
+                    rdiv::cost_bits(md, &[1 << sh], m, n, known)
+                }
             };
             (
                 if nonneg { "trunc-nonneg" } else { "trunc" },
@@ -205,9 +209,9 @@ pub fn layer_workload(
             (
                 "div",
                 Box::new(move |s: &mut Session| {
-                    Ok(Engine::new(s, m).rdiv(md, &x, &[d]).map(drop)?)
+                    Ok(Engine::new(s, m).rdiv(md, &x, &[d], Sign::Any).map(drop)?)
                 }),
-                per(rdiv::cost_bits(md, &[d], m, n)),
+                per(rdiv::cost_bits(md, &[d], m, n, Sign::Any)),
             )
         }
         Layer::Maxpool | Layer::Argmax => {

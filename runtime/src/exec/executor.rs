@@ -39,8 +39,8 @@
 //! | `transpose`, `gather`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`interp::eval_op`]); addends known in the clear (constants, biases, pad values) are added by the server only |
 //! | `conv2d`, `matmul` (`X·W` or `W·X`), `mul` by a server factor | SCI_OT: OT-based linear layer (§5.1.1; convolution by `im2col`, `mul` broadcast first); SCI_HE: HE linear layer ([`crate::he`]: Gazelle packing, App. F); the bias is the server's addend |
 //! | `relu` | `Π_ReLU` (Algorithm 8) |
-//! | `trunc s` | ring: `Π_Trunc^{int,ℓ,s}` (Algorithm 5), the non-negative variant where marked `nonneg`; field: division by `2^s` (§4.2.3) |
-//! | `div_public d` | division by a public integer (Theorem 4.1) |
+//! | `trunc s` | ring: `Π_Trunc^{int,ℓ,s}` (Algorithm 5), the non-negative variant where marked `nonneg`; field: division by `2^s` (§4.2.3), its non-negative variant (`rdiv_nonneg`: no sign test) where marked `nonneg` |
+//! | `div_public d` | division by a public integer (Theorem 4.1), the non-negative variant (`rdiv_nonneg`) where the operand is provably non-negative ([`sci_ir::analysis::nonneg`]) |
 //! | `maxpool` | `MaxPool_d` (§5.2.2) over the windows; comparisons as below |
 //! | `avgpool`, `global_avgpool` | [`Engine::avgpool`]: window sums locally ([`linear::window_sums`]), then division by each window's count (§5.1.2) |
 //! | `argmax` | `ArgMax_d` (§5.2.2) along the axis; comparisons as below |
@@ -90,6 +90,7 @@ use crate::net::{Party, Stats};
 use crate::proto::Modulus;
 use crate::proto::engine::Engine;
 use crate::proto::maxpool::Compare;
+use crate::proto::rdiv::Sign;
 use sci_ir::ConvGeom;
 use sci_ir::interp::{self, InterpError, linear};
 use sci_ir::{CheckErrorKind, Encoding, Op, Owner, Program, Scalar, Tensor, TensorError, ValueId};
@@ -615,7 +616,14 @@ impl<'p> Exec<'p> {
             Op::Trunc { x, s, nonneg } => {
                 engine.trunc(md, *s, words(&self.share_of(*x)), *nonneg)?
             }
-            Op::DivPublic { x, d } => engine.rdiv(md, words(&self.share_of(*x)), &[*d])?,
+            Op::DivPublic { x, d } => {
+                let known = if self.nonneg[x.index()] {
+                    Sign::NonNeg
+                } else {
+                    Sign::Any
+                };
+                engine.rdiv(md, words(&self.share_of(*x)), &[*d], known)?
+            }
             op => unreachable!("{} is not elementwise", op.mnemonic()),
         };
         self.ring_tensor(instr.ty.shape(), share)

@@ -24,6 +24,7 @@ use std::ops::Range;
 use super::bits::Bits;
 use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
+use super::rdiv::Sign;
 use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, sign, trunc};
 use crate::he;
 use crate::net::Party;
@@ -144,7 +145,9 @@ impl<S: BorrowMut<Session>> Engine<S> {
     /// Shares of `x ≫ s` = `rdiv(x, 2^s)`: over `Z_{2^ℓ}` [`trunc::trunc`],
     /// or [`trunc::trunc_nonneg`] if the inputs are known to be non-negative;
     /// over an odd `Z_n` the division by `2^s` ([`rdiv::rdiv`], which takes
-    /// §4.2.3's two-comparison path when `2·(n mod 2^s) ≤ 2^s`).
+    /// §4.2.3's two-comparison path when `2·(n mod 2^s) ≤ 2^s`), or
+    /// [`rdiv::rdiv_nonneg`] (no sign test) if the inputs are known to be
+    /// non-negative.
     pub fn trunc(
         &mut self,
         md: impl Into<Modulus>,
@@ -162,18 +165,21 @@ impl<S: BorrowMut<Session>> Engine<S> {
             }),
             md => {
                 super::check(s < 63, || format!("shift {s} too large"))?;
-                self.rdiv(md, x, &[1 << s])
+                let known = if nonneg { Sign::NonNeg } else { Sign::Any };
+                self.rdiv(md, x, &[1 << s], known)
             }
         }
     }
 
-    /// Shares of `rdiv(x_i, d_i)` mod `md` ([`rdiv::rdiv`]; `d` has one
-    /// divisor for all or one per element).
+    /// Shares of `rdiv(x_i, d_i)` mod `md` ([`rdiv::rdiv`], or
+    /// [`rdiv::rdiv_nonneg`] for `Sign::NonNeg`; `d` has one divisor for all
+    /// or one per element).
     pub fn rdiv(
         &mut self,
         md: impl Into<Modulus>,
         x: &[u64],
         d: &[u64],
+        known: Sign,
     ) -> Result<Vec<u64>, ProtoError> {
         let md = md.into();
         super::check(d.len() == 1 || d.len() == x.len(), || {
@@ -181,7 +187,10 @@ impl<S: BorrowMut<Session>> Engine<S> {
         })?;
         self.chunks(x.len(), false, |ctx, r| {
             let dr = if d.len() == 1 { d } else { &d[r.clone()] };
-            rdiv::rdiv(ctx, md, &x[r], dr)
+            match known {
+                Sign::Any => rdiv::rdiv(ctx, md, &x[r], dr),
+                Sign::NonNeg => rdiv::rdiv_nonneg(ctx, md, &x[r], dr),
+            }
         })
     }
 
@@ -262,7 +271,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         let sums = sums
             .as_u64()
             .expect("sums of ring or field elements are u64 words");
-        self.rdiv(md, sums, &counts)
+        self.rdiv(md, sums, &counts, Sign::Any)
     }
 
     /// Shares of the global average pooling of `x` (`[n, c, h, w]` →
@@ -525,7 +534,7 @@ mod tests {
             Ok(vec![
                 e.relu(ell, xs)?,
                 e.trunc(ell, self.shift, xs, false)?,
-                e.rdiv(ell, xs, &[self.divisor])?,
+                e.rdiv(ell, xs, &[self.divisor], Sign::Any)?,
                 e.maxpool(ell, xs, self.shape, &self.pool, Compare::Exact)?,
                 e.maxpool(ell, ns, self.shape, &self.pool, Compare::Narrow)?,
                 e.argmax(ell, xs, &[r, c], 1, Compare::Exact)?,
@@ -733,7 +742,7 @@ mod tests {
                 Ok(vec![
                     e.relu(md, xs)?,
                     e.trunc(md, 12, xs, false)?,
-                    e.rdiv(md, xs, &[49])?,
+                    e.rdiv(md, xs, &[49], Sign::Any)?,
                     e.maxpool(md, xs, shape, &pool, Compare::Exact)?,
                     e.argmax(md, xs, &[30, 10], 1, Compare::Exact)?,
                     e.avgpool(md, xs, shape, &pool, false)?,
@@ -815,7 +824,7 @@ mod tests {
             let (r0, r1) = run_on(a, b, |e, p| {
                 let xs = if p == Party::Server { &x0 } else { &x1 };
                 let mut e = Engine::new(e.session_mut(), m);
-                Ok(vec![e.relu(ell, xs)?, e.trunc(ell, s, xs, false)?, e.rdiv(ell, xs, &[d])?])
+                Ok(vec![e.relu(ell, xs)?, e.trunc(ell, s, xs, false)?, e.rdiv(ell, xs, &[d], Sign::Any)?])
             });
             let want = [
                 x.iter().map(|&v| if enc.signed(v) < 0 { 0 } else { v }).collect::<Vec<u64>>(),

@@ -36,6 +36,36 @@
 //! 2N`, so every truncation of SCI_HE takes the cheaper path. The test
 //! applies to any modulus and divisor (per batch: all elements must pass).
 //!
+//! # Non-negative dividends ([`rdiv_nonneg`])
+//! If the dividend is known to be non-negative (`a_u < n'`; the executor
+//! uses this for a `trunc` marked `nonneg` — after a ReLU or a MaxPool of
+//! one — and a `div_public` whose operand the `nonneg` analysis proves
+//! non-negative), then `1{a_u ≥ n'} = 0` and only rows 1, 3, 5 and 7 of the
+//! truth table of Theorem 4.1's proof (App. C, Table 8) occur. Exactly this
+//! vanishes:
+//! * the sign test: step 1 (`DReLU^{ring,n}` of `a`) is not run;
+//! * in `corr`: its `−1` case (it needs `a_u ≥ n'`); `corr = 1` exactly in
+//!   row 7 (`x_0 = x_1 = 1`), so `corr = x_0·x_1`, a product of two bits
+//!   held by different parties: one correlated OT ([`trunc::and_of_bits`]:
+//!   role `P0` offers `Δ = x_0` mod `n` and mod `2^δ`, role `P1` chooses
+//!   with `x_1`), `λ + η + δ` bits instead of the `(4 1)-OT`'s `2λ + 4(η +
+//!   δ)`;
+//! * the third comparison: `A = a_0⁰ + a_1⁰ − (x_0 ∨ x_1)·n⁰ ≥ −n⁰ > −d`,
+//!   so `1{A < −d} = 0` for **every** modulus and divisor (the general
+//!   protocol drops it only when `2n⁰ ≤ d`): `k = 2`, and `A − d, A ∈ [−2d
+//!   + 1, 2d − 2]` fit `δ = ⌈log₂ 4d⌉` signed bits.
+//!
+//! `B` and the comparisons `1{A < d}`, `1{A < 0}` remain. Unlike over
+//! `Z_{2^ℓ}` (where `n⁰ = 0` for `d = 2^s`, and `1{A < 0}` vanishes too:
+//! Corollary 4.2, [`trunc_nonneg`]), `1{A < 0}` does not vanish over `Z_n`:
+//! `A < 0` when `x_0 ∨ x_1` and `a_0⁰ + a_1⁰ < n⁰`. Both variants are one
+//! code path ([`Sign`]); they differ in how `corr` is obtained and in `k`.
+//! Cost: `(λ + η + δ) + Π_MILL^{δ−1}` (two comparisons) `+ 2(λ + η)`; for
+//! the 32-bit HE field, `s = 12`, `m = 4`: 174 + 2340 + 320 = 2834 bits per
+//! element against 9560 for the general division. Rounds (role `P1`): 1,
+//! the millionaires', 1. Over `Z_{2^ℓ}` with every divisor `2^s` it is
+//! [`trunc_nonneg`].
+//!
 //! # Cost per element
 //! `DReLU^{ring,n} + (2λ + 4·W) + Π_MILL^{δ−1} (k comparisons) + k(λ + η)`,
 //! `W` the bits of the `corr` message. For ℓ = 32, d = 49 (δ = 9), m = 8:
@@ -57,7 +87,7 @@
 
 use super::bits::Bits;
 use super::modulus::Modulus;
-use super::trunc::{self, trunc};
+use super::trunc::{self, trunc, trunc_nonneg};
 use super::{Ctx, ProtoError, Role, b2a, check, mill, sign};
 use crate::pack::mask;
 use sci_ir::cost;
@@ -108,8 +138,8 @@ fn check_divisors(md: Modulus, n: usize, d: &[u64]) -> Result<Option<u32>, Proto
 
 /// The comparisons per element (`k`) and their width `δ` for a batch
 /// ([`sci_ir::cost::div::batch_shape`]).
-fn batch_shape(md: Modulus, d: &[u64]) -> (usize, u32) {
-    cost::div::batch_shape(md.into(), d)
+fn batch_shape(md: Modulus, d: &[u64], known: Sign) -> (usize, u32) {
+    cost::div::batch_shape(md.into(), d, known == Sign::NonNeg)
 }
 
 /// The moduli of the `corr` shares: one field mod `2^{max(ℓ,δ)}` for
@@ -119,6 +149,17 @@ fn corr_fields(md: Modulus, delta: u32) -> Vec<Modulus> {
         .into_iter()
         .map(Modulus::from)
         .collect()
+}
+
+/// What is known of the dividends' sign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sign {
+    /// Nothing: the general protocol (Algorithm 9).
+    Any,
+    /// Every dividend is in `[0, n/2)` (signed value `≥ 0`): the variant of the
+    /// [module documentation](self) ("Non-negative dividends"); the result is
+    /// unspecified for a negative dividend.
+    NonNeg,
 }
 
 /// Shares of `rdiv(a_i, d_i) = ⌊signed(a_i)/d_i⌋ mod n` for shares `a` mod
@@ -131,10 +172,37 @@ pub fn rdiv(
     a: &[u64],
     d: &[u64],
 ) -> Result<Vec<u64>, ProtoError> {
-    let md = md.into();
+    divide(ctx, md.into(), a, d, Sign::Any)
+}
+
+/// [`rdiv`] of dividends known to be non-negative (signed value in `[0,
+/// n/2)`; the result is unspecified otherwise): no sign test. Over `Z_n`
+/// this is the truncation of a non-negative value. Cost and proof: see the
+/// [module documentation](self).
+pub fn rdiv_nonneg(
+    ctx: &mut Ctx<'_>,
+    md: impl Into<Modulus>,
+    a: &[u64],
+    d: &[u64],
+) -> Result<Vec<u64>, ProtoError> {
+    divide(ctx, md.into(), a, d, Sign::NonNeg)
+}
+
+/// [`rdiv`] or [`rdiv_nonneg`]: they differ only in how the shares of
+/// `corr` are obtained and in `k`.
+fn divide(
+    ctx: &mut Ctx<'_>,
+    md: Modulus,
+    a: &[u64],
+    d: &[u64],
+    known: Sign,
+) -> Result<Vec<u64>, ProtoError> {
     let n = a.len();
     if let (Some(s), Modulus::Pow2(ell)) = (check_divisors(md, n, d)?, md) {
-        return trunc(ctx, ell, s, a);
+        return match known {
+            Sign::Any => trunc(ctx, ell, s, a),
+            Sign::NonNeg => trunc_nonneg(ctx, ell, s, a),
+        };
     }
     check(a.iter().all(|&v| u128::from(v) < md.value()), || {
         format!("shares must be reduced mod {md}")
@@ -143,15 +211,20 @@ pub fn rdiv(
         return Ok(Vec::new());
     }
     let divs: Vec<Div> = (0..n).map(|i| Div::new(md, divisor(d, i))).collect();
-    let (k, delta) = batch_shape(md, d);
+    let (k, delta) = batch_shape(md, d, known);
     let dmask = mask(delta);
     let p0 = ctx.role == Role::P0;
 
     let x = Bits::from_fn(n, |i| md.is_neg(a[i]));
-    let neg_a = sign::negative(ctx, md, a)?;
     let fields = corr_fields(md, delta);
     let nf = fields.len();
-    let corr = trunc::corr(ctx, &x, &neg_a, &fields)?;
+    let corr = match known {
+        Sign::Any => {
+            let neg_a = sign::negative(ctx, md, a)?;
+            trunc::corr(ctx, &x, &neg_a, &fields)?
+        }
+        Sign::NonNeg => trunc::and_of_bits(ctx, &x, &fields)?,
+    };
     // Shares of corr mod n and mod 2^δ.
     let corr_n = |i: usize| md.reduce(corr[i * nf]);
     let corr_d = |i: usize| corr[i * nf + nf - 1] & dmask;
@@ -213,23 +286,33 @@ pub fn rdiv(
         .collect())
 }
 
-/// Exact bits on the wire of [`rdiv`] mod `md` on `n` elements with
-/// divisors `d` (one for all or one each) at radix `m`
-/// ([`sci_ir::cost::div::rdiv`]; the divisors must be valid).
-pub fn cost_bits(md: impl Into<Modulus>, d: &[u64], m: u32, n: usize) -> u64 {
-    cost::div::rdiv(md.into().into(), d, m, n).bits()
+/// The cost model's transcript of [`rdiv`] (`Sign::Any`) or [`rdiv_nonneg`]
+/// on `n` elements ([`sci_ir::cost::div::rdiv`], [`sci_ir::cost::div::rdiv_nonneg`]).
+fn transcript(md: Modulus, d: &[u64], m: u32, n: usize, known: Sign) -> cost::Transcript {
+    match known {
+        Sign::Any => cost::div::rdiv(md.into(), d, m, n),
+        Sign::NonNeg => cost::div::rdiv_nonneg(md.into(), d, m, n),
+    }
 }
 
-/// Rounds of [`rdiv`] mod `md` (role `P1`).
-pub fn rounds(md: impl Into<Modulus>, d: &[u64], m: u32) -> u64 {
-    cost::div::rdiv(md.into().into(), d, m, d.len().max(1)).rounds(Role::P1)
+/// Exact bits on the wire of [`rdiv`] (`Sign::Any`) or [`rdiv_nonneg`] mod
+/// `md` on `n` elements with divisors `d` (one for all or one each) at radix
+/// `m` (the divisors must be valid).
+pub fn cost_bits(md: impl Into<Modulus>, d: &[u64], m: u32, n: usize, known: Sign) -> u64 {
+    transcript(md.into(), d, m, n, known).bits()
+}
+
+/// Rounds of [`rdiv`] (`Sign::Any`) or [`rdiv_nonneg`] mod `md` (role `P1`).
+pub fn rounds(md: impl Into<Modulus>, d: &[u64], m: u32, known: Sign) -> u64 {
+    transcript(md.into(), d, m, d.len().max(1), known).rounds(Role::P1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::proto::testutil::{
-        RADICES, encoding, measured, moduli, open, prg, run2, run2_tcp, share, values_with_edges,
+        FIELDS, RADICES, encoding, measured, moduli, open, prg, run2, run2_tcp, share,
+        values_with_edges,
     };
     use sci_ir::fixed;
 
@@ -249,15 +332,141 @@ mod tests {
     /// Secure division of `x` by `d` (one divisor or one per element) against
     /// the reference's `rdiv`.
     fn check(md: Modulus, x: &[u64], d: &[u64], m: u32) {
+        check_known(md, x, d, m, Sign::Any);
+    }
+
+    /// [`check`] by [`rdiv`] or [`rdiv_nonneg`] (then `x` must be
+    /// non-negative).
+    fn check_known(md: Modulus, x: &[u64], d: &[u64], m: u32, known: Sign) {
         let (a0, a1) = share(&mut prg(7), x, md);
         let r = run2(m, |ctx| {
-            rdiv(ctx, md, if ctx.role == Role::P0 { &a0 } else { &a1 }, d)
+            let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
+            divide(ctx, md, a, d, known)
         });
         let enc = encoding(md);
         for (i, (&x, z)) in x.iter().zip(open(&r.p0, &r.p1, md)).enumerate() {
             let dv = divisor(d, i);
-            assert_eq!(z, fixed::rdiv(x, dv, enc), "{md} d={dv} m={m} x={x:#x}");
+            assert_eq!(
+                z,
+                fixed::rdiv(x, dv, enc),
+                "{md} d={dv} m={m} {known:?} x={x:#x}"
+            );
         }
+    }
+
+    /// Non-negative dividends mod `md` for divisor `d`: random ones below
+    /// `n/2`, 0, 1, 2, the largest `⌈n/2⌉ − 1`, and `k·d + {−1, 0, 1}` for
+    /// small `k ≥ 0` and near the top.
+    fn nonneg_inputs(md: Modulus, d: u64, len: usize) -> Vec<u64> {
+        let half = md.value().div_ceil(2) as u64;
+        let mut g = prg(md.value() ^ u128::from(d) << 64 ^ 1);
+        let mut v: Vec<u64> = md
+            .random(&mut g, len)
+            .into_iter()
+            .map(|x| x % half)
+            .collect();
+        v.extend([0, 1, 2, half - 1, half - 2]);
+        let top = (half - 1) / d * d;
+        for k in [0, d, 2 * d, 3 * d, top, top.saturating_sub(d)] {
+            for off in [-1i128, 0, 1] {
+                let x = i128::from(k) + off;
+                if (0..i128::from(half)).contains(&x) {
+                    v.push(x as u64);
+                }
+            }
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn nonneg_equals_reference_for_fields_widths_and_shifts() {
+        // Truncations of SCI_HE: the HE fields of several widths (the
+        // compiler's primes of 17, 20, 32 and 44 bits) and others, shifts
+        // from 1 to near the width.
+        let he = [114_689u64, 1_032_193, 4_294_475_777, 17_592_186_028_033];
+        for n in he.into_iter().chain(FIELDS) {
+            let md = Modulus::Odd(n);
+            let eta = md.bits();
+            let mut shifts: Vec<u32> = [1, 2, 9, 12, 15, eta / 2, eta - 2]
+                .into_iter()
+                .filter(|&s| s >= 1 && (1u128 << s) < md.value() / 2)
+                .collect();
+            shifts.sort_unstable();
+            shifts.dedup();
+            for s in shifts {
+                let d = 1u64 << s;
+                check_known(md, &nonneg_inputs(md, d, 400), &[d], 4, Sign::NonNeg);
+            }
+        }
+        // Radices, and divisors that are not powers of two (three comparisons
+        // in the general protocol: 2^31 − 1 ≡ 34 mod 49 > 49/2), over fields
+        // and rings.
+        for m in RADICES {
+            let md = Modulus::Odd(4_294_475_777);
+            check_known(md, &nonneg_inputs(md, 512, 500), &[512], m, Sign::NonNeg);
+        }
+        for md in [
+            Modulus::Odd((1 << 31) - 1),
+            Modulus::Pow2(32),
+            Modulus::Pow2(37),
+        ] {
+            for d in [3u64, 49, 1 << 12, 12345] {
+                assert_eq!(batch_shape(md, &[d], Sign::NonNeg).0, 2);
+                check_known(md, &nonneg_inputs(md, d, 500), &[d], 4, Sign::NonNeg);
+            }
+        }
+        // Per-element divisors.
+        let md = Modulus::Odd(4_294_475_777);
+        let x = nonneg_inputs(md, 9, 600);
+        let d: Vec<u64> = (0..x.len()).map(|i| [4, 6, 9, 9, 6, 1][i % 6]).collect();
+        check_known(md, &x, &d, 4, Sign::NonNeg);
+    }
+
+    #[test]
+    fn nonneg_communication_and_rounds() {
+        for (md, d, m, n) in [
+            (Modulus::Odd(4_294_475_777), 1u64 << 12, 4u32, 1000usize),
+            (Modulus::Odd(4_294_475_777), 1 << 9, 7, 333),
+            (Modulus::Odd(17_592_186_028_033), 1 << 20, 8, 300),
+            (Modulus::Odd((1 << 31) - 1), 49, 4, 500),
+            (Modulus::Pow2(32), 49, 4, 700),
+            (Modulus::Pow2(32), 1 << 12, 4, 700),
+        ] {
+            let x = nonneg_inputs(md, d, n);
+            let (a0, a1) = share(&mut prg(8), &x, md);
+            let r = measured(m, |ctx, warm| {
+                let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
+                rdiv_nonneg(ctx, md, if warm { &a[..8] } else { a }, &[d])
+            });
+            let known = Sign::NonNeg;
+            assert_eq!(
+                r.bits(),
+                cost_bits(md, &[d], m, x.len(), known),
+                "{md} d={d} m={m}"
+            );
+            assert_eq!(
+                r.stats[1].rounds,
+                rounds(md, &[d], m, known),
+                "{md} d={d} m={m}"
+            );
+        }
+        // The 32-bit HE field, s = 12, m = 4, at n = 2^16: the correlated OT
+        // (λ + 32 + 14), Π_MILL^13 with two comparisons, B2A of 2 bits: 2834
+        // bits against 9560 for the general division; rounds 1 + 2 + 1.
+        let (md, n) = (Modulus::Odd(4_294_475_777), 1 << 16);
+        assert_eq!(
+            cost_bits(md, &[1 << 12], 4, n, Sign::NonNeg),
+            (174 + 2340 + 320) * n as u64
+        );
+        assert_eq!(cost_bits(md, &[1 << 12], 4, n, Sign::Any), 9560 * n as u64);
+        assert_eq!(rounds(md, &[1 << 12], 4, Sign::NonNeg), 1 + 2 + 1);
+        // Over a ring with a power-of-two divisor: the ring's truncation.
+        assert_eq!(
+            cost_bits(32, &[1 << 12], 4, n, Sign::NonNeg),
+            trunc::cost_bits_nonneg(32, 12, 4, n)
+        );
     }
 
     /// Divisors tested mod `md`: small ones, a power of two, and ones near
@@ -340,33 +549,37 @@ mod tests {
             });
             assert_eq!(
                 r.bits(),
-                cost_bits(md, &[d], m, x.len()),
+                cost_bits(md, &[d], m, x.len(), Sign::Any),
                 "{md} d={d} m={m}"
             );
-            assert_eq!(r.stats[1].rounds, rounds(md, &[d], m), "{md} d={d} m={m}");
+            assert_eq!(
+                r.stats[1].rounds,
+                rounds(md, &[d], m, Sign::Any),
+                "{md} d={d} m={m}"
+            );
         }
         // ℓ = 32, d = 49, m = 8 at n = 2^16: 5022 bits per element (paper 5570,
         // required ≤ 5849).
         let n = 1 << 16;
         assert_eq!(
-            cost_bits(32, &[49], 8, n),
+            cost_bits(32, &[49], 8, n, Sign::Any),
             (3134 + 384 + 1024 + 480) * n as u64
         );
-        assert_eq!(rounds(32, &[49], 8), 2 + 1 + 1 + 1);
+        assert_eq!(rounds(32, &[49], 8, Sign::Any), 2 + 1 + 1 + 1);
         // Table 3, Avgpool_49 over Z_n at η = 32, m = 7, three comparisons
         // (n = 2^32 − 5: n⁰ = 34 > 49/2).
         let md = Modulus::Odd(4_294_967_291);
-        assert_eq!(batch_shape(md, &[49]), (3, 9));
-        assert_eq!(cost_bits(md, &[49], 7, n), 7156 * n as u64);
+        assert_eq!(batch_shape(md, &[49], Sign::Any), (3, 9));
+        assert_eq!(cost_bits(md, &[49], 7, n, Sign::Any), 7156 * n as u64);
         // Rounds: DReLU^{ring,n} (its millionaires' in one OT call: 3, plus
         // its (4 1)-OT), the corr OT, Π_MILL^8 (1), the B2A.
-        assert_eq!(rounds(md, &[49], 7), 4 + 1 + 1 + 1);
+        assert_eq!(rounds(md, &[49], 7, Sign::Any), 4 + 1 + 1 + 1);
         // The 32-bit HE prime 2^32 − 2^20 + 1 (n⁰ = 15 ≤ 49/2): two
         // comparisons; its truncation by 2^12 likewise.
         let md = Modulus::Odd(4_293_918_721);
-        assert_eq!(cost_bits(md, &[49], 7, n), 6152 * n as u64);
-        assert_eq!(batch_shape(md, &[1 << 12]), (2, 14));
-        assert_eq!(cost_bits(md, &[1 << 12], 7, n), 6984 * n as u64);
+        assert_eq!(cost_bits(md, &[49], 7, n, Sign::Any), 6152 * n as u64);
+        assert_eq!(batch_shape(md, &[1 << 12], Sign::Any), (2, 14));
+        assert_eq!(cost_bits(md, &[1 << 12], 7, n, Sign::Any), 6984 * n as u64);
     }
 
     #[test]
@@ -390,16 +603,16 @@ mod tests {
             let md = Modulus::Odd(n);
             for s in [1u32, 5, 12] {
                 let d = 1u64 << s;
-                assert_eq!(batch_shape(md, &[d]), (2, s + 2), "n={n} s={s}");
+                assert_eq!(batch_shape(md, &[d], Sign::Any), (2, s + 2), "n={n} s={s}");
                 check(md, &inputs(md, d, 1500), &[d], 4);
             }
         }
         // 2^31 − 1 ≡ 2^s − 1 (mod 2^s): three comparisons.
         assert_eq!(
-            batch_shape(Modulus::Odd((1 << 31) - 1), &[1 << 12]),
+            batch_shape(Modulus::Odd((1 << 31) - 1), &[1 << 12], Sign::Any),
             (3, 15)
         );
         // The optimisation applies to rings too: 2^37 ≡ 2 (mod 7).
-        assert_eq!(batch_shape(Modulus::Pow2(37), &[7]), (2, 5));
+        assert_eq!(batch_shape(Modulus::Pow2(37), &[7], Sign::Any), (2, 5));
     }
 }

@@ -199,6 +199,42 @@ fn corr_ot<T: Word>(
     })
 }
 
+/// Shares of `x_0·x_1` mod each modulus of `fields`, for bits `x_b` held by role
+/// `P_b` (e.g. `x_b = 1{a_b ≥ n'}`): one batch of correlated OTs in which role `P0`
+/// offers `Δ = x_0` in every field and role `P1` chooses with `x_1`; role `P0`'s share
+/// is `−r`. This is the correction `corr` of Theorem 4.1 for a dividend known to be
+/// non-negative ([`super::rdiv::rdiv_nonneg`]). Returns `len·F` shares, element-major.
+/// Cost `λ + Σ_f ⌈log₂ n_f⌉` bits per element, one round.
+pub(crate) fn and_of_bits(
+    ctx: &mut Ctx<'_>,
+    x: &Bits,
+    fields: &[Modulus],
+) -> Result<Vec<u64>, ProtoError> {
+    let f = CotFields::new(fields)?;
+    let n = x.len();
+    let mut shares = Vec::with_capacity(n * fields.len());
+    match ctx.role {
+        Role::P0 => {
+            let (zero, one) = (vec![0u64; fields.len()], vec![1u64; fields.len()]);
+            ctx.ot.send_cot_with(
+                ctx.ch,
+                n,
+                |_| f,
+                |j| if x.bit(j) == 1 { &one } else { &zero },
+                |_, r| shares.extend(r.iter().zip(fields).map(|(&r, m)| m.neg(r))),
+            )?;
+        }
+        Role::P1 => ctx.ot.recv_cot_with(
+            ctx.ch,
+            n,
+            |j| x.get(j),
+            |_| f,
+            |_, v| shares.extend_from_slice(v),
+        )?,
+    }
+    Ok(shares)
+}
+
 /// Each share's bit `x_b = MSB(a_b)` of ℓ-bit shares.
 pub(crate) fn top_bits(a: &[u64], ell: u32) -> Bits {
     Bits::from_fn(a.len(), |i| (a[i] >> (ell - 1)) & 1 == 1)
