@@ -2,18 +2,22 @@
 //! (`sci_ir::cost::net`): the digits LeNet is run with both parties in this process over
 //! loopback TCP, once on the real (loopback) link and once on an emulated one whose
 //! bandwidth and round-trip time both matter (4 MB/s and 20 ms: about a third of the
-//! network time transferring, two thirds waiting for round trips), and the time the
-//! instructions took under emulation, less what they took without, must be the
-//! predicted network time within 10%.
+//! network time transferring, the rest waiting for round trips), and the time the
+//! instructions took must match the predicted network time `N` within 10% both ways:
 //!
-//! Why subtracting the plain run is sound, and how the bounds stay robust on a loaded
-//! 2-core machine: the emulated run does the same computation as the plain one plus
-//! the waits the link imposes, so its time is the network time plus roughly the plain
-//! run's compute time (compute seldom overlaps the waits: the protocols alternate). The
-//! compute time is small against the network time here (about 0.1 s against 2 s), so
-//! load that slows the compute of one run and not the other moves the difference by a
-//! fraction of the 10% allowed. The emulator itself can only be slower than the model
-//! (the scheduler oversleeps), never faster: the lower bound has no slack for load.
+//! * `emulated ≥ 0.9·N`: the emulated run waits for every byte and round trip the model
+//!   counts; its computation only adds to that, or hides behind the waits (a party
+//!   that computes while its message is on the way). So the emulated time itself is
+//!   bounded below by the network time, whatever the load.
+//! * `emulated − plain ≤ 1.1·N`: computation adds at most what it costs without the
+//!   emulator (`plain`, the same instructions over loopback, taken as the slower of a
+//!   run before and a run after the emulated one, so that load which comes or goes
+//!   during the test is on both sides of the difference). Subtracting it leaves the
+//!   network time, plus what the emulator adds (the scheduler oversleeps each wait by
+//!   some microseconds to, on a loaded 2-core machine, a few milliseconds).
+//!
+//! The computation is small against the network time here (about 0.1 s against 1.3 s),
+//! so neither bound is loose.
 
 use sci_compiler::{Options, Quantization};
 use sci_ir::cost::{Lanes, NetProfile, predict_program, predict_time};
@@ -84,7 +88,7 @@ fn check(model: &str, threads: u32, profile: NetProfile) {
     let pr = predict_program(&program, Lanes::of(&program));
     let timing = predict_time(&pr, threads as usize, &profile);
     let predicted: f64 = timing.instrs.iter().sum();
-    let plain = run(&program, threads, &TcpConfig::default());
+    let before = run(&program, threads, &TcpConfig::default());
     let emulated = run(
         &program,
         threads,
@@ -93,6 +97,7 @@ fn check(model: &str, threads: u32, profile: NetProfile) {
             ..TcpConfig::default()
         },
     );
+    let plain = before.max(run(&program, threads, &TcpConfig::default()));
     let network = emulated - plain;
     eprintln!(
         "{model}, {threads} lanes on {profile}: predicted {predicted:.3} s ({:.3} s transfer, {:.3} s latency with the set-up's {:.3} s), emulated {emulated:.3} s, plain {plain:.3} s",
@@ -107,7 +112,7 @@ fn check(model: &str, threads: u32, profile: NetProfile) {
         "{model}: the emulated run ({emulated:.3} s) beat the link ({predicted:.3} s)"
     );
     assert!(
-        (network - predicted).abs() <= 0.1 * predicted,
+        network <= 1.1 * predicted,
         "{model}, {threads} lanes: emulated − plain = {network:.3} s, predicted {predicted:.3} s"
     );
 }

@@ -26,14 +26,20 @@ pub fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = 
     (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
 }
 
-/// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`.
-pub fn matmul(ell: u32, (rows, cols, outs): (usize, usize, usize), duplex: bool) -> Transcript {
-    if outs == 0 {
-        return Transcript::new();
-    }
+/// The OT batches of the product `R×C` by `C×O`, each one exchange (none if `O = 0`).
+fn batches(
+    ell: u32,
+    (rows, cols, outs): (usize, usize, usize),
+) -> impl Iterator<Item = Transcript> {
     let payload_per_pair: u64 = (1..=u64::from(ell)).sum::<u64>() * outs as u64;
-    let batches = batch_pairs(ell, rows * cols, outs)
-        .map(|np| cot(Role::P1, np * ell as usize, payload_per_pair * np as u64));
+    let total = if outs == 0 { 0 } else { rows * cols };
+    batch_pairs(ell, total, outs)
+        .map(move |np| cot(Role::P1, np * ell as usize, payload_per_pair * np as u64))
+}
+
+/// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`.
+pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript {
+    let batches = batches(ell, dims);
     if duplex {
         // All requests ahead, all answers: one flight each way.
         let (mut req, mut ans) = (0, 0);
@@ -44,6 +50,30 @@ pub fn matmul(ell: u32, (rows, cols, outs): (usize, usize, usize), duplex: bool)
         Transcript::new().send(Role::P1, req).send(Role::P0, ans)
     } else {
         batches.fold(Transcript::new(), Transcript::then)
+    }
+}
+
+/// Bytes a lane carries one flight after the other in [`matmul`] (for the network time,
+/// [`super::net`]): all of them over a half-duplex lane. Over a full-duplex lane the
+/// batches pipeline — the client's requests flow while the server answers the batches
+/// it has received — but a batch's answer waits for its whole request (the server
+/// transposes the request matrix before it answers), so the lane is busy for the longer
+/// of "every request, then the last answer" and "the first request, then every
+/// answer". One batch: both directions one after the other.
+pub fn matmul_serial_bytes(ell: u32, dims: (usize, usize, usize), duplex: bool) -> u64 {
+    let batches: Vec<Transcript> = batches(ell, dims).collect();
+    let (req, ans) = (
+        |t: &Transcript| t.sent(Role::P1),
+        |t: &Transcript| t.sent(Role::P0),
+    );
+    let (all_req, all_ans): (u64, u64) =
+        (batches.iter().map(req).sum(), batches.iter().map(ans).sum());
+    if !duplex {
+        return all_req + all_ans;
+    }
+    match (batches.first(), batches.last()) {
+        (Some(first), Some(last)) => (all_req + ans(last)).max(req(first) + all_ans),
+        _ => 0,
     }
 }
 
@@ -73,5 +103,14 @@ mod tests {
             8 * 32 * 128 + 8 * (8 * 3 * 528u64).div_ceil(8)
         );
         assert!(a.bits() >= elems * 32 * (128 + 200 * 33 / 2));
+        // Pipelined over a full-duplex lane: less than both directions, more than the
+        // larger one; one batch or half duplex: both directions.
+        let (req, ans) = (a.sent(Role::P1), a.sent(Role::P0));
+        let serial = matmul_serial_bytes(32, dims, true);
+        assert!(serial < req + ans && serial > req.max(ans), "{serial}");
+        assert_eq!(matmul_serial_bytes(32, dims, false), req + ans);
+        let one = matmul(32, (1, 8, 3), true);
+        assert_eq!(matmul_serial_bytes(32, (1, 8, 3), true), one.bits() / 8);
+        assert_eq!(matmul_serial_bytes(32, (1, 8, 0), true), 0);
     }
 }

@@ -16,12 +16,13 @@
 //! * `S` and `C`: the bytes the server and the client send in the step (each direction
 //!   carries its own at `B`, at the same time as the other);
 //! * `L`: the largest number of bytes one lane must carry one flight after the other:
-//!   on a lane whose flights alternate (every protocol but the streamed products) the
-//!   bytes of both directions, `S_l + C_l`; on a full-duplex lane where an OT-based
-//!   product streams (the client's requests flow while the server answers) the larger
-//!   direction, `max(S_l, C_l)`. With one lane an alternating protocol therefore costs
-//!   `(S + C)/B`; with lanes whose roles alternate (even lanes the server is `P0`, odd
-//!   ones the client) both directions are busy at once and it costs about `max(S, C)/B`.
+//!   on a lane whose flights alternate the bytes of both directions, `S_l + C_l`; on a
+//!   full-duplex lane where an OT-based product pipelines its batches, less
+//!   ([`super::linear::matmul_serial_bytes`]: about the larger direction when there are
+//!   many batches, both directions when there is one). With one lane an alternating
+//!   protocol therefore costs `(S + C)/B`; with lanes whose roles alternate (even lanes
+//!   the server is `P0`, odd ones the client) both directions are busy at once and it
+//!   costs about `max(S, C)/B`.
 //! * `H`: the largest, over lanes, of the server's plus the client's rounds on that
 //!   lane. A party counts a round each time it receives after having sent, i.e. each
 //!   time the flow on the lane reverses direction; every reversal makes the receiver
@@ -216,8 +217,8 @@ fn parse_time(s: &str) -> Option<f64> {
 
 /// What one step does on one lane: the bytes each party sends there and the rounds each
 /// waits for ([`Cost`] of that lane alone), and the bytes the lane carries one flight
-/// after the other (`serial_bytes`: both directions', or the larger direction's where a
-/// product streams over a full-duplex lane; see the [module documentation](self)).
+/// after the other (`serial_bytes`: both directions', or less where a product pipelines
+/// over a full-duplex lane; see the [module documentation](self)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LaneLoad {
     /// Bytes and rounds on this lane.

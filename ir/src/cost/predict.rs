@@ -144,9 +144,9 @@ enum Roles {
 struct Phase<'a> {
     n: usize,
     roles: Roles,
-    /// Whether a chunk's two directions overlap (a product streamed over a full-duplex
-    /// lane), for [`LaneLoad::serial_bytes`].
-    streamed: bool,
+    /// The bytes of a chunk that cross its lane one flight after the other
+    /// ([`LaneLoad::serial_bytes`]); `None`: all of them (the flights alternate).
+    serial: Option<Box<dyn Fn(Range<usize>) -> u64 + 'a>>,
     chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>,
 }
 
@@ -191,7 +191,7 @@ impl LaneState {
         lane: usize,
         t: &Transcript,
         server_role: Role,
-        streamed: bool,
+        serial: Option<u64>,
         load: &mut LaneLoad,
     ) -> [u64; 2] {
         let [s, c] = self.lanes[lane];
@@ -212,7 +212,7 @@ impl LaneState {
         load.cost.client_bytes += c;
         load.cost.server_rounds += r[0];
         load.cost.client_rounds += r[1];
-        load.serial_bytes += if streamed { s.max(c) } else { s + c };
+        load.serial_bytes += serial.unwrap_or(s + c);
         r
     }
 
@@ -227,12 +227,13 @@ impl LaneState {
                     Roles::ServerSends => Role::P0,
                     Roles::Alternating => Role::from_sender(i % 2 == 0),
                 };
-                self.replay(i, &(p.chunk)(range), server_role, p.streamed, &mut loads[i]);
+                let serial = p.serial.as_ref().map(|f| f(range.clone()));
+                self.replay(i, &(p.chunk)(range), server_role, serial, &mut loads[i]);
             }
         }
         if let Some(bytes) = reveal {
             let t = Transcript::new().send(Role::P0, bytes);
-            self.replay(0, &t, Role::P0, false, &mut loads[0]);
+            self.replay(0, &t, Role::P0, None, &mut loads[0]);
         }
         // Bytes add up over lanes; lanes run in parallel, so a step's rounds are the
         // slowest lane's.
@@ -351,13 +352,15 @@ fn phases<'a>(
     let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
         n,
         roles: Roles::Alternating,
-        streamed: false,
+        serial: None,
         chunk,
     };
     let product = |rows: usize, cols: usize, outs: usize| Phase {
         n: rows,
         roles: Roles::ServerSends,
-        streamed: duplex,
+        serial: Some(Box::new(move |r: Range<usize>| {
+            linear::matmul_serial_bytes(ell, (r.len(), cols, outs), duplex)
+        })),
         chunk: Box::new(move |r: Range<usize>| linear::matmul(ell, (r.len(), cols, outs), duplex)),
     };
     let exact = |x: &ValueId| !nonneg.get(x.index()).copied().unwrap_or(false);
@@ -479,7 +482,7 @@ mod tests {
         let phases = [Phase {
             n: 1000,
             roles: Roles::Alternating,
-            streamed: false,
+            serial: None,
             chunk: Box::new(|r: Range<usize>| select::relu(Modulus::Pow2(32), 4, r.len())),
         }];
         let (c, loads) = s.step(&phases, None);
