@@ -31,6 +31,7 @@ use sci_runtime::net::emulate::Link;
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, Stats};
 use sci_runtime::ot::Session;
+use sci_runtime::ot::ferret::{FERRET, FerretReceiver, FerretSender};
 use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
 use serde_json::json;
 
@@ -75,14 +76,35 @@ struct Common {
     net: Option<NetProfile>,
 }
 
+/// Which OT engine a benchmark runs on.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum OtEngine {
+    /// IKNP OT extension (λ = 128 bits per OT).
+    Iknp,
+    /// Ferret silent OT (sci_runtime::ot::ferret), production parameters.
+    Silent,
+}
+
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Chosen-message (2 1)-OT_ℓ (IKNP).
     Ot(Common),
     /// Random (2 1)-OT of ℓ-bit strings (IKNP).
     Rot(Common),
-    /// Correlated (2 1)-COT_ℓ (IKNP).
-    Cot(Common),
+    /// Correlated (2 1)-COT_ℓ (IKNP, or derived from the silent engine's
+    /// random COTs), or with `--random` the silent engine's random COTs.
+    Cot {
+        #[command(flatten)]
+        common: Common,
+        /// The OT engine.
+        #[arg(long, value_enum, default_value_t = OtEngine::Iknp)]
+        ot: OtEngine,
+        /// Random COTs (the silent engine's output: the sender's `q`, the
+        /// receiver's random `b` and `q ⊕ b·Δ`), no correction; `--bits` is
+        /// ignored. Silent engine only.
+        #[arg(long)]
+        random: bool,
+    },
     /// The 128×n bit-matrix transpose alone (local, no network); `--n` is
     /// the number of columns (OTs), rounded up to a multiple of 8.
     Transpose {
@@ -163,7 +185,11 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
             });
             ("rot".into(), c, w, Some(lambda))
         }
-        Cmd::Cot(c) => {
+        Cmd::Cot {
+            common: c,
+            ot,
+            random,
+        } => {
             let (n, bits) = (c.n, c.bits);
             if !(1..=64).contains(&bits) {
                 bail!("--bits must be in 1..=64 for cot");
@@ -171,21 +197,57 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
             let mut g = Prg::from_os()?;
             let x = g.ring_elems(n, bits);
             let choices = g.bools(n);
-            let w: Work = Box::new(move |s| {
-                s.run(n, |c| {
-                    let r = c.range.clone();
-                    if c.sender {
-                        c.lane.ot.send_cot(&mut c.lane.ch, &x[r], bits).map(drop)
-                    } else {
-                        c.lane
-                            .ot
-                            .recv_cot(&mut c.lane.ch, &choices[r], bits)
-                            .map(drop)
-                    }
-                })?;
-                Ok(())
-            });
-            ("cot".into(), c, w, Some(lambda + bits as f64))
+            let w: Work = match (*ot, *random) {
+                (OtEngine::Iknp, true) => bail!("--random needs --ot silent"),
+                (OtEngine::Iknp, false) => Box::new(move |s| {
+                    s.run(n, |c| {
+                        let r = c.range.clone();
+                        if c.sender {
+                            c.lane.ot.send_cot(&mut c.lane.ch, &x[r], bits).map(drop)
+                        } else {
+                            c.lane
+                                .ot
+                                .recv_cot(&mut c.lane.ch, &choices[r], bits)
+                                .map(drop)
+                        }
+                    })?;
+                    Ok(())
+                }),
+                (OtEngine::Silent, random) => Box::new(move |s| {
+                    s.run(n, |c| {
+                        let (r, lane) = (c.range.clone(), &mut *c.lane);
+                        let prg = lane.prg.fork();
+                        // Touch every COT (a checksum), as a consumer would.
+                        let mut sum = Block::ZERO;
+                        let mut fold = |_: &mut _, _, q: &[Block]| {
+                            sum = q.iter().fold(sum, |a, b| a ^ *b);
+                            Ok(())
+                        };
+                        if c.sender {
+                            let mut f = FerretSender::new(FERRET, prg)?;
+                            if random {
+                                f.take(&mut lane.ch, r.len(), &mut fold)
+                            } else {
+                                f.send_cot(&mut lane.ch, &x[r], bits).map(drop)
+                            }
+                        } else {
+                            let mut f = FerretReceiver::new(FERRET, prg)?;
+                            if random {
+                                f.take(&mut lane.ch, r.len(), &mut fold)
+                            } else {
+                                f.recv_cot(&mut lane.ch, &choices[r], bits).map(drop)
+                            }
+                        }
+                    })?;
+                    Ok(())
+                }),
+            };
+            let (name, formula) = match (*ot, *random) {
+                (OtEngine::Iknp, _) => ("cot", lambda + bits as f64),
+                (OtEngine::Silent, false) => ("cot-silent", 1.0 + bits as f64),
+                (OtEngine::Silent, true) => ("rcot-silent", 0.0),
+            };
+            (name.into(), c, w, Some(formula))
         }
         Cmd::Transpose { .. } | Cmd::Hash(_) => bail!("not a two-party benchmark"),
         Cmd::Proto(p) => proto::workload(p)?,
@@ -222,6 +284,33 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
             )
         }
     })
+}
+
+/// The silent engine's figures beside the totals: the set-up's bytes (per
+/// lane, from the cost model: the IKNP bootstrapping and the first
+/// iteration), the iterations run, and the bits per op without the set-up.
+fn silent_extra(
+    c: &Common,
+    random: bool,
+    bytes: u64,
+) -> serde_json::Map<String, serde_json::Value> {
+    let setup = sci_ir::cost::ferret::setup(sci_ir::cost::Role::P0, &FERRET).bits() / 8;
+    let lanes = c.threads.min(c.n.max(1)) as u64;
+    let after = bytes.saturating_sub(setup * lanes);
+    let per_lane = c.n.div_ceil(c.threads.max(1));
+    let mut m = serde_json::Map::new();
+    m.insert("ot".into(), json!("silent"));
+    m.insert("random".into(), json!(random));
+    m.insert("setup_bytes_per_lane".into(), json!(setup));
+    m.insert(
+        "iterations_per_lane".into(),
+        json!(FERRET.iterations(per_lane)),
+    );
+    m.insert(
+        "bits_per_op_after_setup".into(),
+        json!(after as f64 * 8.0 / c.n.max(1) as f64),
+    );
+    m
 }
 
 /// `n` random 128-bit values.
@@ -392,6 +481,11 @@ fn main() -> Result<()> {
     let extra = match &cli.cmd {
         Cmd::Proto(p) => p.extra(),
         Cmd::He(h) => h.extra(),
+        Cmd::Cot {
+            ot: OtEngine::Silent,
+            random,
+            ..
+        } => silent_extra(c, *random, bytes),
         _ => serde_json::Map::new(),
     };
     if c.json {
