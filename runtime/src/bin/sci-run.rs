@@ -28,7 +28,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sci_ir::{Plan, Program, Tensor};
 use sci_runtime::exec::handshake::{AbortReason, Hello, Status};
 use sci_runtime::exec::io::{self, FileArg};
-use sci_runtime::exec::report::{Cost, PartyReport, RunReport};
+use sci_runtime::exec::report::{Cost, OutputRecord, PartyReport, RunReport};
 use sci_runtime::exec::{self, DEFAULT_PORT, ExecError, Execution, Progress, link};
 use sci_runtime::net::Party;
 use sci_runtime::net::session::{Acceptor, Incoming};
@@ -154,32 +154,44 @@ fn run(cli: &Cli) -> Result<()> {
     if cli.party == Some(0) && !(inputs.is_empty() && outputs.is_empty()) {
         bail!("the server (--party 0) takes no --input or --output: the client holds them");
     }
-    let (mode, (hash, parties)) = match cli.party {
+    let (mode, ran) = match cli.party {
         Some(0) => ("server", server(cli, &cfg)?),
         Some(_) => ("client", client(cli, &cfg, &inputs, &outputs)?),
         None if cli.local => ("local", local(cli, &cfg, &inputs, &outputs)?),
         None => ("cleartext", cleartext(cli, &inputs, &outputs)?),
     };
-    write_report(cli, mode, hash, parties, start)
+    write_report(cli, mode, ran, start)
+}
+
+/// What a run gives the report: the plan's hash and outputs, and the parties' reports.
+struct Ran {
+    plan_hash: String,
+    outputs: Vec<OutputRecord>,
+    parties: Vec<PartyReport>,
+}
+
+impl Ran {
+    fn new(plan: &Plan, parties: Vec<PartyReport>) -> Ran {
+        Ran {
+            plan_hash: plan.hash_hex(),
+            outputs: OutputRecord::of(plan.program()),
+            parties,
+        }
+    }
 }
 
 /// Writes `--report FILE.json`, if asked for.
-fn write_report(
-    cli: &Cli,
-    mode: &'static str,
-    plan_hash: String,
-    parties: Vec<PartyReport>,
-    start: Instant,
-) -> Result<()> {
+fn write_report(cli: &Cli, mode: &'static str, ran: Ran, start: Instant) -> Result<()> {
     // With --serve, each session has appended its own line instead.
     let Some(path) = cli.report.as_ref().filter(|_| !cli.serve) else {
         return Ok(());
     };
     let r = RunReport {
         mode,
-        plan_hash,
+        plan_hash: ran.plan_hash,
         wall_seconds: start.elapsed().as_secs_f64(),
-        parties,
+        parties: ran.parties,
+        outputs: ran.outputs,
     };
     let json = serde_json::to_string_pretty(&r).context("encoding the report")?;
     // Written aside and renamed, so a reader never sees half a report.
@@ -352,7 +364,7 @@ fn mib(b: u64) -> f64 {
 }
 
 /// Party 0: one session, or with `--serve` sessions until SIGINT/SIGTERM.
-fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
+fn server(cli: &Cli, cfg: &TcpConfig) -> Result<Ran> {
     let party = Party::Server;
     let acceptor = bind(cli, party, cfg)?;
     let loaded = load_plan(&cli.plan).and_then(|p| {
@@ -372,13 +384,13 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(String, Vec<PartyReport>)> {
     match (&acceptor, cli.serve) {
         (Some(a), true) => {
             serve(cli, cfg, a, &plan, &hello)?;
-            Ok((plan.hash_hex(), Vec::new()))
+            Ok(Ran::new(&plan, Vec::new()))
         }
         _ => {
             let conn = open(cli, acceptor.as_ref(), party, &hello, cfg)?;
             let reports = serve_inferences(plan.program(), conn, true)?;
             print_costs("server", &reports);
-            Ok((plan.hash_hex(), reports))
+            Ok(Ran::new(&plan, reports))
         }
     }
 }
@@ -465,6 +477,7 @@ fn session(
         "session": id,
         "peer": peer,
         "plan_hash": plan.hash_hex(),
+        "outputs": OutputRecord::of(plan.program()),
         "threads": hello.threads,
         "seconds": seconds,
     });
@@ -501,12 +514,7 @@ fn append_line(path: &Path, line: &serde_json::Value) -> Result<()> {
 }
 
 /// Party 1.
-fn client(
-    cli: &Cli,
-    cfg: &TcpConfig,
-    files: &[FileArg],
-    out_files: &[FileArg],
-) -> Result<(String, Vec<PartyReport>)> {
+fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
     let party = Party::Client;
     let acceptor = bind(cli, party, cfg)?;
     let prepared = load_plan(&cli.plan)
@@ -556,16 +564,11 @@ fn client(
     }
     finish_batch(plan.program(), out_files, &batch, &outs)?;
     print_costs("client", &reports);
-    Ok((plan.hash_hex(), reports))
+    Ok(Ran::new(&plan, reports))
 }
 
 /// Both parties on threads over loopback TCP.
-fn local(
-    cli: &Cli,
-    cfg: &TcpConfig,
-    files: &[FileArg],
-    out_files: &[FileArg],
-) -> Result<(String, Vec<PartyReport>)> {
+fn local(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
     let plan = load_plan(&cli.plan)?;
     let mut batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
@@ -576,15 +579,11 @@ fn local(
     finish_batch(plan.program(), out_files, &batch, &run.outputs)?;
     print_costs("server", &run.server);
     print_costs("client", &run.client);
-    Ok((plan.hash_hex(), [run.server, run.client].concat()))
+    Ok(Ran::new(&plan, [run.server, run.client].concat()))
 }
 
 /// The reference interpreter on the plan.
-fn cleartext(
-    cli: &Cli,
-    files: &[FileArg],
-    out_files: &[FileArg],
-) -> Result<(String, Vec<PartyReport>)> {
+fn cleartext(cli: &Cli, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
     let plan = load_plan(&cli.plan)?;
     let program = plan.program();
     let batch = io::load_batch(program, files)?;
@@ -619,7 +618,7 @@ fn cleartext(
             ..Cost::default()
         },
     };
-    Ok((plan.hash_hex(), vec![report]))
+    Ok(Ran::new(&plan, vec![report]))
 }
 
 /// Writes a batch's outputs as its inputs were given and prints the predicted classes
@@ -642,7 +641,8 @@ fn finish_batch(
 /// Prints the predicted classes of one inference's outputs, without the last
 /// `padding` (those of padding items).
 fn print_classes(program: &Program, outs: &[Tensor], padding: usize) -> Result<()> {
-    for (name, t) in io::output_names(program).iter().zip(outs) {
+    for (out, t) in OutputRecord::of(program).iter().zip(outs) {
+        let name = out.label();
         let mut classes = io::predicted_classes(t);
         classes.truncate(classes.len().saturating_sub(padding));
         match classes.as_slice() {
