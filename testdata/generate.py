@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Regenerate sci's test data deterministically.
 
-    testdata/.venv/bin/python testdata/generate.py            # everything
+    testdata/.venv/bin/python testdata/generate.py            # everything but keras
     testdata/.venv/bin/python testdata/generate.py --only ops # one group
+    testdata/.venv-keras/bin/python testdata/generate.py --only keras
+    testdata/.venv/bin/python testdata/generate.py --only exporters-large  # git-ignored
 
 Groups: see GROUPS below and testdata/README.md. Each group owns one
 directory; regenerating a group replaces that directory and its entries in
@@ -23,33 +25,41 @@ sys.path.insert(0, str(HERE))
 
 from gen import common  # noqa: E402
 
-# name -> (module, directory it owns)
+# name -> (module, directory it owns[, function]; default `generate`)
 GROUPS = {
     "ops": ("gen.ops", "ops"),
     "onnx-node": ("gen.onnx_node", "onnx-node"),
     "digits": ("gen.digits", "digits"),
     "errors": ("gen.errors", "errors"),
     "bench": ("gen.bench", "bench"),
+    "exporters": ("gen.exporters", "exporters"),
+    # Needs TensorFlow: the venv of requirements-keras.txt (setup-venv.sh keras).
+    "keras": ("gen.exporters", "keras", "generate_keras"),
+}
+# Groups not run by default: large files, git-ignored, tested when present.
+OPTIONAL = {
+    "exporters-large": ("gen.exporters", "exporters-large", "generate_large"),
 }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", action="append", choices=sorted(GROUPS), help="regenerate only this group (repeatable)")
+    ap.add_argument("--only", action="append", choices=sorted({**GROUPS, **OPTIONAL}),
+                    help="regenerate only this group (repeatable)")
     args = ap.parse_args()
-    names = args.only or list(GROUPS)
+    names = args.only or [g for g in GROUPS if g != "keras"]
 
     manifest_path = HERE / "manifest.json"
     manifest = json.loads(manifest_path.read_text())["models"] if manifest_path.exists() else {}
 
     for name in names:
-        module, directory = GROUPS[name]
+        module, directory, *function = {**GROUPS, **OPTIONAL}[name]
         print(f"== {name}", flush=True)
         if (HERE / directory).exists():
             shutil.rmtree(HERE / directory)
         manifest = {k: v for k, v in manifest.items() if not k.startswith(directory + "/")}
         common.MANIFEST.clear()
-        importlib.import_module(module).generate()
+        getattr(importlib.import_module(module), function[0] if function else "generate")()
         print(f"   {len(common.MANIFEST)} models", flush=True)
         manifest.update(common.MANIFEST)
 

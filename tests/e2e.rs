@@ -220,6 +220,42 @@ fn digits_models() {
     );
 }
 
+/// A dropped trailing Softmax (skl2onnx's `Softmax → Identity → probabilities`, compiled
+/// with `--output probabilities`) is named where users look: `sci-run` prints the output
+/// as logits, and `--report` marks it; the secure run equals the cleartext one.
+#[test]
+fn logits_outputs_are_named_as_logits() {
+    let model = "exporters/skl_mlp_classifier.onnx";
+    check_model(model, Some("probabilities"), 1, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, _) = compile(dir.path(), model, Some("probabilities"), 1);
+    let input = testdata().join("exporters/skl_mlp_classifier.cases/0/input_0.npy");
+    for mode in ["--cleartext", "--local"] {
+        let report = dir.path().join("r.json");
+        let o = run(&[
+            mode.to_string(),
+            plan.display().to_string(),
+            "--input".into(),
+            input.display().to_string(),
+            "--report".into(),
+            report.display().to_string(),
+        ]);
+        ok(&o, mode);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("probabilities (logits, pre-softmax): predicted class"),
+            "{mode}: {stdout}"
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(
+            r["outputs"],
+            serde_json::json!([{"name": "probabilities", "logits": true}]),
+            "{mode}"
+        );
+    }
+}
+
 #[test]
 fn single_op_models() {
     for m in [

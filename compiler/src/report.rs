@@ -7,6 +7,8 @@
 //!   "model": "path/to/model.onnx",
 //!   "format": "onnx" | "ir",
 //!   "frontend_notes": ["Softmax node ... dropped: ...", ...],
+//!   "outputs": [{"name": "probabilities", "logits": true}, ...], // logits: a dropped
+//!                                                // trailing Softmax's input (pre-softmax)
 //!   "passes": ["remove_identity", ..., "dce"],
 //!   "bits": 16, "scale": 4,                      // ℓ and s of the final program
 //!   "choice": "autotuned" | "flags" | "default" | "input_ir",
@@ -158,6 +160,21 @@ pub struct ParamsReport {
     pub modulus: Option<u64>,
 }
 
+/// What the summary says when (ℓ, s) are the defaults: how to tune them.
+pub const UNTUNED: &str = "note: ℓ = 32, s = 12 are untuned defaults: nothing checked that they \
+keep this model's predictions (near-ties can flip, values can overflow). Tune them on data with \
+--validation DIR (x.npy and y.npy, or an .npz), or give more fractional bits with --bits 37 --scale 14\n";
+
+/// An output of the program.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutputReport {
+    /// The external (ONNX) name.
+    pub name: String,
+    /// It holds logits (pre-softmax): the frontend dropped a trailing
+    /// Softmax/LogSoftmax before it, which leaves the argmax unchanged.
+    pub logits: bool,
+}
+
 /// The whole report: see the module docs for the schema.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -167,6 +184,8 @@ pub struct Report {
     pub format: &'static str,
     /// The frontend's notes.
     pub frontend_notes: Vec<String>,
+    /// The program's outputs, in order.
+    pub outputs: Vec<OutputReport>,
     /// The passes run.
     pub passes: Vec<&'static str>,
     /// ℓ.
@@ -214,6 +233,14 @@ impl Report {
             model: model.display().to_string(),
             format: c.format,
             frontend_notes: c.notes.clone(),
+            outputs: p
+                .output_names()
+                .into_iter()
+                .map(|(name, logits)| OutputReport {
+                    name: name.to_string(),
+                    logits,
+                })
+                .collect(),
             passes: c.passes.clone(),
             bits: c.bits,
             scale: c.scale,
@@ -251,6 +278,13 @@ impl Report {
         for n in &self.frontend_notes {
             let _ = writeln!(s, "note: {n}");
         }
+        for o in self.outputs.iter().filter(|o| o.logits) {
+            let _ = writeln!(
+                s,
+                "output '{}' holds logits (pre-softmax), not probabilities: sci-run's y.npy has the Softmax's input",
+                o.name
+            );
+        }
         if let Some(t) = &self.autotune {
             s.push_str(&t.table());
         }
@@ -271,6 +305,9 @@ impl Report {
             "{shares}, scale {} ({how}); millionaires' radix m = {}, threads = {}",
             self.scale, self.params.mill_radix, self.params.threads
         );
+        if self.choice == Choice::Default {
+            s.push_str(UNTUNED);
+        }
         let t = &self.totals;
         let divs: u64 = t.divisions.values().sum();
         let products = match self.params.modulus {

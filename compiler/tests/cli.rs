@@ -181,10 +181,28 @@ fn compiles_ir_text_float_and_quantized() {
     // ... but not with quantization flags.
     let e = fails(&[s(&ir), "-o", s(&plan2), "--bits", "16"]);
     assert!(e.contains("already quantized"), "{e}");
-    // Defaults are reported as such.
+    // Defaults are reported as such, untuned, with the ways to tune them.
     let out = sci_compile(&[s(&float_ir), "-o", s(&plan)]);
+    let summary = text(&out.stdout);
     assert!(
-        text(&out.stdout).contains("defaults"),
+        summary.contains("defaults")
+            && summary.contains("untuned")
+            && summary.contains("--validation DIR")
+            && summary.contains("--bits 37 --scale 14"),
+        "{summary}"
+    );
+    // Given flags are not called untuned.
+    let out = sci_compile(&[
+        s(&float_ir),
+        "-o",
+        s(&plan),
+        "--bits",
+        "37",
+        "--scale",
+        "14",
+    ]);
+    assert!(
+        !text(&out.stdout).contains("untuned"),
         "{}",
         text(&out.stdout)
     );
@@ -198,11 +216,13 @@ fn malformed_and_unsupported_onnx_files_are_clear_errors() {
         serde_json::from_str(&std::fs::read_to_string(testdata("errors/errors.json")).unwrap())
             .unwrap();
     // The frontend deliberately accepts these (opset 5; INT8 weights cast to float,
-    // decoded exactly; Pad's reflect mode, data movement): see frontend/tests/errors.rs.
+    // decoded exactly; Pad's reflect mode, data movement; float64 inputs and weights):
+    // see frontend/tests/errors.rs.
     let accepted = [
         "unsupported_opset_5.onnx",
         "unsupported_dtype_int8_weights.onnx",
         "unsupported_attr_pad_reflect.onnx",
+        "unsupported_dtype_float64.onnx",
     ];
     let mut n = 0;
     for (file, spec) in errors.as_object().unwrap() {

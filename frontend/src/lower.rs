@@ -34,6 +34,15 @@ impl Model {
             const_ids: HashMap::new(),
             notes: Vec::new(),
         };
+        // An unsupported op is the first thing to report: before any folding (whose
+        // size limit or shape errors would otherwise hide it) and before the inputs.
+        if let Some(&i) = needed
+            .order
+            .iter()
+            .find(|&&i| !is_supported(&self.nodes[i]))
+        {
+            return Err(self.unsupported(i, &needed.readers));
+        }
         self.declare_sources(&needed, &mut st)?;
         for &i in &needed.order {
             self.lower_node(i, &needed, &mut st)?;
@@ -160,7 +169,7 @@ impl Model {
         let final_outputs = node
             .outputs
             .iter()
-            .map(|o| needed.requested.contains(o) && !needed.readers.contains_key(o.as_str()))
+            .map(|o| self.final_targets(o, needed))
             .collect();
         let mut cx = Ctx::new(
             self.opset,
@@ -181,7 +190,8 @@ impl Model {
     }
 
     /// Emits the IR `output` of the requested tensor `r` (a folded constant
-    /// becomes a server constant first).
+    /// becomes a server constant first), marked `logits` if a dropped trailing
+    /// Softmax/LogSoftmax's input reaches it.
     fn emit_output(&self, r: &str, needed: &Needed<'_>, st: &mut State) -> Result<()> {
         let v = st
             .values
@@ -203,6 +213,9 @@ impl Model {
                 st.builder.constant(&name, ty, data).map_err(ir_error)?
             }
         };
+        let logits = st.notes.iter().any(
+            |n| matches!(n, Note::DroppedMonotone { outputs, .. } if outputs.iter().any(|o| o == r)),
+        );
         let name = st.builder.fresh_name(&format!("{}.out", ir_name(r)));
         st.builder
             .push(
@@ -210,10 +223,36 @@ impl Model {
                 Op::Output {
                     x,
                     name: r.to_string(),
+                    logits,
                 },
             )
             .map_err(ir_error)?;
         Ok(())
+    }
+
+    /// The requested outputs that tensor `t` reaches unchanged up to a reshape: `t`
+    /// itself if requested, and the requested tensors after chains of `Identity`,
+    /// `Cast` and `Reshape` starting at `t`. Empty if any needed node reads `t` (or a
+    /// tensor of such a chain) otherwise: then `t` is not final.
+    fn final_targets(&self, t: &str, needed: &Needed<'_>) -> Vec<String> {
+        let mut targets = Vec::new();
+        let mut stack = vec![t];
+        while let Some(t) = stack.pop() {
+            if needed.requested.iter().any(|r| r == t) {
+                targets.push(t.to_string());
+            }
+            for &j in needed.readers.get(t).into_iter().flatten() {
+                let reader = &self.nodes[j];
+                let pass_through = reader.is_default_domain()
+                    && matches!(reader.op_type(), "Identity" | "Cast" | "Reshape")
+                    && reader.inputs.first().is_some_and(|i| i == t);
+                if !pass_through {
+                    return Vec::new();
+                }
+                stack.extend(reader.outputs.first().map(String::as_str));
+            }
+        }
+        targets
     }
 
     /// The nodes the `requested` tensors depend on, in a topological order.
@@ -282,7 +321,7 @@ impl Model {
             input: input.name.clone(),
             msg: format!("{msg}{read_by}"),
         };
-        input.float_dtype().map_err(|e| match e {
+        let dtype = input.float_dtype().map_err(|e| match e {
             FrontendError::UnsupportedDType {
                 dtype, supported, ..
             } => err(format!(
@@ -290,6 +329,11 @@ impl Model {
             )),
             e => e,
         })?;
+        if dtype == crate::tensor::DType::F64 {
+            st.notes.push(Note::Float64Input {
+                input: input.name.clone(),
+            });
+        }
         let dims = input.dims.as_ref().ok_or_else(|| {
             err("the model declares no shape for it; every dimension must be known".into())
         })?;

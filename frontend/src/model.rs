@@ -231,21 +231,23 @@ fn graph_input(name: String, vi: &pb::ValueInfoProto) -> GraphInput {
 }
 
 impl GraphInput {
-    /// The element type, checked to be `FLOAT` (the lowered program computes in f32:
-    /// a DOUBLE or FLOAT16 model would run at another precision than it was made for).
+    /// The element type, checked to be `FLOAT` or `DOUBLE`. A DOUBLE input (PyTorch
+    /// double-precision exports) is read by the client as float64 and encoded into fixed
+    /// point from it; the float-stage program computes in f32 (a note says so). FLOAT16
+    /// and BFLOAT16 inputs are rejected: no client file format for them is defined.
     pub fn float_dtype(&self) -> Result<DType> {
         let code = self.elem_type.ok_or_else(|| FrontendError::Input {
             input: self.name.clone(),
             msg: "the model declares no tensor type for it".into(),
         })?;
         let dtype = DType::from_onnx(code, &self.name)?;
-        if dtype == DType::F32 {
+        if matches!(dtype, DType::F32 | DType::F64) {
             Ok(dtype)
         } else {
             Err(FrontendError::UnsupportedDType {
                 tensor: self.name.clone(),
                 dtype: dtype.to_string(),
-                supported: "FLOAT (graph inputs)".into(),
+                supported: "FLOAT, DOUBLE (graph inputs)".into(),
             })
         }
     }

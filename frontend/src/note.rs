@@ -16,13 +16,21 @@ pub enum Note {
         /// The symbolic name of the dimension, if any.
         dim: Option<String>,
     },
-    /// A trailing monotone op (`Softmax`, `LogSoftmax`) was dropped: the output
-    /// carries its input (e.g. logits instead of probabilities); the argmax is the same.
+    /// A graph input is DOUBLE: the float-stage program computes in f32, and sci-run
+    /// encodes the client's float64 `.npy` into fixed point directly.
+    Float64Input {
+        /// The graph input.
+        input: String,
+    },
+    /// A trailing monotone op (`Softmax`, `LogSoftmax`) was dropped: the outputs
+    /// carry its input (the logits, pre-softmax, instead of probabilities); the argmax
+    /// along its axis is the same.
     DroppedMonotone {
         /// The dropped node.
         node: NodeDesc,
-        /// The output tensor that now carries the op's input.
-        output: String,
+        /// The requested outputs that now carry the op's input (the op's output, or
+        /// the end of an `Identity`/`Cast`/`Reshape` chain after it).
+        outputs: Vec<String>,
     },
 }
 
@@ -36,9 +44,20 @@ impl fmt::Display for Note {
                 ),
                 None => write!(f, "graph input '{input}': dynamic batch dimension set to 1"),
             },
-            Note::DroppedMonotone { node, output } => write!(
+            Note::Float64Input { input } => write!(
                 f,
-                "{node} dropped: it is monotone, so the argmax is unchanged; output '{output}' carries its input"
+                "graph input '{input}' is float64: give it as a float64 (or float32) .npy; it is \
+                 encoded into fixed point from float64 (the float baseline computes in float32)"
+            ),
+            Note::DroppedMonotone { node, outputs } => write!(
+                f,
+                "{node} dropped: it is monotone, so the argmax is unchanged; output {} holds \
+                 its input, the logits (pre-softmax), not probabilities",
+                outputs
+                    .iter()
+                    .map(|o| format!("'{o}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }

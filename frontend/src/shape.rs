@@ -69,10 +69,17 @@ pub fn numel(shape: &[usize]) -> ShapeResult<usize> {
     crate::tensor::checked_numel(shape).ok_or_else(|| format!("shape {shape:?} is too large"))
 }
 
-/// The largest tensor constant folding may create (2^24 elements): folding is
-/// for shapes and weights, and a model asking for more is rejected rather than
-/// allowed to exhaust memory.
-pub const MAX_FOLD_ELEMENTS: usize = 1 << 24;
+/// The memory one tensor created by constant folding may take: 4 GiB, a sixth of
+/// the 24 GiB machines sci is built and tested on. Folding computes weights (e.g.
+/// `ConstantOfShape` → fully connected weights: AlexNet's 4096×9216 = 37.7 M
+/// elements, VGG's 25088×4096 = 102.8 M); a model asking for more is rejected
+/// rather than allowed to exhaust memory.
+pub const FOLD_BUDGET_BYTES: usize = 4 << 30;
+
+/// The largest tensor constant folding may create: [`FOLD_BUDGET_BYTES`] over the
+/// 8 bytes a folded element takes (floats are folded in f64, integers in i64),
+/// 2^29 = 536,870,912 elements.
+pub const MAX_FOLD_ELEMENTS: usize = FOLD_BUDGET_BYTES / 8;
 
 /// Element count of a tensor constant folding is about to create, checked
 /// against [`MAX_FOLD_ELEMENTS`].
@@ -80,7 +87,9 @@ pub fn fold_numel(shape: &[usize]) -> ShapeResult<usize> {
     let n = numel(shape)?;
     if n > MAX_FOLD_ELEMENTS {
         return Err(format!(
-            "constant folding would create a tensor of shape {shape:?} ({n} elements, limit {MAX_FOLD_ELEMENTS})"
+            "constant folding would create a tensor of shape {shape:?} ({n} elements; the limit is \
+             {MAX_FOLD_ELEMENTS} elements, a {} GiB budget)",
+            FOLD_BUDGET_BYTES >> 30
         ));
     }
     Ok(n)

@@ -32,13 +32,15 @@ fn onnx_dtype(numpy: &str) -> String {
 /// Models of `testdata/errors/` that this frontend deliberately accepts:
 /// opsets 1 to 5 are supported (testdata's own `ops/` group has opset-2, -4 and -5
 /// models with onnxruntime references), INT8 weights cast to float are decoded
-/// exactly (the weights' dtype list of the frontend includes INT8), and `Pad` in
+/// exactly (the weights' dtype list of the frontend includes INT8), `Pad` in
 /// `reflect` mode is data movement (IR `gather`s, checked against onnxruntime by the
-/// `ops/pad_reflect_*` models).
+/// `ops/pad_reflect_*` models), and DOUBLE inputs and weights are read (PyTorch
+/// double-precision exports; the client encodes its float64 input from float64).
 const ACCEPTED: &[&str] = &[
     "unsupported_opset_5.onnx",
     "unsupported_dtype_int8_weights.onnx",
     "unsupported_attr_pad_reflect.onnx",
+    "unsupported_dtype_float64.onnx",
 ];
 
 #[test]

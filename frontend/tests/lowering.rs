@@ -188,15 +188,30 @@ fn dynamic_batch_is_set_to_one_other_unknown_dims_are_errors() {
 }
 
 #[test]
-fn non_float_client_inputs_are_rejected() {
+fn double_client_inputs_are_accepted_with_a_note_other_types_rejected() {
+    // DOUBLE (11): a float-stage input, with a note that the client's float64 file is
+    // encoded from float64.
     let mut g = Graph::new(13);
     g.input_typed("x", 11, &[D::N(2)]).output("y");
     g.node("relu", "Relu", &["x"], &["y"]);
-    let e = lower_err(&load(&g), None);
+    let (p, notes) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "relu", "output"]);
     assert!(
-        e.contains("'x'") && e.contains("DOUBLE") && e.contains("FLOAT"),
-        "{e}"
+        matches!(&notes[..], [Note::Float64Input { input }] if input == "x"),
+        "{notes:?}"
     );
+    assert!(notes[0].to_string().contains("float64"), "{}", notes[0]);
+    // FLOAT16 (10) and INT64 (7) are not client input types.
+    for (code, name) in [(10, "FLOAT16"), (7, "INT64")] {
+        let mut g = Graph::new(13);
+        g.input_typed("x", code, &[D::N(2)]).output("y");
+        g.node("relu", "Relu", &["x"], &["y"]);
+        let e = lower_err(&load(&g), None);
+        assert!(
+            e.contains("'x'") && e.contains(name) && e.contains("FLOAT, DOUBLE"),
+            "{e}"
+        );
+    }
 }
 
 #[test]
@@ -207,7 +222,7 @@ fn trailing_softmax_is_dropped_with_a_note_but_not_in_the_middle() {
     g.node("sm", "Softmax", &["logits"], &["probs"]);
     let (p, notes) = load(&g).lower(None).unwrap();
     assert_eq!(mnemonics(&p), ["input", "relu", "output"]);
-    assert!(matches!(&notes[..], [Note::DroppedMonotone { output, .. }] if output == "probs"));
+    assert!(matches!(&notes[..], [Note::DroppedMonotone { outputs, .. }] if outputs == &["probs"]));
     assert!(
         notes[0]
             .to_string()
@@ -223,6 +238,66 @@ fn trailing_softmax_is_dropped_with_a_note_but_not_in_the_middle() {
         e.contains("node 'softmax_mid'") && e.contains("only supported as the last op"),
         "{e}"
     );
+}
+
+/// The skl2onnx classifier head: `Softmax → Identity → probabilities`, and
+/// `ArgMax → ArrayFeatureExtractor (ai.onnx.ml) → label` reading `probabilities` too.
+/// `--output probabilities` prunes the label branch before the Softmax is judged; a
+/// Softmax followed only by Identity/Cast/Reshape to the output is still the last op.
+#[test]
+fn output_pruning_comes_before_the_trailing_softmax_check() {
+    let mut g = Graph::new(13);
+    g.extra_opsets.push(("ai.onnx.ml".into(), 1));
+    g.input("x", &[D::N(1), D::N(3)])
+        .output("label")
+        .output("probabilities");
+    g.init_i64("classes", &[3], &[10, 20, 30]);
+    g.node("relu", "Relu", &["x"], &["logits"]);
+    g.node("sm", "Softmax", &["logits"], &["sm_out"]);
+    g.node("id", "Identity", &["sm_out"], &["probabilities"]);
+    g.node("am", "ArgMax", &["probabilities"], &["idx"]);
+    let n = g.node(
+        "afe",
+        "ArrayFeatureExtractor",
+        &["classes", "idx"],
+        &["label"],
+    );
+    n.domain = Some("ai.onnx.ml".into());
+    let m = load(&g);
+    assert!(lower_err(&m, None).contains("ArrayFeatureExtractor"));
+    let (p, notes) = m.lower(Some(&["probabilities".to_string()])).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "relu", "identity", "output"]);
+    assert!(
+        matches!(&notes[..], [Note::DroppedMonotone { outputs, .. }] if outputs == &["probabilities"])
+    );
+    assert!(
+        notes[0].to_string().contains("logits (pre-softmax)"),
+        "{}",
+        notes[0]
+    );
+
+    // Cast and Reshape after the Softmax keep it last; the requested tensor in the
+    // middle of the chain and the end of the chain both carry the logits.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(4)]).output("r").output("c");
+    g.init_i64("shape", &[2], &[2, 2]);
+    g.node("sm", "Softmax", &["x"], &["s"]);
+    attr_i(g.node("cast", "Cast", &["s"], &["c"]), "to", 1);
+    g.node("reshape", "Reshape", &["c", "shape"], &["r"]);
+    let (p, notes) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "reshape", "output", "output"]);
+    let Note::DroppedMonotone { outputs, .. } = &notes[0] else {
+        panic!("{notes:?}")
+    };
+    let mut outputs = outputs.clone();
+    outputs.sort();
+    assert_eq!(outputs, ["c", "r"]);
+
+    // Anything else reading the chain makes the Softmax a middle op again.
+    g.node("relu", "Relu", &["c"], &["y"]);
+    g.output("y");
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("only supported as the last op"), "{e}");
 }
 
 #[test]
@@ -307,6 +382,106 @@ fn computed_weights_fold() {
     assert_eq!(
         run(&p, &[(vec![1, 3, 1], vec![1.0, -2.0, 0.5])]),
         [vec![2.0, -4.0, 1.0]]
+    );
+}
+
+/// `x · ConstantOfShape(dims)` with the constant 1/1024, then `tail` ops (each
+/// `op(prev) -> next`) up to output `y`.
+fn constant_of_shape_matmul(dims: &[i64], tail: &[&str]) -> Graph {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(dims[0])]).output("y");
+    g.init_i64("dims", &[2], dims);
+    let c = g.node("cos", "ConstantOfShape", &["dims"], &["w"]);
+    c.attribute.push(sci_frontend::pb::AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(4),
+        t: Some(sci_frontend::pb::TensorProto {
+            dims: vec![1],
+            data_type: Some(1),
+            float_data: vec![1.0 / 1024.0],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    let mut prev = "m".to_string();
+    g.node("mm", "MatMul", &["x", "w"], &[&prev]);
+    for (k, op) in tail.iter().enumerate() {
+        let next = if k + 1 == tail.len() {
+            "y".to_string()
+        } else {
+            format!("t{k}")
+        };
+        g.node(&format!("{op}{k}"), op, &[&prev], &[&next]);
+        prev = next;
+    }
+    g
+}
+
+#[test]
+fn computed_weights_fold_up_to_the_memory_budget() {
+    // AlexNet's fully connected weight (9216×4096 = 37.7 M elements) folds: above the
+    // old 2^24-element limit, within the 4 GiB budget.
+    let (p, _) = load(&constant_of_shape_matmul(&[9216, 4096], &["Relu"]))
+        .lower(None)
+        .unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "const", "matmul", "relu", "output"]
+    );
+    assert_eq!(p.ty(p.outputs()[0]).shape(), &[1, 4096]);
+    // 2^20 × 2^20 elements would take 8 TiB: an error naming the shape and budget.
+    let e = lower_err(
+        &load(&constant_of_shape_matmul(&[1 << 20, 1 << 20], &["Relu"])),
+        None,
+    );
+    assert!(
+        e.contains("[1048576, 1048576]") && e.contains("4 GiB budget"),
+        "{e}"
+    );
+    // An unsupported op is reported first, before anything is folded.
+    let e = lower_err(
+        &load(&constant_of_shape_matmul(
+            &[1 << 20, 1 << 20],
+            &["Relu", "LRN"],
+        )),
+        None,
+    );
+    assert!(e.contains("op LRN") && !e.contains("budget"), "{e}");
+}
+
+/// FLOAT16 and BFLOAT16 weights (raw little-endian data) are widened exactly.
+#[test]
+fn float16_and_bfloat16_weights_are_widened_exactly() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    let raw = |bits: &[u16]| {
+        bits.iter()
+            .flat_map(|b| b.to_le_bytes())
+            .collect::<Vec<u8>>()
+    };
+    // float16 [1.5, -2.0, 2^-24]: 0x3e00, 0xc000, 0x0001 (the smallest subnormal).
+    g.init(TensorProto {
+        name: Some("h".into()),
+        dims: vec![3],
+        data_type: Some(10),
+        raw_data: Some(raw(&[0x3e00, 0xc000, 0x0001])),
+        ..Default::default()
+    });
+    // bfloat16 [0.5, 3.0, -1.0]: the high halves of the float32 bits.
+    g.init(TensorProto {
+        name: Some("b".into()),
+        dims: vec![3],
+        data_type: Some(16),
+        raw_data: Some(raw(&[0x3f00, 0x4040, 0xbf80])),
+        ..Default::default()
+    });
+    g.node("mul", "Mul", &["x", "h"], &["m"]);
+    g.node("add", "Add", &["m", "b"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    let tiny = 2f32.powi(-24);
+    assert_eq!(
+        run(&p, &[(vec![1, 3], vec![2.0, 1.0, 4.0])]),
+        [vec![3.5, 1.0, -1.0 + 4.0 * tiny]]
     );
 }
 

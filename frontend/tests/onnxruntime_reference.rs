@@ -183,8 +183,8 @@ fn check_model(e: &Entry) -> Result<(), String> {
                 ));
             }
             for note in &notes {
-                if let Note::DroppedMonotone { node, output } = note
-                    && output == name
+                if let Note::DroppedMonotone { node, outputs } = note
+                    && outputs.contains(name)
                 {
                     let n = &model.nodes[node.index];
                     let default = if model.opset >= 13 { -1 } else { 1 };

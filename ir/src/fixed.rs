@@ -65,6 +65,13 @@ pub enum FixedError {
 /// non-finite `x`, on a result outside the signed range, or if `encoding` is `Real` or
 /// the scale does not fit it.
 pub fn encode(x: f32, scale: u32, encoding: Encoding) -> Result<u64, FixedError> {
+    encode_f64(f64::from(x), scale, encoding)
+}
+
+/// [`encode`] of a float64 value (a float64 client input, encoded without a detour
+/// through f32): `x · 2^s` is exact in f64 unless it overflows, which is an error.
+/// Errors report the value rounded to f32.
+pub fn encode_f64(x: f64, scale: u32, encoding: Encoding) -> Result<u64, FixedError> {
     let Some((lo, hi)) = encoding.signed_range() else {
         return Err(FixedError::Target { encoding, scale });
     };
@@ -72,15 +79,15 @@ pub fn encode(x: f32, scale: u32, encoding: Encoding) -> Result<u64, FixedError>
         return Err(FixedError::Target { encoding, scale });
     }
     if !x.is_finite() {
-        return Err(FixedError::NonFinite { value: x });
+        return Err(FixedError::NonFinite { value: x as f32 });
     }
-    // |x| < 2^128 and 2^s ≤ 2^63, so the product is finite and exact in f64; after
-    // rounding it is an integer below 2^192 in magnitude, and `as i128` saturates.
-    let y = (f64::from(x) * (2f64).powi(scale as i32)).round();
+    // 2^s ≤ 2^63, so the product is exact in f64 or infinite (an f32 `x` is below
+    // 2^128: always finite); `as i128` saturates, and the magnitude check catches both.
+    let y = (x * (2f64).powi(scale as i32)).round();
     let v = y as i128;
     if v < lo || v > hi || y.abs() >= 1.7e38 {
         return Err(FixedError::Overflow {
-            value: x,
+            value: x as f32,
             scale,
             encoding,
         });
@@ -116,11 +123,21 @@ pub fn encode_tensor(t: &Tensor, scale: u32, encoding: Encoding) -> Result<Tenso
             found: "integer",
         }));
     };
+    encode_values(t.shape(), xs.iter().map(|&x| f64::from(x)), scale, encoding)
+}
+
+/// Encodes float64 values ([`encode_f64`]) in row-major order into a tensor of `shape`.
+pub fn encode_values(
+    shape: &[usize],
+    xs: impl IntoIterator<Item = f64>,
+    scale: u32,
+    encoding: Encoding,
+) -> Result<Tensor, FixedError> {
     let data = xs
-        .iter()
-        .map(|&x| encode(x, scale, encoding))
+        .into_iter()
+        .map(|x| encode_f64(x, scale, encoding))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Tensor::canonical(encoding, t.shape().to_vec(), data)?)
+    Ok(Tensor::canonical(encoding, shape.to_vec(), data)?)
 }
 
 /// Decodes every element of a ring/field tensor ([`decode`]) into a `Real` tensor; a

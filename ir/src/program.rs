@@ -147,6 +147,17 @@ impl Program {
             .collect()
     }
 
+    /// The external name of each [`Op::Output`], in program order, and whether it holds
+    /// logits (the input of a dropped trailing Softmax; see [`Op::Output`]).
+    pub fn output_names(&self) -> Vec<(&str, bool)> {
+        self.ids()
+            .filter_map(|v| match &self.instr(v).op {
+                Op::Output { name, logits, .. } => Some((name.as_str(), *logits)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The protocol parameters.
     pub fn params(&self) -> &Params {
         &self.params
@@ -352,6 +363,7 @@ impl Builder {
             Op::Output {
                 x,
                 name: name.to_string(),
+                logits: false,
             },
         )
     }

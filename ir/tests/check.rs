@@ -510,6 +510,7 @@ fn data_movement() {
             Op::Output {
                 x,
                 name: "o".into(),
+                logits: false,
             },
         )
         .unwrap_err();

@@ -31,6 +31,18 @@ fn lenet_snapshot_real_and_client_view() {
     round_trip(&cv);
 }
 
+/// An output holding the input of a dropped Softmax carries the bare word `logits`.
+#[test]
+fn logits_outputs_round_trip() {
+    let text = "params mill_radix=4 threads=1\n\
+                %x: client f32[1,3] = input \"x\"\n\
+                %p: client f32[1,3] = output %x \"probabilities\" logits\n";
+    let p = Program::parse(text).unwrap();
+    assert_eq!(p.output_names(), [("probabilities", true)]);
+    assert_eq!(p.to_text(), text);
+    round_trip(&p);
+}
+
 #[test]
 fn squeezenet_round_trips() {
     for enc in [Encoding::ring(64).unwrap(), Encoding::Real] {

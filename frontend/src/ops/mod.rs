@@ -119,9 +119,10 @@ pub(crate) struct Ctx<'a> {
     const_ids: &'a mut HashMap<String, ValueId>,
     /// Notes for the compiler's report.
     pub notes: &'a mut Vec<Note>,
-    /// Whether each output of the node is a requested output that no other needed
-    /// node consumes (the lowering may then drop a monotone trailing op).
-    pub final_outputs: Vec<bool>,
+    /// For each output of the node, the requested outputs it reaches unchanged (itself,
+    /// or through `Identity`/`Cast`/`Reshape` only); empty if another needed node reads
+    /// it (the lowering may drop a monotone trailing op only on a final output).
+    pub final_outputs: Vec<Vec<String>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -132,7 +133,7 @@ impl<'a> Ctx<'a> {
         builder: &'a mut Builder,
         const_ids: &'a mut HashMap<String, ValueId>,
         notes: &'a mut Vec<Note>,
-        final_outputs: Vec<bool>,
+        final_outputs: Vec<Vec<String>>,
     ) -> Ctx<'a> {
         Ctx {
             opset,

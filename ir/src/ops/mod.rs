@@ -238,6 +238,10 @@ pub enum Op<V = ValueId> {
         x: V,
         /// External name (the ONNX graph output name).
         name: String,
+        /// `x` is the input of a trailing `Softmax`/`LogSoftmax` the frontend dropped
+        /// (monotone, so the argmax is unchanged): the output holds logits (pre-softmax),
+        /// not the ONNX tensor's probabilities. Printed `logits`; reported by the runtime.
+        logits: bool,
     },
     /// Float stage only (removed by the BatchNorm-folding pass): inference-mode batch
     /// normalization over axis 1, `y = scale·(x − mean)/sqrt(var + epsilon) + bias`, the
@@ -440,9 +444,10 @@ impl<V> Op<V> {
                 pads: pads.clone(),
                 value: *value,
             },
-            Op::Output { x, name } => Op::Output {
+            Op::Output { x, name, logits } => Op::Output {
                 x: f(x)?,
                 name: name.clone(),
+                logits: *logits,
             },
             Op::BatchNorm {
                 x,

@@ -11,8 +11,9 @@ pub const MAGIC: [u8; 8] = *b"SCI-PLAN";
 /// The format version this build writes and reads.
 ///
 /// History: 1, the first; 2, the backend (OT or HE with its BFV parameters) in the
-/// public part and per instruction.
-pub const FORMAT_VERSION: u32 = 2;
+/// public part and per instruction; 3, an output's `logits` flag (the input of a
+/// dropped trailing Softmax).
+pub const FORMAT_VERSION: u32 = 3;
 
 const HEADER_LEN: usize = 8 + 4 + 1;
 const CHECKSUM_LEN: usize = 32;

@@ -116,6 +116,7 @@ fn templates(ty: &Type) -> [Op; 25] {
         Op::Output {
             x,
             name: String::new(),
+            logits: false,
         },
         Op::BatchNorm {
             x,
@@ -263,9 +264,10 @@ fn fields<F: Fields>(op: &mut Op, f: &mut F) -> Result<(), F::Error> {
             f.attr_list(pads)?;
             f.fill(value, *x);
         }
-        Op::Output { x, name } => {
+        Op::Output { x, name, logits } => {
             f.operand(x)?;
             f.label(name);
+            f.attr(logits)?;
         }
         Op::BatchNorm {
             x,

@@ -203,8 +203,15 @@ fn body(out: &mut String, p: &Program, op: &Op) {
             };
             let _ = write!(out, " {} pads={} value={v}", n(x), list(pads));
         }
-        Op::Output { x, name: ext } => {
+        Op::Output {
+            x,
+            name: ext,
+            logits,
+        } => {
             let _ = write!(out, " {} \"{}\"", n(x), escape(ext));
+            if *logits {
+                out.push_str(" logits");
+            }
         }
         Op::BatchNorm { epsilon, .. } => {
             let _ = write!(

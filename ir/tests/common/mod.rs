@@ -478,6 +478,7 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
                 let name = fresh(&b, &mut r);
                 Op::Output {
                     x: pick(&mut r),
+                    logits: name.len() % 2 == 0,
                     name,
                 }
             }

@@ -33,7 +33,7 @@ use sci_ir::cost::{Lanes, NetProfile, predict_program, predict_time};
 use sci_ir::{Plan, Program, Tensor};
 use sci_runtime::exec::handshake::{AbortReason, Hello, Status};
 use sci_runtime::exec::io::{self, FileArg};
-use sci_runtime::exec::report::{Cost, PartyReport, RunReport};
+use sci_runtime::exec::report::{Cost, OutputRecord, PartyReport, RunReport};
 use sci_runtime::exec::{self, DEFAULT_PORT, ExecError, Execution, Progress, link};
 use sci_runtime::net::Party;
 use sci_runtime::net::emulate::Link;
@@ -169,12 +169,17 @@ fn run(cli: &Cli) -> Result<()> {
     if cli.party == Some(0) && !(inputs.is_empty() && outputs.is_empty()) {
         bail!("the server (--party 0) takes no --input or --output: the client holds them");
     }
+<<<<<<< HEAD
     let (mode, (plan, parties)) = match cli.party {
+=======
+    let (mode, ran) = match cli.party {
+>>>>>>> frontend
         Some(0) => ("server", server(cli, &cfg)?),
         Some(_) => ("client", client(cli, &cfg, &inputs, &outputs)?),
         None if cli.local => ("local", local(cli, &cfg, &inputs, &outputs)?),
         None => ("cleartext", cleartext(cli, &inputs, &outputs)?),
     };
+<<<<<<< HEAD
     write_report(cli, mode, &plan, parties, start)
 }
 
@@ -199,11 +204,30 @@ fn add_predictions(cli: &Cli, plan: &Plan, parties: &mut [PartyReport]) {
                 "{}: predicted network time on {p}: {:.3} s (set-up {:.3} s); measured {:.3} s in all",
                 r.party, t.total, t.setup, r.totals.seconds
             );
+=======
+    write_report(cli, mode, ran, start)
+}
+
+/// What a run gives the report: the plan's hash and outputs, and the parties' reports.
+struct Ran {
+    plan_hash: String,
+    outputs: Vec<OutputRecord>,
+    parties: Vec<PartyReport>,
+}
+
+impl Ran {
+    fn new(plan: &Plan, parties: Vec<PartyReport>) -> Ran {
+        Ran {
+            plan_hash: plan.hash_hex(),
+            outputs: OutputRecord::of(plan.program()),
+            parties,
+>>>>>>> frontend
         }
     }
 }
 
 /// Writes `--report FILE.json`, if asked for.
+<<<<<<< HEAD
 fn write_report(
     cli: &Cli,
     mode: &'static str,
@@ -212,16 +236,24 @@ fn write_report(
     start: Instant,
 ) -> Result<()> {
     add_predictions(cli, plan, &mut parties);
+=======
+fn write_report(cli: &Cli, mode: &'static str, ran: Ran, start: Instant) -> Result<()> {
+>>>>>>> frontend
     // With --serve, each session has appended its own line instead.
     let Some(path) = cli.report.as_ref().filter(|_| !cli.serve) else {
         return Ok(());
     };
     let r = RunReport {
         mode,
+<<<<<<< HEAD
         plan_hash: plan.hash_hex(),
         net: cli.net.map(|p| p.to_string()),
+=======
+        plan_hash: ran.plan_hash,
+>>>>>>> frontend
         wall_seconds: start.elapsed().as_secs_f64(),
-        parties,
+        parties: ran.parties,
+        outputs: ran.outputs,
     };
     let json = serde_json::to_string_pretty(&r).context("encoding the report")?;
     // Written aside and renamed, so a reader never sees half a report.
@@ -394,7 +426,11 @@ fn mib(b: u64) -> f64 {
 }
 
 /// Party 0: one session, or with `--serve` sessions until SIGINT/SIGTERM.
+<<<<<<< HEAD
 fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(Plan, Vec<PartyReport>)> {
+=======
+fn server(cli: &Cli, cfg: &TcpConfig) -> Result<Ran> {
+>>>>>>> frontend
     let party = Party::Server;
     let acceptor = bind(cli, party, cfg)?;
     let loaded = load_plan(&cli.plan).and_then(|p| {
@@ -414,13 +450,21 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(Plan, Vec<PartyReport>)> {
     match (&acceptor, cli.serve) {
         (Some(a), true) => {
             serve(cli, cfg, a, &plan, &hello)?;
+<<<<<<< HEAD
             Ok((plan, Vec::new()))
+=======
+            Ok(Ran::new(&plan, Vec::new()))
+>>>>>>> frontend
         }
         _ => {
             let conn = open(cli, acceptor.as_ref(), party, &hello, cfg)?;
             let reports = serve_inferences(plan.program(), conn, true)?;
             print_costs("server", &reports);
+<<<<<<< HEAD
             Ok((plan, reports))
+=======
+            Ok(Ran::new(&plan, reports))
+>>>>>>> frontend
         }
     }
 }
@@ -507,6 +551,7 @@ fn session(
         "session": id,
         "peer": peer,
         "plan_hash": plan.hash_hex(),
+        "outputs": OutputRecord::of(plan.program()),
         "threads": hello.threads,
         "seconds": seconds,
     });
@@ -543,12 +588,16 @@ fn append_line(path: &Path, line: &serde_json::Value) -> Result<()> {
 }
 
 /// Party 1.
+<<<<<<< HEAD
 fn client(
     cli: &Cli,
     cfg: &TcpConfig,
     files: &[FileArg],
     out_files: &[FileArg],
 ) -> Result<(Plan, Vec<PartyReport>)> {
+=======
+fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
+>>>>>>> frontend
     let party = Party::Client;
     let acceptor = bind(cli, party, cfg)?;
     let prepared = load_plan(&cli.plan)
@@ -598,6 +647,7 @@ fn client(
     }
     finish_batch(plan.program(), out_files, &batch, &outs)?;
     print_costs("client", &reports);
+<<<<<<< HEAD
     Ok((plan, reports))
 }
 
@@ -608,6 +658,13 @@ fn local(
     files: &[FileArg],
     out_files: &[FileArg],
 ) -> Result<(Plan, Vec<PartyReport>)> {
+=======
+    Ok(Ran::new(&plan, reports))
+}
+
+/// Both parties on threads over loopback TCP.
+fn local(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
+>>>>>>> frontend
     let plan = load_plan(&cli.plan)?;
     let mut batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
@@ -618,6 +675,7 @@ fn local(
     finish_batch(plan.program(), out_files, &batch, &run.outputs)?;
     print_costs("server", &run.server);
     print_costs("client", &run.client);
+<<<<<<< HEAD
     Ok((plan, [run.server, run.client].concat()))
 }
 
@@ -627,6 +685,13 @@ fn cleartext(
     files: &[FileArg],
     out_files: &[FileArg],
 ) -> Result<(Plan, Vec<PartyReport>)> {
+=======
+    Ok(Ran::new(&plan, [run.server, run.client].concat()))
+}
+
+/// The reference interpreter on the plan.
+fn cleartext(cli: &Cli, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
+>>>>>>> frontend
     let plan = load_plan(&cli.plan)?;
     let program = plan.program();
     let batch = io::load_batch(program, files)?;
@@ -663,7 +728,11 @@ fn cleartext(
         },
         predicted: None,
     };
+<<<<<<< HEAD
     Ok((plan, vec![report]))
+=======
+    Ok(Ran::new(&plan, vec![report]))
+>>>>>>> frontend
 }
 
 /// Writes a batch's outputs as its inputs were given and prints the predicted classes
@@ -686,7 +755,8 @@ fn finish_batch(
 /// Prints the predicted classes of one inference's outputs, without the last
 /// `padding` (those of padding items).
 fn print_classes(program: &Program, outs: &[Tensor], padding: usize) -> Result<()> {
-    for (name, t) in io::output_names(program).iter().zip(outs) {
+    for (out, t) in OutputRecord::of(program).iter().zip(outs) {
+        let name = out.label();
         let mut classes = io::predicted_classes(t);
         classes.truncate(classes.len().saturating_sub(padding));
         match classes.as_slice() {

@@ -1,7 +1,8 @@
-//! The client's side of the plan boundary: float32 `.npy` inputs encoded at the plan's
-//! input scale, ring outputs decoded back to float32 `.npy`, and the predicted class.
+//! The client's side of the plan boundary: float32 or float64 `.npy` inputs encoded at
+//! the plan's input scale (float64 ones directly, not through float32), ring outputs
+//! decoded back to float32 `.npy`, and the predicted class.
 //!
-//! Encoding and decoding are [`sci_ir::fixed::encode_tensor`] and
+//! Encoding and decoding are [`sci_ir::fixed::encode_values`] and
 //! [`sci_ir::fixed::decode_tensor`], the same functions the compiler and the reference
 //! interpreter use, so a secure run and a cleartext run of the same plan write
 //! byte-identical output files.
@@ -65,7 +66,7 @@ pub enum IoError {
     },
     /// An input file has the wrong element type.
     #[error(
-        "input {name} ({path}): element type {dtype} where float32 ('<f4') is expected; convert it with x.astype(numpy.float32)"
+        "input {name} ({path}): element type {dtype} where float32 ('<f4') or float64 ('<f8') is expected; convert it with x.astype(numpy.float32)"
     )]
     DType {
         /// The plan's input name.
@@ -190,7 +191,7 @@ fn encode_input(
     arr: &Array,
 ) -> Result<Tensor, IoError> {
     let ty = program.ty(v);
-    if arr.dtype != "f4" {
+    if arr.dtype != "f4" && arr.dtype != "f8" {
         return Err(IoError::DType {
             name: name.to_string(),
             path: path.to_path_buf(),
@@ -210,13 +211,11 @@ fn encode_input(
         path: path.to_path_buf(),
         reason,
     };
-    let real = arr
-        .to_real_tensor()
-        .map_err(|e| encode_err(e.to_string()))?;
     if ty.encoding().is_real() {
-        return Ok(real);
+        return arr.to_real_tensor().map_err(|e| encode_err(e.to_string()));
     }
-    sci_ir::fixed::encode_tensor(&real, ty.scale(), ty.encoding())
+    // Encoded from f64: exact for a float32 file, no detour through f32 for float64.
+    sci_ir::fixed::encode_values(&arr.shape, arr.to_f64(), ty.scale(), ty.encoding())
         .map_err(|e| encode_err(e.to_string()))
 }
 
@@ -632,6 +631,19 @@ mod tests {
                 .contains("shape [3] where the plan expects [1,3]"),
             "{e}"
         );
+        // float64 is encoded from float64: 0.53125 − 1e-12 at scale 4 is 8.4999… → 8,
+        // where a detour through float32 (0.53125 → 8.5) would round to 9.
+        let f64s = dir.join("f64.npy");
+        let below = 0.53125 - 1e-12;
+        Array {
+            shape: vec![1, 3],
+            dtype: "f8".into(),
+            elements: sci_ir::npy::Elements::Float(vec![below, -below, 2.0]),
+        }
+        .write(&f64s)
+        .unwrap();
+        let t = load_inputs(&p, &[FileArg::parse(f64s.to_str().unwrap())]).unwrap();
+        assert_eq!(t[0].to_signed().unwrap(), vec![8, -8, 32]);
         let ints = dir.join("ints.npy");
         Array::from_i64(vec![1, 3], vec![1, 2, 3])
             .unwrap()

@@ -15,6 +15,7 @@
 //! time on that profile ([`sci_ir::cost::net`]).
 
 use crate::net::{Party, Stats};
+use sci_ir::Program;
 use sci_ir::cost::predict::Prediction;
 use sci_ir::cost::{Cost as ModelCost, Timing};
 use serde::Serialize;
@@ -222,6 +223,42 @@ pub struct RunReport {
     pub wall_seconds: f64,
     /// One report per party run by this process (two for `--local`).
     pub parties: Vec<PartyReport>,
+    /// The plan's outputs and what they hold.
+    pub outputs: Vec<OutputRecord>,
+}
+
+/// A plan output in the reports: its name and whether it holds logits.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OutputRecord {
+    /// The external (ONNX) name.
+    pub name: String,
+    /// The compiler dropped a trailing Softmax/LogSoftmax before this output (it is
+    /// monotone, so the argmax is unchanged): the output holds the logits
+    /// (pre-softmax), not the probabilities the ONNX tensor holds.
+    pub logits: bool,
+}
+
+impl OutputRecord {
+    /// The records of `program`'s outputs, in order.
+    pub fn of(program: &Program) -> Vec<OutputRecord> {
+        program
+            .output_names()
+            .into_iter()
+            .map(|(name, logits)| OutputRecord {
+                name: name.to_string(),
+                logits,
+            })
+            .collect()
+    }
+
+    /// The name as users should read it: `NAME (logits, pre-softmax)` for logits.
+    pub fn label(&self) -> String {
+        if self.logits {
+            format!("{} (logits, pre-softmax)", self.name)
+        } else {
+            self.name.clone()
+        }
+    }
 }
 
 #[cfg(test)]

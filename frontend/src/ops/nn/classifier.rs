@@ -22,22 +22,24 @@ pub(super) fn argmax(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     Ok(vec![cx.emit_value(Op::ArgMax { x, axis, keepdims })?])
 }
 
-/// `Softmax`/`LogSoftmax` as the last op: monotone along its axis, so the argmax
-/// of the output is that of the input; the op is dropped and a note recorded.
+/// `Softmax`/`LogSoftmax` as the last op (followed at most by `Identity`, `Cast` and
+/// `Reshape` to the requested outputs): monotone along its axis, so the argmax of the
+/// output is that of the input; the op is dropped, the outputs carry its input (the
+/// logits) and a note names them.
 pub(super) fn trailing_monotone(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let is_last = cx.final_outputs.first().copied().unwrap_or(false);
-    if !is_last {
+    let outputs = cx.final_outputs.first().cloned().unwrap_or_default();
+    if outputs.is_empty() {
         return Err(cx.error(format!(
-            "{} is only supported as the last op (it is then dropped: it is monotone, so the argmax is unchanged); \
-             here its output is used by other nodes. Compile up to its input with --output {}",
+            "{} is only supported as the last op, followed at most by Identity, Cast or Reshape \
+             (it is then dropped: it is monotone, so the argmax is unchanged); here its output \
+             is used by other nodes. Compile up to its input with --output {}",
             cx.node.op_type(),
             cx.input_name(0)
         )));
     }
-    let output = cx.node.outputs.first().cloned().unwrap_or_default();
     cx.notes.push(Note::DroppedMonotone {
         node: cx.node.desc.clone(),
-        output,
+        outputs,
     });
     Ok(vec![cx.input(0)?.clone()])
 }
