@@ -169,18 +169,32 @@ fn run(cli: &Cli) -> Result<()> {
     if cli.party == Some(0) && !(inputs.is_empty() && outputs.is_empty()) {
         bail!("the server (--party 0) takes no --input or --output: the client holds them");
     }
-<<<<<<< HEAD
-    let (mode, (plan, parties)) = match cli.party {
-=======
     let (mode, ran) = match cli.party {
->>>>>>> frontend
         Some(0) => ("server", server(cli, &cfg)?),
         Some(_) => ("client", client(cli, &cfg, &inputs, &outputs)?),
         None if cli.local => ("local", local(cli, &cfg, &inputs, &outputs)?),
         None => ("cleartext", cleartext(cli, &inputs, &outputs)?),
     };
-<<<<<<< HEAD
-    write_report(cli, mode, &plan, parties, start)
+    write_report(cli, mode, ran, start)
+}
+
+/// What a run gives the report: the plan's hash and outputs, and the parties' reports.
+struct Ran {
+    plan_hash: String,
+    outputs: Vec<OutputRecord>,
+    parties: Vec<PartyReport>,
+}
+
+impl Ran {
+    /// The run of `plan`, with the cost model's prediction added to each party's report.
+    fn new(cli: &Cli, plan: &Plan, mut parties: Vec<PartyReport>) -> Ran {
+        add_predictions(cli, plan, &mut parties);
+        Ran {
+            plan_hash: plan.hash_hex(),
+            outputs: OutputRecord::of(plan.program()),
+            parties,
+        }
+    }
 }
 
 /// Adds the cost model's prediction to each party's report (and prints the predicted
@@ -204,53 +218,20 @@ fn add_predictions(cli: &Cli, plan: &Plan, parties: &mut [PartyReport]) {
                 "{}: predicted network time on {p}: {:.3} s (set-up {:.3} s); measured {:.3} s in all",
                 r.party, t.total, t.setup, r.totals.seconds
             );
-=======
-    write_report(cli, mode, ran, start)
-}
-
-/// What a run gives the report: the plan's hash and outputs, and the parties' reports.
-struct Ran {
-    plan_hash: String,
-    outputs: Vec<OutputRecord>,
-    parties: Vec<PartyReport>,
-}
-
-impl Ran {
-    fn new(plan: &Plan, parties: Vec<PartyReport>) -> Ran {
-        Ran {
-            plan_hash: plan.hash_hex(),
-            outputs: OutputRecord::of(plan.program()),
-            parties,
->>>>>>> frontend
         }
     }
 }
 
 /// Writes `--report FILE.json`, if asked for.
-<<<<<<< HEAD
-fn write_report(
-    cli: &Cli,
-    mode: &'static str,
-    plan: &Plan,
-    mut parties: Vec<PartyReport>,
-    start: Instant,
-) -> Result<()> {
-    add_predictions(cli, plan, &mut parties);
-=======
 fn write_report(cli: &Cli, mode: &'static str, ran: Ran, start: Instant) -> Result<()> {
->>>>>>> frontend
     // With --serve, each session has appended its own line instead.
     let Some(path) = cli.report.as_ref().filter(|_| !cli.serve) else {
         return Ok(());
     };
     let r = RunReport {
         mode,
-<<<<<<< HEAD
-        plan_hash: plan.hash_hex(),
-        net: cli.net.map(|p| p.to_string()),
-=======
         plan_hash: ran.plan_hash,
->>>>>>> frontend
+        net: cli.net.map(|p| p.to_string()),
         wall_seconds: start.elapsed().as_secs_f64(),
         parties: ran.parties,
         outputs: ran.outputs,
@@ -426,11 +407,7 @@ fn mib(b: u64) -> f64 {
 }
 
 /// Party 0: one session, or with `--serve` sessions until SIGINT/SIGTERM.
-<<<<<<< HEAD
-fn server(cli: &Cli, cfg: &TcpConfig) -> Result<(Plan, Vec<PartyReport>)> {
-=======
 fn server(cli: &Cli, cfg: &TcpConfig) -> Result<Ran> {
->>>>>>> frontend
     let party = Party::Server;
     let acceptor = bind(cli, party, cfg)?;
     let loaded = load_plan(&cli.plan).and_then(|p| {
@@ -450,21 +427,13 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<Ran> {
     match (&acceptor, cli.serve) {
         (Some(a), true) => {
             serve(cli, cfg, a, &plan, &hello)?;
-<<<<<<< HEAD
-            Ok((plan, Vec::new()))
-=======
-            Ok(Ran::new(&plan, Vec::new()))
->>>>>>> frontend
+            Ok(Ran::new(cli, &plan, Vec::new()))
         }
         _ => {
             let conn = open(cli, acceptor.as_ref(), party, &hello, cfg)?;
             let reports = serve_inferences(plan.program(), conn, true)?;
             print_costs("server", &reports);
-<<<<<<< HEAD
-            Ok((plan, reports))
-=======
-            Ok(Ran::new(&plan, reports))
->>>>>>> frontend
+            Ok(Ran::new(cli, &plan, reports))
         }
     }
 }
@@ -588,16 +557,7 @@ fn append_line(path: &Path, line: &serde_json::Value) -> Result<()> {
 }
 
 /// Party 1.
-<<<<<<< HEAD
-fn client(
-    cli: &Cli,
-    cfg: &TcpConfig,
-    files: &[FileArg],
-    out_files: &[FileArg],
-) -> Result<(Plan, Vec<PartyReport>)> {
-=======
 fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
->>>>>>> frontend
     let party = Party::Client;
     let acceptor = bind(cli, party, cfg)?;
     let prepared = load_plan(&cli.plan)
@@ -647,24 +607,11 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) 
     }
     finish_batch(plan.program(), out_files, &batch, &outs)?;
     print_costs("client", &reports);
-<<<<<<< HEAD
-    Ok((plan, reports))
-}
-
-/// Both parties on threads over loopback TCP.
-fn local(
-    cli: &Cli,
-    cfg: &TcpConfig,
-    files: &[FileArg],
-    out_files: &[FileArg],
-) -> Result<(Plan, Vec<PartyReport>)> {
-=======
-    Ok(Ran::new(&plan, reports))
+    Ok(Ran::new(cli, &plan, reports))
 }
 
 /// Both parties on threads over loopback TCP.
 fn local(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
->>>>>>> frontend
     let plan = load_plan(&cli.plan)?;
     let mut batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
@@ -675,23 +622,11 @@ fn local(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -
     finish_batch(plan.program(), out_files, &batch, &run.outputs)?;
     print_costs("server", &run.server);
     print_costs("client", &run.client);
-<<<<<<< HEAD
-    Ok((plan, [run.server, run.client].concat()))
-}
-
-/// The reference interpreter on the plan.
-fn cleartext(
-    cli: &Cli,
-    files: &[FileArg],
-    out_files: &[FileArg],
-) -> Result<(Plan, Vec<PartyReport>)> {
-=======
-    Ok(Ran::new(&plan, [run.server, run.client].concat()))
+    Ok(Ran::new(cli, &plan, [run.server, run.client].concat()))
 }
 
 /// The reference interpreter on the plan.
 fn cleartext(cli: &Cli, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
->>>>>>> frontend
     let plan = load_plan(&cli.plan)?;
     let program = plan.program();
     let batch = io::load_batch(program, files)?;
@@ -728,11 +663,7 @@ fn cleartext(cli: &Cli, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran>
         },
         predicted: None,
     };
-<<<<<<< HEAD
-    Ok((plan, vec![report]))
-=======
-    Ok(Ran::new(&plan, vec![report]))
->>>>>>> frontend
+    Ok(Ran::new(cli, &plan, vec![report]))
 }
 
 /// Writes a batch's outputs as its inputs were given and prints the predicted classes
