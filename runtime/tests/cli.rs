@@ -183,6 +183,16 @@ fn cleartext_local_and_two_processes_agree() {
                         sum("bytes_recv"),
                         party["totals"]["bytes_recv"].as_u64().unwrap()
                     );
+                    // Beside each measured instruction, the cost model's prediction:
+                    // the same bytes (no --net: no predicted time).
+                    for i in instrs {
+                        let pr = &i["predicted"];
+                        assert_eq!(pr["bytes_sent"], i["bytes_sent"], "{name} {mode}: {i}");
+                        assert_eq!(pr["bytes_recv"], i["bytes_recv"], "{name} {mode}: {i}");
+                        assert!(pr["seconds"].is_null());
+                    }
+                } else {
+                    assert!(instrs.iter().all(|i| i["predicted"].is_null()));
                 }
             }
             files.push(
@@ -195,6 +205,66 @@ fn cleartext_local_and_two_processes_agree() {
         assert_eq!(files[0], files[1], "{name}: cleartext vs local");
         assert_eq!(files[0], files[2], "{name}: cleartext vs two processes");
     }
+}
+
+#[test]
+fn net_emulates_a_link_and_the_report_predicts_its_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = protocol_program(16);
+    let (plan, _) = save(dir.path(), "net", &prog);
+    let report = dir.path().join("net.json");
+    let mut a = vec![s("--local"), p(&plan), s("--net"), s("100MB/s,20ms")];
+    a.extend(args("--input", &write_inputs(dir.path(), &prog, 3)));
+    a.extend([s("--report"), p(&report), s("--threads"), s("2")]);
+    let t = Instant::now();
+    let o = run(&a);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("predicted network time on 100 MB/s, 20 ms RTT"),
+        "{err}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(json["net"], "100 MB/s, 20 ms RTT");
+    for party in json["parties"].as_array().unwrap() {
+        let predicted = party["predicted"]["seconds"].as_f64().unwrap();
+        // Every protocol instruction waits at least a round trip; the run takes at
+        // least the predicted network time.
+        assert!(predicted > 0.02, "{predicted}");
+        let measured = party["totals"]["seconds"].as_f64().unwrap();
+        assert!(
+            measured >= 0.9 * predicted,
+            "{measured} s for {predicted} s"
+        );
+        assert!(t.elapsed().as_secs_f64() >= 0.9 * predicted);
+        for i in party["instructions"].as_array().unwrap() {
+            let secs = i["predicted"]["seconds"].as_f64().unwrap();
+            let bytes = i["bytes_sent"].as_u64().unwrap() + i["bytes_recv"].as_u64().unwrap();
+            assert_eq!(secs > 0.0, bytes > 0, "{i}");
+        }
+    }
+    // The emulator runs over plain TCP only; the interpreter has no network.
+    for extra in [
+        vec![
+            s("--local"),
+            s("--peer-cert"),
+            s("x"),
+            s("--key"),
+            s("k"),
+            s("--cert"),
+            s("c"),
+        ],
+        vec![s("--cleartext")],
+    ] {
+        let mut a = vec![p(&plan), s("--net"), s("lan")];
+        a.extend(extra);
+        let o = run(&a);
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--net"));
+    }
+    let o = run(&[s("--local"), p(&plan), s("--net"), s("40MB/s")]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("BANDWIDTH,RTT"));
 }
 
 /// A server and a client on a fresh port, each with extra arguments; both must fail
