@@ -58,9 +58,10 @@ fn run<A: Send, B: Send>(
 fn check_random_cots(p: FerretParams, sizes: &[usize]) {
     let (mut s, mut r) = pair(p);
     let delta = s.delta();
+    let total: usize = sizes.iter().sum();
     let ((qs, avail), ts, b0, b1) = run(
         |ch| {
-            let mut qs = Vec::new();
+            let mut qs = Vec::with_capacity(total);
             let mut avail = Vec::new();
             for &n in sizes {
                 avail.push(s.available());
@@ -73,7 +74,7 @@ fn check_random_cots(p: FerretParams, sizes: &[usize]) {
             (qs, avail)
         },
         |ch| {
-            let mut ts = Vec::new();
+            let mut ts = Vec::with_capacity(total);
             for &n in sizes {
                 r.take(ch, n, |_, _, t| {
                     ts.extend_from_slice(t);
@@ -84,7 +85,6 @@ fn check_random_cots(p: FerretParams, sizes: &[usize]) {
             ts
         },
     );
-    let total: usize = sizes.iter().sum();
     assert_eq!(qs.len(), total);
     assert_eq!(ts.len(), total);
     assert_eq!(delta.0 & 1, 1);

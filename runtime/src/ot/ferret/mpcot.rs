@@ -70,7 +70,7 @@ pub(crate) fn send(
         spcot::expand(mmo, prg.next_block(), leaves, tmp, &mut sums);
         let mut psi = delta;
         for v in leaves.iter_mut() {
-            *v = *v & !LSB;
+            *v &= !LSB;
             psi ^= *v;
         }
         for (i, [k0, k1]) in sums.iter().enumerate() {
@@ -120,7 +120,7 @@ pub(crate) fn recv(
         spcot::punctured(mmo, alpha, &keys, leaves, tmp);
         let mut w = block(first + 2 * h);
         for v in leaves.iter_mut() {
-            *v = *v & !LSB;
+            *v &= !LSB;
             w ^= *v;
         }
         leaves[alpha] = w;
