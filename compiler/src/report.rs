@@ -25,12 +25,15 @@
 //!     "shape": [1,6,8,8], "owner": "shared", "bits": 16, "scale": 8,
 //!     "ir": "%conv1: shared i16.8[1,6,8,8] = conv2d %input, %w, %b strides=[1,1] ...",
 //!     "calls": {"relu": 0, "drelu": 0, "trunc": 0, "trunc_nonneg": 0, "comparisons": 0,
-//!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216},
+//!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216,
+//!               "ciphertexts_up": 0, "ciphertexts_down": 0},  // SCI_HE's HE layers
 //!     "cost": {"server_bytes": 1234567, "client_bytes": 147456,
 //!              "server_rounds": 1, "client_rounds": 1, "rounds": 1}
 //!   }, ...],                                     // every instruction except constants
 //!   "totals": { same keys as "calls", summed },
 //!   "setup_cost": { same keys as "cost": the OT set-up's bytes, rounds 0 },
+//!   "he_keys_cost": { same keys as "cost": SCI_HE's key set-up (client's keys), zeros
+//!                     for SCI_OT },
 //!   "total_cost": { same keys as "cost": bytes summed over all instructions, rounds
 //!                   per party of the slowest lane over the run (with one thread, the sum) }
 //! }
@@ -128,6 +131,8 @@ pub struct Report {
     pub totals: Calls,
     /// The OT set-up's bytes per party (before the first instruction).
     pub setup_cost: Traffic,
+    /// SCI_HE's key set-up (the client's keys, after the OT set-up; zero for SCI_OT).
+    pub he_keys_cost: Traffic,
     /// The communication of the whole run after the set-up (bytes summed over the layers;
     /// rounds per party of the slowest lane, see [`crate::cost::traffic`]).
     pub total_cost: Traffic,
@@ -137,8 +142,8 @@ impl Report {
     /// The report of a compilation of `model`.
     pub fn new(model: &Path, c: &Compiled) -> Report {
         let p = &c.program;
-        let (costs, setup_cost, total_cost) = traffic(p);
-        let layers = layers(p, &costs);
+        let predicted = traffic(p);
+        let layers = layers(p, &predicted.instrs);
         let mut totals = Calls::default();
         for l in &layers {
             totals.add(&l.calls);
@@ -164,8 +169,9 @@ impl Report {
             autotune: c.tuning.clone(),
             layers,
             totals,
-            setup_cost,
-            total_cost,
+            setup_cost: predicted.setup,
+            he_keys_cost: predicted.he_keys,
+            total_cost: predicted.total,
         }
     }
 
@@ -205,7 +211,10 @@ impl Report {
         let t = &self.totals;
         let divs: u64 = t.divisions.values().sum();
         let products = match self.params.modulus {
-            Some(_) => "by HE".to_string(),
+            Some(_) => format!(
+                "by HE: {} ciphertexts up, {} down",
+                t.ciphertexts_up, t.ciphertexts_down
+            ),
             None => format!("{} COTs", t.cots),
         };
         let _ = writeln!(
@@ -221,7 +230,7 @@ impl Report {
             t.drelu
         );
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
-        let (c, su) = (&self.total_cost, &self.setup_cost);
+        let (c, su, keys) = (&self.total_cost, &self.setup_cost, &self.he_keys_cost);
         let _ = writeln!(
             s,
             "predicted communication: server sends {:.2} MiB, client {:.2} MiB, {} rounds (server {}, client {}); OT set-up {:.2} MiB each way",
@@ -233,8 +242,18 @@ impl Report {
             mib(su.server_bytes)
         );
         if self.params.modulus.is_some() {
-            s.push_str(
-                "  (SCI_HE: the HE layers' ciphertexts and the 11.8 MB key set-up are not in this prediction yet)\n",
+            let he: u64 = self
+                .layers
+                .iter()
+                .filter(|l| l.calls.ciphertexts_up > 0)
+                .map(|l| l.cost.server_bytes + l.cost.client_bytes)
+                .sum();
+            let _ = writeln!(
+                s,
+                "  SCI_HE: HE layers {:.2} MiB of it, the rest {:.2} MiB; HE key set-up {:.2} MiB from the client",
+                mib(he),
+                mib(c.server_bytes + c.client_bytes - he),
+                mib(keys.client_bytes)
             );
         }
         s
@@ -249,12 +268,12 @@ fn layers(p: &Program, costs: &[Traffic]) -> Vec<Layer> {
     let text = p.to_text();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('%')).collect();
     let nonneg = sci_ir::analysis::nonneg::nonneg(p);
-    p.instrs()
-        .iter()
+    p.ids()
         .zip(lines)
         .zip(costs)
-        .filter(|((i, _), _)| !matches!(i.op, Op::Const { .. }))
-        .map(|((i, line), cost)| {
+        .filter(|((v, _), _)| !matches!(p.instr(*v).op, Op::Const { .. }))
+        .map(|((v, line), cost)| {
+            let i = p.instr(v);
             let bits = match i.ty.encoding() {
                 sci_ir::Encoding::Ring { bits } => bits,
                 sci_ir::Encoding::Field { modulus } => 64 - modulus.leading_zeros(),
@@ -278,7 +297,7 @@ fn layers(p: &Program, costs: &[Traffic]) -> Vec<Layer> {
                 bits,
                 scale: i.ty.scale(),
                 ir: line.to_string(),
-                calls: calls(p, &nonneg, i),
+                calls: calls(p, &nonneg, v),
                 cost: *cost,
             }
         })

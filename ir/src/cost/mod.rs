@@ -36,12 +36,14 @@
 //! | [`div`] | truncation (Alg. 5, non-negative variant), division (Thm. 4.1) |
 //! | [`pool`] | MaxPool and ArgMax (§5.2.2), with exact or narrow comparisons |
 //! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
+//! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
 //!
 //! Costs are those of this implementation, which the runtime's tests measure
 //! exactly; the module docs compare them with the paper's formulas.
 
 pub mod div;
+pub mod he;
 pub mod linear;
 pub mod mill;
 pub mod ot;
