@@ -9,10 +9,11 @@
 //! faster wins; OT wins ties, and wins when the model cannot be compiled for HE (the
 //! reason is reported).
 //!
-//! The choice is only as exact as the cost model: SCI_HE's products and key set-up are
-//! not priced by it yet (their ciphertexts are predicted as free), so an HE estimate is
-//! a lower bound ([`Estimate::partial`]) and the choice leans to HE until the model
-//! counts them; the choice becomes exact, with no change here, when it does.
+//! The choice is as exact as the cost model, which counts every byte and round of both
+//! backends (SCI_HE's ciphertexts and key set-up included, [`sci_ir::cost::he`]); it
+//! prices the network only: the parties' computation (SCI_HE's homomorphic products
+//! above all) comes on top, so on a fast link the choice can favour HE more than the
+//! wall time would.
 //!
 //! Where a per-layer mix would beat both — each instruction on the backend predicted
 //! faster for it, when both programs have the same instructions — its figures are
@@ -42,9 +43,6 @@ pub struct Estimate {
     pub client_bytes: u64,
     /// Rounds after the set-up (the larger party's).
     pub rounds: u64,
-    /// Whether the cost model leaves part of this backend's communication out (SCI_HE:
-    /// the ciphertexts of its products and its key set-up).
-    pub partial: bool,
 }
 
 /// A per-layer mix of the two backends (not executable yet; see the module docs).
@@ -89,10 +87,9 @@ pub fn estimate(program: &Program, profile: &NetProfile) -> (Estimate, Timing) {
         seconds: t.total,
         transfer_seconds: t.transfer,
         latency_seconds: t.latency,
-        server_bytes: pr.setup.server_bytes + pr.total.server_bytes,
-        client_bytes: pr.setup.client_bytes + pr.total.client_bytes,
+        server_bytes: pr.setup.server_bytes + pr.he_keys.server_bytes + pr.total.server_bytes,
+        client_bytes: pr.setup.client_bytes + pr.he_keys.client_bytes + pr.total.client_bytes,
         rounds: pr.total.rounds(),
-        partial: backend == Backend::He,
     };
     (e, t)
 }
@@ -196,7 +193,7 @@ impl AutoChoice {
         let line = |s: &mut String, e: &Estimate| {
             let _ = writeln!(
                 s,
-                "  SCI_{}: {:.3} s ({:.3} s transferring, {:.3} s round trips), server sends {:.2} MiB, client {:.2} MiB, {} rounds{}",
+                "  SCI_{}: {:.3} s ({:.3} s transferring, {:.3} s round trips), server sends {:.2} MiB, client {:.2} MiB, {} rounds",
                 e.backend.to_uppercase(),
                 e.seconds,
                 e.transfer_seconds,
@@ -204,11 +201,6 @@ impl AutoChoice {
                 mib(e.server_bytes),
                 mib(e.client_bytes),
                 e.rounds,
-                if e.partial {
-                    " (partial: the HE layers' ciphertexts and key set-up are not in the cost model yet)"
-                } else {
-                    ""
-                }
             );
         };
         let _ = writeln!(s, "backend auto on {}:", self.profile);

@@ -19,7 +19,9 @@
 //!   scalar products; `cots` the number of correlated OTs of the OT-based product of §5.1.1
 //!   (one `COT` per bit of each element of the shared operand, its sender messages
 //!   combined over all the weights that element meets; a convolution is lowered to a
-//!   matrix product over its `im2col` matrix, whose elements repeat input elements).
+//!   matrix product over its `im2col` matrix, whose elements repeat input elements);
+//!   under SCI_HE instead `ciphertexts_up` and `ciphertexts_down`, the BFV ciphertexts
+//!   of the HE layer each way ([`sci_ir::cost::he::product`]).
 //! * `drelu`: the ℓ-bit DReLU invocations in all of the above: one per ReLU, per
 //!   comparison, per general truncation and per division (which also runs three DReLUs
 //!   over δ-bit values, not counted here).
@@ -32,7 +34,7 @@
 
 use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
-use sci_ir::{Instr, Op, Owner, Pool2d, Program};
+use sci_ir::{Instr, Op, Owner, Pool2d, Program, ValueId};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -64,18 +66,31 @@ impl From<Cost> for Traffic {
     }
 }
 
-/// The predicted traffic of a run ([`sci_ir::cost::predict_program`] of a program, over
-/// plain TCP with its thread count for the report): one entry per instruction (in
-/// program order), the OT set-up (bytes only; the handshake before it is not counted),
-/// and the run's total (bytes summed; rounds per party those of its slowest lane over
-/// the whole run, as the run report's totals count them after the set-up). Exact:
-/// `tests/cost_model.rs` checks it against measured runs.
-pub fn traffic(pr: &Prediction) -> (Vec<Traffic>, Traffic, Traffic) {
-    (
-        pr.instrs.iter().copied().map(Traffic::from).collect(),
-        pr.setup.into(),
-        pr.total.into(),
-    )
+/// The predicted traffic of a program run over plain TCP with its thread count.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Predicted {
+    /// One entry per instruction, in program order.
+    pub instrs: Vec<Traffic>,
+    /// The OT set-up (bytes only; the handshake before it is not counted).
+    pub setup: Traffic,
+    /// SCI_HE's key set-up (the client's keys, once per session; zero for SCI_OT).
+    pub he_keys: Traffic,
+    /// The run after the set-ups: bytes summed; rounds per party those of its slowest
+    /// lane over the whole run, as the run report's totals count them after the
+    /// set-ups.
+    pub total: Traffic,
+}
+
+/// The predicted traffic of a run ([`Predicted`]) from the cost model's prediction
+/// ([`sci_ir::cost::predict_program`]). Exact: `tests/cost_model.rs` checks it against
+/// measured runs.
+pub fn traffic(pr: &Prediction) -> Predicted {
+    Predicted {
+        instrs: pr.instrs.iter().copied().map(Traffic::from).collect(),
+        setup: pr.setup.into(),
+        he_keys: pr.he_keys.into(),
+        total: pr.total.into(),
+    }
 }
 
 /// Predicted protocol calls of one instruction (or a sum of them).
@@ -97,6 +112,11 @@ pub struct Calls {
     pub multiplications: u64,
     /// Correlated OTs of the OT-based linear layers.
     pub cots: u64,
+    /// SCI_HE: ciphertexts the client sends in the HE-based linear layers
+    /// ([`sci_ir::cost::he::product`]).
+    pub ciphertexts_up: u64,
+    /// SCI_HE: ciphertexts the server sends back.
+    pub ciphertexts_down: u64,
 }
 
 impl Calls {
@@ -112,6 +132,8 @@ impl Calls {
         }
         self.multiplications += other.multiplications;
         self.cots += other.cots;
+        self.ciphertexts_up += other.ciphertexts_up;
+        self.ciphertexts_down += other.ciphertexts_down;
     }
 
     /// Whether the instruction calls no protocol.
@@ -120,9 +142,10 @@ impl Calls {
     }
 }
 
-/// The calls of instruction `i` of `p` (ring bit width taken from its type); `nonneg`
+/// The calls of instruction `v` of `p` (ring bit width taken from its type); `nonneg`
 /// is [`sci_ir::analysis::nonneg`] of `p`.
-pub fn calls(p: &Program, nonneg: &[bool], i: &Instr) -> Calls {
+pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
+    let i = p.instr(v);
     let mut c = Calls::default();
     if i.ty.owner() != Owner::Shared {
         return c;
@@ -135,10 +158,18 @@ pub fn calls(p: &Program, nonneg: &[bool], i: &Instr) -> Calls {
     let numel = i.ty.numel() as u64;
     let shape = |v: &sci_ir::ValueId| p.ty(*v).shape().to_vec();
     let shared = |v: &sci_ir::ValueId| !p.ty(*v).owner().server_knows();
-    // A product of `elems` shared elements (ℓ COTs each).
+    // A product of `elems` shared elements: ℓ COTs each (SCI_OT), or the HE layer's
+    // ciphertexts (SCI_HE).
+    let he = sci_ir::cost::he::product(p, v);
     let product = |c: &mut Calls, mults: u64, elems: u64| {
         c.multiplications += mults;
-        c.cots += elems * bits;
+        match (p.params().backend, he) {
+            (sci_ir::Backend::He, Some(counts)) => {
+                c.ciphertexts_up += counts.up as u64;
+                c.ciphertexts_down += counts.down as u64;
+            }
+            _ => c.cots += elems * bits,
+        }
     };
     match &i.op {
         Op::Relu { .. } => {

@@ -27,19 +27,22 @@
 //!     "shape": [1,6,8,8], "owner": "shared", "bits": 16, "scale": 8,
 //!     "ir": "%conv1: shared i16.8[1,6,8,8] = conv2d %input, %w, %b strides=[1,1] ...",
 //!     "calls": {"relu": 0, "drelu": 0, "trunc": 0, "trunc_nonneg": 0, "comparisons": 0,
-//!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216},
+//!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216,
+//!               "ciphertexts_up": 0, "ciphertexts_down": 0},  // SCI_HE's HE layers
 //!     "cost": {"server_bytes": 1234567, "client_bytes": 147456,
 //!              "server_rounds": 1, "client_rounds": 1, "rounds": 1},
 //!     "seconds": null | 0.0123                   // network time on --net's profile
 //!   }, ...],                                     // every instruction except constants
 //!   "totals": { same keys as "calls", summed },
 //!   "setup_cost": { same keys as "cost": the OT set-up's bytes, rounds 0 },
+//!   "he_keys_cost": { same keys as "cost": SCI_HE's key set-up (client's keys), zeros
+//!                     for SCI_OT },
 //!   "total_cost": { same keys as "cost": bytes summed over all instructions, rounds
 //!                   per party of the slowest lane over the run (with one thread, the sum) },
 //!   "net": null | {                              // with --net PROFILE
 //!     "profile": "40 MB/s, 80 ms RTT", "bandwidth": 40000000.0, "rtt": 0.08,
 //!     "setup_seconds": 0.2, "transfer_seconds": 3.1, "latency_seconds": 9.4,
-//!     "total_seconds": 12.5, "partial": false    // partial: SCI_HE, see below
+//!     "total_seconds": 12.5
 //!   },
 //!   "backend_choice": null | {                   // with --backend auto
 //!     "profile": "...", "chosen": "ot" | "he", "why": "...",
@@ -52,8 +55,7 @@
 //! The network time (`seconds`, `net`) is [`sci_ir::cost::net`]'s: per step
 //! `max(S, C, L)/B + H·RTT/2` (bytes each way and on the busiest lane over the
 //! bandwidth, plus half a round trip per reversal of direction), summed with the OT
-//! set-up. For SCI_HE it is partial (`partial: true`) while the cost model does not
-//! count the HE layers' ciphertexts and key set-up.
+//! set-up (for SCI_HE, with the key set-up).
 //!
 //! Accuracies are percentages; the meaning of every count is documented in
 //! [`crate::cost`]. `cost` is exact, from the cost model
@@ -118,7 +120,7 @@ pub struct NetTime {
     pub bandwidth: f64,
     /// Its round-trip time, seconds.
     pub rtt: f64,
-    /// The OT set-up's time.
+    /// The set-up's time (OT set-up, and SCI_HE's key set-up).
     pub setup_seconds: f64,
     /// Time spent transferring bytes (set-up included).
     pub transfer_seconds: f64,
@@ -126,14 +128,11 @@ pub struct NetTime {
     pub latency_seconds: f64,
     /// The whole run's network time.
     pub total_seconds: f64,
-    /// Whether the prediction leaves something out (SCI_HE's ciphertexts and keys are
-    /// not in the cost model yet).
-    pub partial: bool,
 }
 
 impl NetTime {
-    /// The run's `timing` on `profile`; `partial` for an HE plan.
-    pub fn new(profile: &NetProfile, timing: &Timing, partial: bool) -> NetTime {
+    /// The run's `timing` on `profile`.
+    pub fn new(profile: &NetProfile, timing: &Timing) -> NetTime {
         NetTime {
             profile: profile.to_string(),
             bandwidth: profile.bandwidth,
@@ -142,7 +141,6 @@ impl NetTime {
             transfer_seconds: timing.transfer,
             latency_seconds: timing.latency,
             total_seconds: timing.total,
-            partial,
         }
     }
 }
@@ -206,6 +204,8 @@ pub struct Report {
     pub totals: Calls,
     /// The OT set-up's bytes per party (before the first instruction).
     pub setup_cost: Traffic,
+    /// SCI_HE's key set-up (the client's keys, after the OT set-up; zero for SCI_OT).
+    pub he_keys_cost: Traffic,
     /// The communication of the whole run after the set-up (bytes summed over the layers;
     /// rounds per party of the slowest lane, see [`crate::cost::traffic`]).
     pub total_cost: Traffic,
@@ -221,10 +221,10 @@ impl Report {
         let p = &c.program;
         let lanes = Lanes::of(p);
         let pr = predict_program(p, lanes);
-        let (costs, setup_cost, total_cost) = traffic(&pr);
+        let predicted = traffic(&pr);
         let timing = net.map(|n| (n, predict_time(&pr, lanes.threads, n)));
         let seconds = timing.as_ref().map(|(_, t)| t.instrs.as_slice());
-        let layers = layers(p, &costs, seconds);
+        let layers = layers(p, &predicted.instrs, seconds);
         let mut totals = Calls::default();
         for l in &layers {
             totals.add(&l.calls);
@@ -258,9 +258,10 @@ impl Report {
             autotune: c.tuning.clone(),
             layers,
             totals,
-            setup_cost,
-            total_cost,
-            net: timing.map(|(n, t)| NetTime::new(n, &t, p.params().backend == Backend::He)),
+            setup_cost: predicted.setup,
+            he_keys_cost: predicted.he_keys,
+            total_cost: predicted.total,
+            net: timing.map(|(n, t)| NetTime::new(n, &t)),
             backend_choice: None,
         }
     }
@@ -311,7 +312,10 @@ impl Report {
         let t = &self.totals;
         let divs: u64 = t.divisions.values().sum();
         let products = match self.params.modulus {
-            Some(_) => "by HE".to_string(),
+            Some(_) => format!(
+                "by HE: {} ciphertexts up, {} down",
+                t.ciphertexts_up, t.ciphertexts_down
+            ),
             None => format!("{} COTs", t.cots),
         };
         let _ = writeln!(
@@ -327,7 +331,7 @@ impl Report {
             t.drelu
         );
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
-        let (c, su) = (&self.total_cost, &self.setup_cost);
+        let (c, su, keys) = (&self.total_cost, &self.setup_cost, &self.he_keys_cost);
         let _ = writeln!(
             s,
             "predicted communication: server sends {:.2} MiB, client {:.2} MiB, {} rounds (server {}, client {}); OT set-up {:.2} MiB each way",
@@ -346,8 +350,18 @@ impl Report {
             );
         }
         if self.params.modulus.is_some() {
-            s.push_str(
-                "  (SCI_HE: the HE layers' ciphertexts and the 11.8 MB key set-up are not in this prediction yet)\n",
+            let he: u64 = self
+                .layers
+                .iter()
+                .filter(|l| l.calls.ciphertexts_up > 0)
+                .map(|l| l.cost.server_bytes + l.cost.client_bytes)
+                .sum();
+            let _ = writeln!(
+                s,
+                "  SCI_HE: HE layers {:.2} MiB of it, the rest {:.2} MiB; HE key set-up {:.2} MiB from the client",
+                mib(he),
+                mib(c.server_bytes + c.client_bytes - he),
+                mib(keys.client_bytes)
             );
         }
         if let Some(a) = &self.backend_choice {
@@ -365,13 +379,13 @@ fn layers(p: &Program, costs: &[Traffic], seconds: Option<&[f64]>) -> Vec<Layer>
     let text = p.to_text();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('%')).collect();
     let nonneg = sci_ir::analysis::nonneg::nonneg(p);
-    p.instrs()
-        .iter()
+    p.ids()
         .zip(lines)
         .zip(costs)
         .enumerate()
-        .filter(|(_, ((i, _), _))| !matches!(i.op, Op::Const { .. }))
-        .map(|(k, ((i, line), cost))| {
+        .filter(|(_, ((v, _), _))| !matches!(p.instr(*v).op, Op::Const { .. }))
+        .map(|(k, ((v, line), cost))| {
+            let i = p.instr(v);
             let bits = match i.ty.encoding() {
                 sci_ir::Encoding::Ring { bits } => bits,
                 sci_ir::Encoding::Field { modulus } => 64 - modulus.leading_zeros(),
@@ -395,7 +409,7 @@ fn layers(p: &Program, costs: &[Traffic], seconds: Option<&[f64]>) -> Vec<Layer>
                 bits,
                 scale: i.ty.scale(),
                 ir: line.to_string(),
-                calls: calls(p, &nonneg, i),
+                calls: calls(p, &nonneg, v),
                 cost: *cost,
                 seconds: seconds.and_then(|s| s.get(k).copied()),
             }

@@ -115,6 +115,11 @@ pub const HE_MODULI: [u64; 5] = [
     0xfff_ffeb_c001,
 ];
 
+/// Level of SCI_HE's ciphertexts before the server's final switch: `q_0···q_3` (level
+/// `l` drops the last `l` primes of [`HE_MODULI`]); `q_4` is the special modulus of the
+/// Galois keys (level 0).
+pub const HE_CT_LEVEL: usize = 1;
+
 /// Field widths the HE backend offers: above 16 bits (BFV batching with these
 /// parameters needs `t > 2^16`) and at most 44 (above that the noise budget of a
 /// typical layer is exhausted; the runtime checks every layer's budget and reports

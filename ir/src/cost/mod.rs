@@ -37,6 +37,7 @@
 //! | [`div`] | truncation (Alg. 5, non-negative variant), division (Thm. 4.1) |
 //! | [`pool`] | MaxPool and ArgMax (§5.2.2), with exact or narrow comparisons |
 //! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
+//! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
 //! | [`net`] | the time of that communication over a link of given bandwidth and RTT |
 //!
@@ -45,6 +46,7 @@
 
 pub mod div;
 pub mod ferret;
+pub mod he;
 pub mod linear;
 pub mod mill;
 pub mod net;

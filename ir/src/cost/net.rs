@@ -34,9 +34,9 @@
 //! top: the model is the network's share of the wall time, an exact transfer at `B`
 //! with no congestion control or slow start).
 //!
-//! SCI_HE's products and key set-up are priced as the cost model prices them (the
-//! model does not count their ciphertexts yet, see [`super::predict`]): until it does,
-//! an HE plan's predicted time is partial.
+//! SCI_HE's products and key set-up are priced from the cost model's ciphertext bytes
+//! ([`super::he`]); the key set-up is part of the set-up time. The homomorphic
+//! computation itself is compute time, not in this model.
 
 use super::predict::{Cost, Prediction};
 use super::{Role, ot};
@@ -230,7 +230,7 @@ pub struct LaneLoad {
 /// Predicted network time of a run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Timing {
-    /// The OT set-up ([`NetProfile::setup_time`]).
+    /// The OT set-up ([`NetProfile::setup_time`]) and, for SCI_HE, the key set-up.
     pub setup: f64,
     /// One entry per instruction, in program order ([`NetProfile::step_time`]).
     pub instrs: Vec<f64>,
@@ -244,7 +244,14 @@ pub struct Timing {
 
 /// The network time of the run `prediction` describes, on `profile`.
 pub fn predict_time(prediction: &Prediction, threads: usize, profile: &NetProfile) -> Timing {
-    let parts: Vec<(f64, f64)> = std::iter::once(profile.setup_parts(threads))
+    let (ot_transfer, ot_latency) = profile.setup_parts(threads);
+    let (keys_transfer, keys_latency) = if prediction.he_keys_load.is_empty() {
+        (0.0, 0.0)
+    } else {
+        profile.step_parts(&prediction.he_keys_load)
+    };
+    let setup = (ot_transfer + keys_transfer, ot_latency + keys_latency);
+    let parts: Vec<(f64, f64)> = std::iter::once(setup)
         .chain(prediction.loads.iter().map(|l| profile.step_parts(l)))
         .collect();
     let transfer = parts.iter().map(|p| p.0).sum();

@@ -18,14 +18,16 @@
 //! | `div_public d` | [`div::rdiv`], or [`div::rdiv_nonneg`] if the operand is provably non-negative ([`nonneg`]) |
 //! | `avgpool`, `global_avgpool` | [`div::rdiv`] of the outputs by their windows' counts |
 //! | `maxpool`, `argmax` | exact mode: the inputs' signs; then [`pool::reduce`] over window chunks |
-//! | `conv2d`, `matmul`, `mul` by the server's weights | [`linear::matmul`], rows chunked; a convolution one phase per group |
+//! | `conv2d`, `matmul`, `mul` by the server's weights, SCI_OT | [`linear::matmul`], rows chunked; a convolution one phase per group |
+//! | the same, SCI_HE | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
 //! | `output` of a secret value | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //!
 //! Everything else (data movement, additions, products with public factors, values a
-//! party computes alone) is local.
+//! party computes alone) is local. A SCI_HE program with HE products first sets up the
+//! HE keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
 use super::net::LaneLoad;
-use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, linear, ot, pool, select};
+use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, select};
 use crate::analysis::nonneg::nonneg;
 use crate::{Encoding, Op, Owner, Pool2d, Program, ValueId};
 use std::ops::{Add, AddAssign, Range};
@@ -110,9 +112,13 @@ impl std::iter::Sum for Cost {
 pub struct Prediction {
     /// The OT set-up of every lane (base OTs; the handshake before it is not included).
     pub setup: Cost,
+    /// SCI_HE's key set-up (the client's Galois and public keys, on lane 0, after the
+    /// OT set-up and before the first instruction): zero unless the program is a
+    /// SCI_HE program with HE products.
+    pub he_keys: Cost,
     /// One entry per instruction, in program order.
     pub instrs: Vec<Cost>,
-    /// The instructions' bytes summed (set-up excluded); rounds per party are the
+    /// The instructions' bytes summed (set-ups excluded); rounds per party are the
     /// largest over lanes of that lane's rounds over the whole run (lanes run in
     /// parallel), as the run report's totals count them after the set-up. With one lane
     /// that is the sum of the instructions' rounds.
@@ -120,6 +126,8 @@ pub struct Prediction {
     /// One entry per instruction: what it does on each lane (for the network time,
     /// [`super::net`]).
     pub loads: Vec<Vec<LaneLoad>>,
+    /// What the HE key set-up does on each lane (empty without it).
+    pub he_keys_load: Vec<LaneLoad>,
 }
 
 /// The state of every lane: per lane, whether the server (index 0) and the client
@@ -271,6 +279,27 @@ pub fn setup(threads: usize) -> Cost {
 pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
     let nn = nonneg(program);
     let mut state = LaneState::after_setup(lanes.threads);
+    let has_he = program.params().backend == crate::Backend::He
+        && program.ids().any(|v| program.is_secure_product(v));
+    let (he_keys, he_keys_load) = if has_he {
+        let keys = Phase {
+            n: 1,
+            roles: Roles::ServerSends,
+            chunk: Box::new(|r: Range<usize>| {
+                if r.is_empty() {
+                    Transcript::new()
+                } else {
+                    he::key_setup()
+                }
+            }),
+        };
+        let step = state.step(&[keys], None);
+        // The report counts the instructions' rounds from here.
+        state.rounds.iter_mut().for_each(|r| *r = [0; 2]);
+        step
+    } else {
+        (Cost::default(), Vec::new())
+    };
     let (instrs, loads): (Vec<Cost>, Vec<Vec<LaneLoad>>) = program
         .ids()
         .map(|v| {
@@ -286,6 +315,8 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
     };
     Prediction {
         setup: setup(lanes.threads),
+        he_keys,
+        he_keys_load,
         total,
         instrs,
         loads,
@@ -343,11 +374,23 @@ fn phases<'a>(
     if matches!(instr.ty.owner(), Owner::Public | Owner::Server) {
         return (Vec::new(), None);
     }
-    // SCI_HE's products with the weights (and its key set-up) are not modelled yet:
-    // their ciphertext counts follow the packings of sci-runtime's `he` module. They are
-    // predicted as free; the field protocols are modelled like the ring's.
-    if program.params().backend == crate::Backend::He && program.is_secure_product(v) {
-        return (Vec::new(), None);
+    // SCI_HE's products with the weights: one exchange of ciphertexts on lane 0.
+    if let (crate::Backend::He, Modulus::Odd(t)) = (program.params().backend, md) {
+        if program.is_secure_product(v) {
+            let counts = he::product(program, v).unwrap_or_default();
+            let layer = Phase {
+                n: 1,
+                roles: Roles::ServerSends,
+                chunk: Box::new(move |r: Range<usize>| {
+                    if r.is_empty() {
+                        Transcript::new()
+                    } else {
+                        he::layer(counts, t)
+                    }
+                }),
+            };
+            return (vec![layer], None);
+        }
     }
     let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
         n,

@@ -16,7 +16,7 @@
 //! | re-randomization: `+ Enc_pk(0)` (public key switched to level 1) | `+ B_rr = N·20·(1 + 20N/2 + 20) + 20 + 20²N` ([`rerandomization`]) |
 //! | subtracting the mask (a plaintext) | `+ 1` |
 //! | flooding with `U[−F, F)` | `+ F` |
-//! | switching from `Q_1` down to `Q_L` | `v·Q_L/Q_1 + (L − 1)·(1 + 20N)/2` |
+//! | switching from `Q_1` down to `Q_L` | `v·Q_L/Q_1 + (L − 1)·(1 + 20N)/2`; `L` = [`sci_ir::cost::he::reply_level`]`(t)`, the lowest level that decrypts `v = Q_1/(4t)` |
 //!
 //! Flooding ([`Flood::choose`]): `F = 2^f` is the largest power of two with
 //! `B + F < Q_1/(4t)` (one bit of margin), where `B` bounds the computation's
@@ -70,11 +70,6 @@ pub fn rerandomization() -> f64 {
     N * B_ERR * pk_err + B_ERR + N * B_ERR * B_ERR
 }
 
-/// Rounding noise of switching down one level.
-fn switch_step() -> f64 {
-    (1.0 + N * B_ERR) / 2.0
-}
-
 /// The flooding and the final level of one output ciphertext.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Flood {
@@ -101,17 +96,9 @@ impl Flood {
         check(f >= 1 && b < big_f, || {
             format!("noise bound 2^{:.1} leaves no room to flood", b.log2())
         })?;
-        let total = b + big_f;
-        // The fewest primes that still decrypt after switching down.
-        let max_level = MODULI.len() - 1;
-        let level = (CT_LEVEL..=max_level)
-            .rev()
-            .find(|&l| {
-                let ratio = 2f64.powf(Params::log_q(l) - Params::log_q(CT_LEVEL));
-                let v = total * ratio + (l - CT_LEVEL) as f64 * switch_step();
-                (v * 2.0 * t).log2() < Params::log_q(l)
-            })
-            .unwrap_or(CT_LEVEL);
+        // The level depends on `t` only: the one that decrypts the largest noise the
+        // flooding allows, `b + F ≤ Q_1/(4t)` (so the cost model knows the bytes).
+        let level = sci_ir::cost::he::reply_level(params.t);
         Ok(Flood {
             f,
             level,

@@ -24,8 +24,9 @@ pub const ROW: usize = DEGREE / 2;
 pub const MODULI: [u64; 5] = sci_ir::backend::HE_MODULI;
 
 /// Level of the ciphertexts: `q_0···q_3` (level `l` drops the last `l`
-/// primes); `q_4` is the special modulus of the Galois keys (level 0).
-pub const CT_LEVEL: usize = 1;
+/// primes); `q_4` is the special modulus of the Galois keys (level 0)
+/// ([`sci_ir::backend::HE_CT_LEVEL`]).
+pub const CT_LEVEL: usize = sci_ir::backend::HE_CT_LEVEL;
 
 /// Smallest accepted plaintext modulus (exclusive): `2^16`.
 pub const MIN_PLAIN_BITS: u32 = 16;

@@ -1,0 +1,299 @@
+//! SCI_HE's linear layers and key set-up (CrypTFlow2 §2.2.4, §5.1.1, App. F), as
+//! sci-runtime's `he` module runs them: ciphertext counts of each packing and the bytes
+//! of each ciphertext and key on the wire.
+//!
+//! # A layer
+//! One exchange on lane 0 (the server is role `P0`): the client sends
+//! [`Counts::up`] fresh ciphertexts at level [`HE_CT_LEVEL`] ([`client_ct_bytes`]),
+//! the server answers with [`Counts::down`] ciphertexts switched down to
+//! [`reply_level`] ([`server_ct_bytes`]). The counts depend on the shapes only, one
+//! function per packing ([`conv`], [`matmul`], [`mul`]); each repeats, in closed form,
+//! the layout documented in the runtime's packing (`runtime/src/he/{conv,fc,mul}.rs`),
+//! and sci-runtime's `tests/he_cost.rs` checks both against each other on many shapes —
+//! a change of packing there must change the function here.
+//!
+//! # Bytes of a ciphertext
+//! The runtime sends each object as its `fhe` serialization (protobuf) behind a 4-byte
+//! length. A polynomial (`fhe-math`'s `Rq` message) is its representation tag (2
+//! bytes), its degree `N` (3 bytes), its coefficients packed at each prime's bit width
+//! (`N·⌈log₂ q_i⌉/8` bytes per prime, behind a tag and a varint length) and, when set,
+//! its variable-time flag (2 bytes). A ciphertext (`Ciphertext` message) is its
+//! polynomials (tag and length each), a 32-byte seed standing for `c_1` when it is a
+//! fresh symmetric encryption, and its level (omitted at 0). With the primes of
+//! [`HE_MODULI`] (43, 43, 44, 44, 44 bits), length prefix included: 178,231 bytes up
+//! (`c_0` at four primes and the seed) and 176,164 bytes down at level 3 (two
+//! polynomials at two primes; 88,100 at level 4).
+//!
+//! # Key set-up
+//! Once per session, before the first instruction, on lane 0, from the client: the
+//! Galois keys ([`galois_exponents`]: the column rotations by `2^j < N/2` and the row
+//! swap; each a key-switching key of four `c_0` polynomials at all five primes and a
+//! seed) and the public key (a seeded encryption of zero at level 0): [`key_setup_bytes`]
+//! = 11,832,745 bytes.
+
+use super::{Role, Transcript};
+use crate::backend::{HE_CT_LEVEL, HE_DEGREE, HE_MODULI};
+use crate::{ConvGeom, Op, Owner, Program, ValueId};
+
+/// `N`, slots per ciphertext.
+const N: u64 = HE_DEGREE;
+
+/// Slots of one of the two rows a column rotation rotates.
+const ROW: usize = (HE_DEGREE / 2) as usize;
+
+/// Bound on an error coefficient of `fhe`'s centered binomial distribution (variance
+/// 10): the rounding noise of one modulus switch is at most `(1 + 20N)/2`.
+const ERR_BOUND: f64 = 20.0;
+
+/// Ciphertexts of one HE layer each way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// The client's encrypted share.
+    pub up: usize,
+    /// The server's masked result.
+    pub down: usize,
+}
+
+/// Convolution by Gazelle's channel packing (runtime `he/conv.rs`): a block of
+/// `ROW/c_n` slots holds a tile of `t_h + (k_h − 1)d_h` padded input rows of padded
+/// width `W_p`, where `t_h = min(rows_needed, ⌊ROW/W_p⌋ − (k_h − 1)d_h)` stride-1
+/// output rows (`rows_needed = (H_out − 1)·s_h + 1`) and `c_n` is the largest power of
+/// two with `c_n·(t_h + (k_h − 1)d_h)·W_p ≤ ROW`; each ciphertext holds `2c_n`
+/// channels of one tile. Up: `N_batch·tiles·⌈C_in/2c_n⌉`; down:
+/// `N_batch·tiles·⌈C_out/2c_n⌉`. `None` for a geometry the packing refuses (a padded
+/// row with its kernel span wider than a row, or an empty output).
+pub fn conv(geom: &ConvGeom) -> Option<Counts> {
+    let [n, c, h, w] = geom.input;
+    let (pads, dil) = (geom.conv.pads, geom.conv.dilations);
+    let hp = h + pads[0] + pads[2];
+    let wp = w + pads[1] + pads[3];
+    let span = dil[0] * geom.kernel[0].checked_sub(1)?;
+    let [oh, ow] = geom.output_hw();
+    if n == 0 || oh == 0 || ow == 0 || hp <= span || wp > ROW {
+        return None;
+    }
+    let rows_needed = (oh - 1) * geom.conv.strides[0] + 1;
+    let th_max = (ROW / wp).checked_sub(span).filter(|&t| t >= 1)?;
+    let th = rows_needed.min(th_max);
+    let tiles = rows_needed.div_ceil(th);
+    let cn = 1usize << (ROW / ((th + span) * wp)).ilog2();
+    Some(Counts {
+        up: n * tiles * c.div_ceil(2 * cn),
+        down: n * tiles * geom.c_out.div_ceil(2 * cn),
+    })
+}
+
+/// `X·W` (`X` shared `rows × cols`, `W` the server's `cols × outs`) by Gazelle's hybrid
+/// diagonal method (runtime `he/fc.rs`): chunks of `m = min(2^⌈log₂ cols⌉, ROW)`
+/// inputs replicated in `ROW/m` blocks of both rows, `m_o = min(2^⌈log₂ ⌈outs/(2ROW/m)⌉⌉,
+/// m)` outputs per block. Up: `rows·⌈cols/m⌉`; down: `rows·⌈outs/(2·(ROW/m)·m_o)⌉`.
+/// `None` for an empty product.
+pub fn matmul(rows: usize, cols: usize, outs: usize) -> Option<Counts> {
+    if rows == 0 || cols == 0 || outs == 0 {
+        return None;
+    }
+    let m = cols.next_power_of_two().min(ROW);
+    let blocks = ROW / m;
+    let mo = outs.div_ceil(2 * blocks).next_power_of_two().min(m);
+    Some(Counts {
+        up: rows * cols.div_ceil(m),
+        down: rows * outs.div_ceil(2 * blocks * mo),
+    })
+}
+
+/// Elementwise `x ⊙ w` of `n` elements (runtime `he/mul.rs`): `N` per ciphertext,
+/// `⌈n/N⌉` each way. `None` for `n = 0`.
+pub fn mul(n: usize) -> Option<Counts> {
+    let k = n.div_ceil(N as usize);
+    (n > 0).then_some(Counts { up: k, down: k })
+}
+
+/// The ciphertext counts of instruction `v` of `program` if it is a product with the
+/// server's weights ([`Program::is_secure_product`]) that SCI_HE runs by HE, with the
+/// packing the runtime's executor picks: `conv2d` as one [`conv`] (all groups at
+/// once), `X·W` as [`matmul`], `W·X` as the [`matmul`] `Xᵀ·Wᵀ`, `mul` as [`mul`] of the
+/// output's elements (the shared operand broadcast). `None` otherwise, or for a
+/// geometry the packing refuses.
+pub fn product(program: &Program, v: ValueId) -> Option<Counts> {
+    if !program.is_secure_product(v) {
+        return None;
+    }
+    let shape = |o: &ValueId| program.ty(*o).shape();
+    let dim = |s: &[usize], i: usize| s.get(i).copied().unwrap_or(1);
+    let server = |o: &ValueId| program.ty(*o).owner() == Owner::Server;
+    match &program.instr(v).op {
+        Op::Conv2d { x, w, conv: c, .. } => {
+            let (xs, ws) = (shape(x), shape(w));
+            conv(&ConvGeom {
+                input: [0, 1, 2, 3].map(|i| dim(xs, i)),
+                c_out: dim(ws, 0),
+                kernel: [dim(ws, 2), dim(ws, 3)],
+                conv: *c,
+            })
+        }
+        Op::MatMul { a, b, .. } if server(b) => {
+            let (sa, sb) = (shape(a), shape(b));
+            matmul(dim(sa, 0), dim(sa, 1), dim(sb, 1))
+        }
+        Op::MatMul { a, b, .. } => {
+            let (sa, sb) = (shape(a), shape(b));
+            matmul(dim(sb, 1), dim(sb, 0), dim(sa, 0))
+        }
+        Op::Mul { .. } => mul(program.ty(v).numel()),
+        _ => None,
+    }
+}
+
+/// The level of the server's reply ciphertexts for the plaintext modulus `t`: the most
+/// primes dropped (of the last four, the first stays) such that a ciphertext whose
+/// noise is at the flooding limit `Q_1/(4t)` — the most the runtime's flooding lets it
+/// reach — still decrypts after switching down (`‖v‖·Q_L/Q_1 + (L − 1)(1 + 20N)/2 <
+/// Q_L/(2t)`, in `log₂`). The runtime switches to this level (a function of `t`
+/// alone, so the bytes are known before the run): 3 (two primes) for the fields of 24
+/// to 44 bits, 4 below.
+pub fn reply_level(t: u64) -> usize {
+    let log_q = |l: usize| -> f64 {
+        HE_MODULI[..HE_MODULI.len() - l]
+            .iter()
+            .map(|&q| (q as f64).log2())
+            .sum()
+    };
+    let t = t as f64;
+    let limit = 2f64.powf(log_q(HE_CT_LEVEL)) / (4.0 * t);
+    let switch = (1.0 + N as f64 * ERR_BOUND) / 2.0;
+    (HE_CT_LEVEL..HE_MODULI.len())
+        .rev()
+        .find(|&l| {
+            let ratio = 2f64.powf(log_q(l) - log_q(HE_CT_LEVEL));
+            let v = limit * ratio + (l - HE_CT_LEVEL) as f64 * switch;
+            (v * 2.0 * t).log2() < log_q(l)
+        })
+        .unwrap_or(HE_CT_LEVEL)
+}
+
+/// Bytes of a varint encoding `v`.
+fn varint(v: u64) -> u64 {
+    u64::from((64 - v.max(1).leading_zeros()).div_ceil(7))
+}
+
+/// Bytes of a length-delimited field (tag, length, `len` bytes of payload).
+fn field(len: u64) -> u64 {
+    1 + varint(len) + len
+}
+
+/// Bytes of an integer field holding `v` (omitted when 0).
+fn int_field(v: u64) -> u64 {
+    if v == 0 { 0 } else { 1 + varint(v) }
+}
+
+/// Bytes of a polynomial (`fhe-math`'s `Rq` message) over the primes of `level`, with
+/// or without its variable-time flag.
+fn poly(level: usize, variable_time: bool) -> u64 {
+    let coefficients: u64 = HE_MODULI[..HE_MODULI.len() - level]
+        .iter()
+        .map(|&q| (N * u64::from(64 - (q - 1).leading_zeros())).div_ceil(8))
+        .sum();
+    2 + int_field(N) + field(coefficients) + if variable_time { 2 } else { 0 }
+}
+
+/// Bytes of a `Ciphertext` message at `level` with `polys` polynomials sent, plus the
+/// 32-byte seed of `c_1` if `seeded`.
+fn ciphertext(level: usize, polys: u64, seeded: bool, variable_time: bool) -> u64 {
+    polys * field(poly(level, variable_time))
+        + if seeded { field(32) } else { 0 }
+        + int_field(level as u64)
+}
+
+/// Bytes on the wire (length prefix included) of one of the client's ciphertexts: a
+/// fresh symmetric encryption at level [`HE_CT_LEVEL`], `c_0` and the seed of `c_1`.
+pub fn client_ct_bytes() -> u64 {
+    4 + ciphertext(HE_CT_LEVEL, 1, true, true)
+}
+
+/// Bytes on the wire of one of the server's reply ciphertexts for the plaintext modulus
+/// `t`: both polynomials at [`reply_level`]`(t)`.
+pub fn server_ct_bytes(t: u64) -> u64 {
+    4 + ciphertext(reply_level(t), 2, false, true)
+}
+
+/// The exponents of the client's Galois keys: `3^(2^j) mod 2N` for the column rotations
+/// by `2^j < N/2` (others are composed) and `2N − 1` for the row swap.
+pub fn galois_exponents() -> Vec<u64> {
+    let two_n = 2 * N;
+    let mut e: Vec<u64> = (0..ROW.trailing_zeros())
+        .map(|j| (0..1u64 << j).fold(1, |acc, _| acc * 3 % two_n))
+        .collect();
+    e.push(two_n - 1);
+    e
+}
+
+/// Bytes on the wire of the key set-up (client to server; the server sends nothing):
+/// the Galois keys at level 0 for ciphertexts at [`HE_CT_LEVEL`] (a key-switching key
+/// of one seeded `c_0` at all five primes per ciphertext prime), then the public key.
+pub fn key_setup_bytes() -> u64 {
+    let digits = (HE_MODULI.len() - HE_CT_LEVEL) as u64;
+    let ksk = digits * field(poly(0, true)) + field(32) + int_field(HE_CT_LEVEL as u64);
+    let galois: u64 = galois_exponents()
+        .into_iter()
+        .map(|e| field(field(ksk) + int_field(e)))
+        .sum();
+    let evaluation_key = galois + int_field(HE_CT_LEVEL as u64);
+    let public_key = field(ciphertext(0, 1, true, false));
+    4 + evaluation_key + 4 + public_key
+}
+
+/// The key set-up's transcript (the server as role `P0`).
+pub fn key_setup() -> Transcript {
+    Transcript::new().send(Role::P1, key_setup_bytes())
+}
+
+/// One HE layer with `counts` ciphertexts at plaintext modulus `t` (the server as role
+/// `P0`): the client's ciphertexts, then the server's.
+pub fn layer(counts: Counts, t: u64) -> Transcript {
+    Transcript::new()
+        .send(Role::P1, counts.up as u64 * client_ct_bytes())
+        .send(Role::P0, counts.down as u64 * server_ct_bytes(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{HE_BITS, he_prime};
+
+    #[test]
+    fn sizes_of_ciphertexts_and_keys() {
+        // As measured on the wire (sci-runtime's tests/he_cost.rs).
+        assert_eq!(client_ct_bytes(), 178_231);
+        assert_eq!(server_ct_bytes(4_294_475_777), 176_164);
+        assert_eq!(server_ct_bytes(114_689), 88_100);
+        assert_eq!(key_setup_bytes(), 11_832_745);
+        assert_eq!(galois_exponents().len(), 13);
+        for bits in HE_BITS {
+            if let Ok(t) = he_prime(bits) {
+                assert_eq!(reply_level(t), if bits < 24 { 4 } else { 3 }, "{bits}");
+            }
+        }
+    }
+
+    #[test]
+    fn packings() {
+        // 64 → 64 channels, 3×3, 32×32 padded to 34×34: three channels' tiles per row
+        // rounded down to two, four channels per ciphertext.
+        let geom = ConvGeom {
+            input: [1, 64, 32, 32],
+            c_out: 64,
+            kernel: [3, 3],
+            conv: crate::Conv2d {
+                strides: [1, 1],
+                pads: [1, 1, 1, 1],
+                dilations: [1, 1],
+                groups: 1,
+            },
+        };
+        assert_eq!(conv(&geom), Some(Counts { up: 16, down: 16 }));
+        assert_eq!(matmul(1, 1024, 10), Some(Counts { up: 1, down: 1 }));
+        assert_eq!(matmul(2, 5000, 3), Some(Counts { up: 4, down: 2 }));
+        assert_eq!(mul(9000), Some(Counts { up: 2, down: 2 }));
+        assert_eq!(mul(0), None);
+    }
+}
