@@ -34,7 +34,7 @@
 
 use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
-use sci_ir::{Instr, Op, Owner, Pool2d, Program, ValueId};
+use sci_ir::{Op, Owner, Pool2d, Program, ValueId};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

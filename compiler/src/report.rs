@@ -67,7 +67,7 @@ use crate::cost::{Calls, Traffic, calls, traffic};
 use crate::driver::{Choice, Compiled};
 use sci_ir::cost::{Lanes, NetProfile, Timing, predict_program, predict_time};
 use sci_ir::plan::Plan;
-use sci_ir::{Backend, Op, Program};
+use sci_ir::{Op, Program};
 use sci_passes::autotune::Tuning;
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -285,6 +285,7 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
         let keys = Phase {
             n: 1,
             roles: Roles::ServerSends,
+            serial: None,
             chunk: Box::new(|r: Range<usize>| {
                 if r.is_empty() {
                     Transcript::new()
@@ -381,6 +382,7 @@ fn phases<'a>(
             let layer = Phase {
                 n: 1,
                 roles: Roles::ServerSends,
+                serial: None,
                 chunk: Box::new(move |r: Range<usize>| {
                     if r.is_empty() {
                         Transcript::new()
