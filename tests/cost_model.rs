@@ -20,27 +20,23 @@ fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
 }
 
-/// The testdata models, benchmark networks excepted.
-fn models() -> Vec<String> {
+/// The testdata models, benchmark networks excepted, each with the outputs to compile
+/// up to: the manifest's `compile_output` (the scikit-learn classifiers, whose graph
+/// outputs end in `ai.onnx.ml` ops), else the graph's.
+fn models() -> Vec<(String, Vec<String>)> {
     let m: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(testdata().join("manifest.json")).expect("manifest"),
     )
     .expect("manifest is JSON");
     let models = m["models"].as_object().expect("models");
     models
-        .keys()
-        .filter(|k| !k.starts_with("bench/"))
-        .cloned()
+        .iter()
+        .filter(|(k, _)| !k.starts_with("bench/"))
+        .map(|(k, e)| {
+            let out = e["compile_output"]["name"].as_str().map(str::to_string);
+            (k.clone(), out.into_iter().collect())
+        })
         .collect()
-}
-
-/// The outputs to compile up to: the graph's, except for the scikit-learn MLP, whose
-/// graph outputs are a label and a map (as in `tests/e2e.rs`).
-fn outputs(model: &str) -> Vec<String> {
-    match model {
-        "digits/digits_skl_mlp.onnx" => vec!["out_activations_result".into()],
-        _ => Vec::new(),
-    }
 }
 
 /// The measured cost of a party's report, as the model's `Cost` of the pair.
@@ -60,11 +56,11 @@ fn measured(server: &PartyReport, client: &PartyReport, i: usize) -> Cost {
 }
 
 /// Compiles `model` with `threads` lanes, runs it, compares prediction and measurement.
-fn check(model: &str, threads: u32) -> usize {
+fn check(model: &str, outputs: &[String], threads: u32) -> usize {
     let compiled = sci_compiler::compile(
         &Options {
             model: testdata().join(model),
-            outputs: outputs(model),
+            outputs: outputs.to_vec(),
             quantization: Quantization::Fixed {
                 bits: Some(32),
                 scale: Some(12),
@@ -142,12 +138,12 @@ fn predicted_equals_measured_for_every_testdata_model() {
     let models = models();
     assert!(models.len() > 100, "testdata has its models");
     let mut steps = 0;
-    for m in &models {
-        steps += check(m, 1);
+    for (m, outputs) in &models {
+        steps += check(m, outputs, 1);
     }
     // Several lanes: roles alternate across chunks, rounds are the slowest lane's.
-    for m in models.iter().filter(|m| m.starts_with("digits/")) {
-        steps += check(m, 3);
+    for (m, outputs) in models.iter().filter(|(m, _)| m.starts_with("digits/")) {
+        steps += check(m, outputs, 3);
     }
     assert!(
         steps > 500,
