@@ -32,10 +32,7 @@ fn testdata() -> PathBuf {
 
 /// The testdata models, benchmark networks excepted.
 fn models() -> Vec<String> {
-    let m: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(testdata().join("manifest.json")).expect("manifest"),
-    )
-    .expect("manifest is JSON");
+    let m = manifest();
     let models = m["models"].as_object().expect("models");
     models
         .keys()
@@ -44,13 +41,23 @@ fn models() -> Vec<String> {
         .collect()
 }
 
-/// The outputs to compile up to: the graph's, except for the scikit-learn MLP, whose
-/// graph outputs are a label and a map (as in `tests/e2e.rs`).
+/// The manifest of the testdata models.
+fn manifest() -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(testdata().join("manifest.json")).expect("manifest"),
+    )
+    .expect("manifest is JSON")
+}
+
+/// The outputs to compile `model` up to: the manifest's `compile_output` (the
+/// scikit-learn classifiers, whose graph outputs end in `ai.onnx.ml` ops), else the
+/// graph's.
 fn outputs(model: &str) -> Vec<String> {
-    match model {
-        "digits/digits_skl_mlp.onnx" => vec!["out_activations_result".into()],
-        _ => Vec::new(),
-    }
+    manifest()["models"][model]["compile_output"]["name"]
+        .as_str()
+        .map(str::to_string)
+        .into_iter()
+        .collect()
 }
 
 /// The measured cost of a party's report, as the model's `Cost` of the pair.

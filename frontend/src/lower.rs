@@ -2,6 +2,8 @@
 //!
 //! 1. The requested outputs (default: the graph outputs) select the nodes they
 //!    depend on; nodes of other domains or unsupported ops elsewhere are ignored.
+//!    The first unsupported op among the selected nodes is the error, before
+//!    anything is folded.
 //! 2. Those nodes are ordered topologically (file order is not trusted).
 //! 3. Client inputs get their declared shape; a symbolic first (batch) dimension
 //!    is set to 1 and reported in a [`Note`]; any other unknown dimension is an error.
