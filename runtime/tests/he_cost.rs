@@ -100,6 +100,9 @@ fn ciphertext_counts_equal_the_packings() {
     }
 }
 
+/// A layer's server packing (with weights), client packing and expected counts.
+type Case<'w> = (Box<dyn Packing + 'w>, Box<dyn Packing + 'w>, Counts);
+
 /// Keys of both parties over a fresh in-memory pair, with the bytes each sent.
 fn setup(t: u64) -> ((Keys, Channel), (Keys, Channel)) {
     let (mut a, mut b) = mem::pair(Some(Duration::from_secs(300)));
@@ -140,7 +143,7 @@ fn bytes_on_the_wire_equal_the_model() {
         assert_eq!(client_keys.bytes_sent, he::key_setup_bytes(), "{bits} bits");
         let g = geom([1, 5, 9, 9], 6, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 1);
         let (w, w2) = (vec![0u64; 6 * 5 * 9], vec![0u64; 300 * 7]);
-        let cases: Vec<(Box<dyn Packing>, Box<dyn Packing>, Counts)> = vec![
+        let cases: Vec<Case<'_>> = vec![
             (
                 Box::new(Conv::new(&g, Some(&w)).expect("conv")),
                 Box::new(Conv::new(&g, None).expect("conv")),

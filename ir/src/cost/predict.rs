@@ -376,23 +376,23 @@ fn phases<'a>(
         return (Vec::new(), None);
     }
     // SCI_HE's products with the weights: one exchange of ciphertexts on lane 0.
-    if let (crate::Backend::He, Modulus::Odd(t)) = (program.params().backend, md) {
-        if program.is_secure_product(v) {
-            let counts = he::product(program, v).unwrap_or_default();
-            let layer = Phase {
-                n: 1,
-                roles: Roles::ServerSends,
-                serial: None,
-                chunk: Box::new(move |r: Range<usize>| {
-                    if r.is_empty() {
-                        Transcript::new()
-                    } else {
-                        he::layer(counts, t)
-                    }
-                }),
-            };
-            return (vec![layer], None);
-        }
+    if let (crate::Backend::He, Modulus::Odd(t)) = (program.params().backend, md)
+        && program.is_secure_product(v)
+    {
+        let counts = he::product(program, v).unwrap_or_default();
+        let layer = Phase {
+            n: 1,
+            roles: Roles::ServerSends,
+            serial: None,
+            chunk: Box::new(move |r: Range<usize>| {
+                if r.is_empty() {
+                    Transcript::new()
+                } else {
+                    he::layer(counts, t)
+                }
+            }),
+        };
+        return (vec![layer], None);
     }
     let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
         n,
