@@ -63,7 +63,8 @@
 //! `k_h·k_w − 1` per input ciphertext plus `2c_n − 1` per output ciphertext; by
 //! output rotations, about `2c_n·k_h·k_w` per output ciphertext.
 
-use fhe::bfv::{Ciphertext, Plaintext};
+use fhe::bfv::Ciphertext;
+use fhe_math::rq::Poly;
 use rayon::prelude::*;
 
 use super::layer::{Evaluator, Noisy, Packing};
@@ -250,7 +251,7 @@ impl<'w> Conv<'w> {
         ev: &Evaluator<'_>,
         w: &[u64],
         (g, s, u, dy, dx, k): (usize, usize, usize, usize, usize, usize),
-    ) -> Result<Option<Plaintext>, HeError> {
+    ) -> Result<Option<Poly>, HeError> {
         let [_, c, _, _] = self.geom.input;
         let mut slots = vec![0u64; DEGREE];
         let mut any = false;
@@ -459,10 +460,7 @@ impl Packing for Conv<'_> {
                     (Some(a), Some(b)) => ev.add(a, &b),
                     (Some(a), None) | (None, Some(a)) => a,
                     // No weight at all: an encryption of zero derived from an input.
-                    (None, None) => Noisy {
-                        ct: &tile_in(bt)[0] * &ev.encode(&vec![0; DEGREE])?,
-                        bound: 0.0,
-                    },
+                    (None, None) => ev.zero(&tile_in(bt)[0])?,
                 };
                 Ok((bt * self.out_per + g, total))
             })

@@ -177,12 +177,7 @@ impl MatMul<'_> {
         }
         let mut acc = match ev.horner(terms, 1)? {
             Some(a) => a,
-            None => {
-                return Ok(Noisy {
-                    ct: &row_in[0] * &ev.encode(&vec![0; DEGREE])?,
-                    bound: 0.0,
-                });
-            }
+            None => return ev.zero(&row_in[0]),
         };
         let mut sh = self.mo;
         while sh < self.m {

@@ -4,12 +4,13 @@
 //! the server's work is spread over the packing's work units (an output
 //! ciphertext, or a convolution's output ciphertext of every tile) with rayon.
 
-use fhe::bfv::{Ciphertext, Encoding, EvaluationKey, Plaintext, PublicKey, dot_product_scalar};
+use fhe::bfv::{Ciphertext, Encoding, EvaluationKey, Plaintext, PublicKey};
 use fhe_math::rq::traits::TryConvertFrom;
 use fhe_math::rq::{Poly, Representation};
 use fhe_traits::{FheDecoder, FheDecrypter, FheEncoder, FheEncrypter};
 use rayon::prelude::*;
 
+use super::encode;
 use super::noise::{self, Flood};
 use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW};
 use super::rng::OsRng;
@@ -87,13 +88,10 @@ impl<'a> Evaluator<'a> {
         self.params.t
     }
 
-    /// Encodes a slot vector (values mod `t`) at the ciphertexts' level.
-    pub fn encode(&self, slots: &[u64]) -> Result<Plaintext, HeError> {
-        Ok(Plaintext::try_encode(
-            slots,
-            Encoding::simd_at_level(CT_LEVEL),
-            &self.params.bfv,
-        )?)
+    /// Encodes a slot vector (values mod `t`) for products, in NTT form at the
+    /// ciphertexts' level (`encode::Encoder`).
+    pub fn encode(&self, slots: &[u64]) -> Result<Poly, HeError> {
+        self.params.encoder.encode(slots)
     }
 
     /// `Σ_k cts[k] ⊙ pts[k]` over the pairs whose plaintext is `Some`, with
@@ -101,7 +99,7 @@ impl<'a> Evaluator<'a> {
     pub fn dot(
         &self,
         cts: &[Ciphertext],
-        pts: &[Option<Plaintext>],
+        pts: &[Option<Poly>],
         b_in: f64,
     ) -> Result<Option<Noisy>, HeError> {
         self.dot_terms(
@@ -111,25 +109,20 @@ impl<'a> Evaluator<'a> {
         )
     }
 
-    /// `Σ ct ⊙ pt` over `(ct, pt, b)` terms, `b` the noise bound of `ct`;
-    /// `None` if there is none. One fused pass (`fhe`'s
-    /// [`dot_product_scalar`]: 128-bit accumulation, one reduction per
-    /// coefficient) instead of a product and a sum per term.
+    /// `Σ ct ⊙ pt` over `(ct, pt, b)` terms (`pt` from [`Evaluator::encode`],
+    /// `b` the noise bound of `ct`); `None` if there is none. One fused pass
+    /// ([`encode::dot`]: 128-bit accumulation, one reduction per coefficient)
+    /// instead of a product and a sum per term.
     pub fn dot_terms<'c>(
         &self,
-        terms: impl IntoIterator<Item = (&'c Ciphertext, &'c Plaintext, f64)>,
+        terms: impl IntoIterator<Item = (&'c Ciphertext, &'c Poly, f64)>,
     ) -> Result<Option<Noisy>, HeError> {
-        let (mut cts, mut pts, mut bound) = (Vec::new(), Vec::new(), 0.0);
+        let (mut pairs, mut bound) = (Vec::new(), 0.0);
         for (ct, pt, b) in terms {
-            cts.push(ct);
-            pts.push(pt);
+            pairs.push((ct, pt));
             bound += noise::product(b, self.t());
         }
-        if cts.is_empty() {
-            return Ok(None);
-        }
-        let ct = dot_product_scalar(cts.iter().copied(), pts.iter().copied())?;
-        Ok(Some(Noisy { ct, bound }))
+        Ok(encode::dot(&self.params.bfv, &pairs)?.map(|ct| Noisy { ct, bound }))
     }
 
     /// Rotates both rows left by `k` (slot `i` gets slot `i + k` of its row)
@@ -163,6 +156,14 @@ impl<'a> Evaluator<'a> {
         Flood::choose(self.params, bound)
             .and_then(|f| noise::check_distance(std::iter::repeat_n(f.log_distance, count)))
             .is_ok()
+    }
+
+    /// A ciphertext of zero with no noise: `like ⊙ 0` (for an output no weight
+    /// reaches).
+    pub fn zero(&self, like: &Ciphertext) -> Result<Noisy, HeError> {
+        let zero = self.encode(&[])?;
+        self.dot_terms([(like, &zero, 0.0)])?
+            .ok_or_else(|| HeError::InvalidArgument("no product".into()))
     }
 
     /// `a + b`.
@@ -216,11 +217,7 @@ pub fn run(
             let cts = (0..packing.in_cts())
                 .into_par_iter()
                 .map(|k| {
-                    let pt = Plaintext::try_encode(
-                        &packing.pack(x, k),
-                        Encoding::simd_at_level(CT_LEVEL),
-                        &params.bfv,
-                    )?;
+                    let pt = plaintext(params, &packing.pack(x, k))?;
                     Ok(sk.try_encrypt(&pt, &mut OsRng::new()?)?)
                 })
                 .collect::<Result<Vec<Ciphertext>, HeError>>()?;
@@ -239,7 +236,7 @@ pub fn run(
                 .par_iter_mut()
                 .enumerate()
                 .try_for_each(|(k, ct)| -> Result<(), HeError> {
-                    *ct += &ev.encode(&packing.pack(x, k))?;
+                    *ct += &plaintext(params, &packing.pack(x, k))?;
                     Ok(())
                 })?;
             let inputs = packing.prepare(&ev, inputs)?;
@@ -273,6 +270,16 @@ pub fn run(
     Ok(y)
 }
 
+/// The `fhe` plaintext of a slot vector (values mod `t`) at the ciphertexts'
+/// level, for encryption and additions.
+pub(crate) fn plaintext(params: &Params, slots: &[u64]) -> Result<Plaintext, HeError> {
+    Ok(Plaintext::try_encode(
+        slots,
+        Encoding::simd_at_level(CT_LEVEL),
+        &params.bfv,
+    )?)
+}
+
 /// The server's last steps on an output ciphertext: subtract a uniform mask
 /// `r` (returned), add a fresh encryption of zero, flood, switch down.
 fn finish(
@@ -286,7 +293,7 @@ fn finish(
         .map(|_| (prg.next_block().0 % u128::from(t)) as u64)
         .collect();
     let mut ct = v.ct;
-    ct -= &Plaintext::try_encode(&r, Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
+    ct -= &plaintext(params, &r)?;
     let zero = Plaintext::zero(Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
     let rr: Ciphertext = pk.try_encrypt(&zero, &mut OsRng::new()?)?;
     ct += &rr;

@@ -62,6 +62,7 @@
 //! flooding counts either way.
 
 pub mod conv;
+pub(crate) mod encode;
 pub mod fc;
 pub mod layer;
 pub mod mul;

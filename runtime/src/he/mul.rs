@@ -72,10 +72,10 @@ impl Packing for Mul<'_> {
             .w
             .ok_or_else(|| HeError::InvalidArgument("the server's weights are missing".into()))?;
         let pt = ev.encode(&self.pack(w, g))?;
-        let v = Noisy {
-            ct: &inputs[g] * &pt,
-            bound: noise::product(noise::fresh(), ev.t()),
-        };
-        Ok(vec![(g, v)])
+        let v = ev.dot_terms([(&inputs[g], &pt, noise::fresh())])?;
+        Ok(vec![(
+            g,
+            v.ok_or_else(|| HeError::InvalidArgument("no product".into()))?,
+        )])
     }
 }

@@ -228,7 +228,7 @@ fn noise_bounds_hold(t: u64) {
                 .expect("encrypt");
             let mut ct =
                 fhe::bfv::Ciphertext::from_bytes(&ct.to_bytes(), &params.bfv).expect("decode");
-            ct += &ev.encode(&slots).expect("encode");
+            ct += &layer::plaintext(params, &slots).expect("encode");
             ct
         })
         .collect();
