@@ -28,20 +28,44 @@
 //! `out_g = Σ_{s,u,dy,dx} swap^s R(u·B + δ)(Σ_k in_k ⊙ P_{g,s,u,dy,dx,k})`,
 //!
 //! with `P` constant on each block (the weight `w[o][i][dy][dx]`) and `R` the
-//! left rotation of both rows. The products with the same misalignment
-//! `(s, u, dy, dx)` are summed **before** rotating (App. F: one rotation per
-//! subgroup instead of one per input ciphertext), and the rotations are
-//! nested by Horner's rule over `dx` (step `d_w`), `dy` (step `d_h·W_p`) and
-//! `u` (step `B`, a power of two), so each of the `2c_n·k_h·k_w` sums costs
-//! about one key switch. Rotations act on products only, so their noise adds
-//! ([`super::noise`]).
+//! left rotation of both rows. Two evaluation orders, chosen per layer from
+//! the worst-case noise bound (public: the geometry and `t`;
+//! [`Conv::rotate_inputs`]):
+//!
+//! * **Input rotations** (where the bound allows: the `ℓ = 32` fields): since
+//!   `P` is constant on the blocks and a valid output never reads across a
+//!   block, `R(δ)(in_k ⊙ P) = R(δ)(in_k) ⊙ P` on the slots that matter, so
+//!   `out_g = Σ_s swap^s Σ_u R(u·B)(Σ_{dy,dx,k} R(δ)(in_k) ⊙ P_{g,s,u,dy,dx,k})`.
+//!   Each input is rotated once per layer by the `k_h·k_w` offsets
+//!   ([`Packing::prepare`]; each rotation starts from an earlier offset with
+//!   the fewest key switches, mostly one), and each output ciphertext then
+//!   needs only its `2c_n` alignment sums, nested by Horner's rule over `u`
+//!   (step `B`): `2c_n − 1` key switches. The products multiply the key
+//!   switching noise of the rotated inputs, which the bound (and the flooding)
+//!   accounts for.
+//! * **Output rotations** (otherwise): the products with the same misalignment
+//!   `(s, u, dy, dx)` are summed **before** rotating (App. F: one rotation per
+//!   subgroup instead of one per input ciphertext), and the rotations are nested
+//!   by Horner's rule over `dx` (step `d_w`), `dy` (step `d_h·W_p`) and `u`
+//!   (step `B`), so each of the `2c_n·k_h·k_w` sums costs about one key switch.
+//!   Rotations act on products only, so their noise adds ([`super::noise`]).
+//!
+//! The plaintexts `P` depend on `g` but not on the tile or the batch item, so
+//! one work unit computes output ciphertext `g` of every tile and item and
+//! encodes each plaintext once. Products are summed in one fused pass per sum
+//! ([`Evaluator::dot_terms`]).
 //!
 //! # Cost
-//! Client → server: `N·⌈C_in/2c_n⌉·tiles` ciphertexts; back: `N·⌈C_out/2c_n⌉·
-//! tiles`. Server: `⌈C_out/2c_n⌉·2c_n·k_h·k_w·⌈C_in/2c_n⌉` plaintext products
-//! per tile and ≈ `2c_n·k_h·k_w` key switches per output ciphertext.
+//! Client → server: `n·⌈C_in/2c_n⌉·tiles` ciphertexts; back: `n·⌈C_out/2c_n⌉·
+//! tiles` (`n` the batch; the same in both orders). Server:
+//! `⌈C_out/2c_n⌉·2c_n·k_h·k_w·⌈C_in/2c_n⌉` plaintexts encoded, and as many
+//! products per tile and item; key switches: by input rotations, about
+//! `k_h·k_w − 1` per input ciphertext plus `2c_n − 1` per output ciphertext; by
+//! output rotations, about `2c_n·k_h·k_w` per output ciphertext.
 
-use fhe::bfv::{Ciphertext, Plaintext};
+use fhe::bfv::Ciphertext;
+use fhe_math::rq::Poly;
+use rayon::prelude::*;
 
 use super::layer::{Evaluator, Noisy, Packing};
 use super::noise;
@@ -162,6 +186,61 @@ impl<'w> Conv<'w> {
         Some(w[((o * cig + (i - grp * cig)) * kh + dy) * kw + dx])
     }
 
+    /// Kernel offsets `k_h·k_w`.
+    fn offsets(&self) -> usize {
+        self.geom.kernel[0] * self.geom.kernel[1]
+    }
+
+    /// The slot offset `δ = dy·d_h·W_p + dx·d_w` of kernel offset `o = dy·k_w + dx`.
+    fn offset(&self, o: usize) -> usize {
+        let kw = self.geom.kernel[1];
+        let [dh, dw] = self.geom.conv.dilations;
+        (o / kw) * dh * self.wp + (o % kw) * dw
+    }
+
+    /// How [`Packing::prepare`] derives an input's rotations by the kernel
+    /// offsets: per offset `o`, the earlier offset it rotates from, the left
+    /// rotation, and the noise bound of the result. Each starts from the earlier
+    /// offset with the fewest key switches ([`Evaluator::rotate`]: one per set bit),
+    /// so a 3×3 kernel mostly costs one key switch per offset.
+    fn rotation_plan(&self) -> Vec<(usize, usize, f64)> {
+        let mut plan = vec![(0, 0, noise::fresh())];
+        for o in 1..self.offsets() {
+            let d = self.offset(o);
+            let (from, steps) = (0..o)
+                .filter(|&p| self.offset(p) <= d)
+                .map(|p| (p, d - self.offset(p)))
+                .min_by_key(|&(_, steps)| (steps % ROW).count_ones())
+                .unwrap_or((0, d));
+            let switches = f64::from((steps % ROW).count_ones());
+            plan.push((from, steps, plan[from].2 + switches * noise::key_switch()));
+        }
+        plan
+    }
+
+    /// Whether the server rotates each input ciphertext by the `k_h·k_w` kernel
+    /// offsets once per layer ([`Packing::prepare`]) instead of rotating every
+    /// output ciphertext's `2c_n·k_h·k_w` partial sums: far fewer key switches, but
+    /// the products then multiply the key-switching noise, so this is chosen only
+    /// where the worst-case bound (public: geometry and `t`) still floods within
+    /// the layer's statistical distance (`ℓ = 32` fields, not `ℓ = 41`).
+    pub(crate) fn rotate_inputs(&self, ev: &Evaluator<'_>) -> bool {
+        if self.offsets() == 1 {
+            return false;
+        }
+        let worst = self
+            .rotation_plan()
+            .iter()
+            .map(|&(_, _, b)| b)
+            .fold(0.0, f64::max);
+        let products = (self.per_ct() * self.offsets() * self.in_per) as f64;
+        // The Horner sum over the block shifts and the row swap: at most 2c_n
+        // rotations by a multiple of the block size plus the last one's bits.
+        let switches = (self.per_ct() + 2 * ROW.trailing_zeros() as usize + 1) as f64;
+        let bound = products * noise::product(worst, ev.t()) + switches * noise::key_switch();
+        ev.floodable(bound, self.out_cts())
+    }
+
     /// The plaintext of output ciphertext `g`, alignment `(s, u)`, offset
     /// `(dy, dx)` and input ciphertext `k` (within a tile), or `None` if it is
     /// zero by the geometry alone (channels out of range or in different
@@ -172,7 +251,7 @@ impl<'w> Conv<'w> {
         ev: &Evaluator<'_>,
         w: &[u64],
         (g, s, u, dy, dx, k): (usize, usize, usize, usize, usize, usize),
-    ) -> Result<Option<Plaintext>, HeError> {
+    ) -> Result<Option<Poly>, HeError> {
         let [_, c, _, _] = self.geom.input;
         let mut slots = vec![0u64; DEGREE];
         let mut any = false;
@@ -272,50 +351,119 @@ impl Packing for Conv<'_> {
         }
     }
 
-    fn eval(&self, ev: &Evaluator<'_>, inputs: &[Ciphertext], gg: usize) -> Result<Noisy, HeError> {
+    fn prepare(
+        &self,
+        ev: &Evaluator<'_>,
+        inputs: Vec<Ciphertext>,
+    ) -> Result<Vec<Ciphertext>, HeError> {
+        if !self.rotate_inputs(ev) {
+            return Ok(inputs);
+        }
+        let plan = self.rotation_plan();
+        let rotated = inputs
+            .into_par_iter()
+            .map(|ct| {
+                let mut rots = vec![Noisy {
+                    ct,
+                    bound: noise::fresh(),
+                }];
+                for &(from, steps, _) in &plan[1..] {
+                    let x = Noisy {
+                        ct: rots[from].ct.clone(),
+                        bound: rots[from].bound,
+                    };
+                    rots.push(ev.rotate(x, steps)?);
+                }
+                Ok(rots.into_iter().map(|r| r.ct).collect::<Vec<_>>())
+            })
+            .collect::<Result<Vec<_>, HeError>>()?;
+        Ok(rotated.into_iter().flatten().collect())
+    }
+
+    fn units(&self) -> usize {
+        self.out_per
+    }
+
+    /// Output ciphertext `g` of every tile and batch item: the plaintexts
+    /// depend on `g` only, so each is encoded once for all of them.
+    fn eval(
+        &self,
+        ev: &Evaluator<'_>,
+        inputs: &[Ciphertext],
+        g: usize,
+    ) -> Result<Vec<(usize, Noisy)>, HeError> {
         let w = self
             .w
             .ok_or_else(|| HeError::InvalidArgument("the server's weights are missing".into()))?;
-        let tile_idx = gg / self.out_per;
-        let g = gg % self.out_per;
-        let tile_in = &inputs[tile_idx * self.in_per..(tile_idx + 1) * self.in_per];
         let [kh, kw] = self.geom.kernel;
         let [dh, dw] = self.geom.conv.dilations;
-        let mut halves = Vec::with_capacity(2);
+        let rotated = self.rotate_inputs(ev);
+        let plan = self.rotation_plan();
+        // The prepared ciphertexts of a tile: the inputs, or each input's
+        // rotations by the kernel offsets (`offsets()` per input).
+        let per_in = if rotated { self.offsets() } else { 1 };
+        let tiles = self.geom.input[0] * self.tiles;
+        let tile_in =
+            |bt: usize| &inputs[bt * self.in_per * per_in..(bt + 1) * self.in_per * per_in];
+        // Per tile, per row swap s, per block shift u: the sum to rotate.
+        let mut sums: Vec<[Vec<Option<Noisy>>; 2]> = (0..tiles).map(|_| [vec![], vec![]]).collect();
         for s in 0..2 {
-            let mut per_u = Vec::with_capacity(self.cn);
             for u in 0..self.cn {
-                let mut per_dy = Vec::with_capacity(kh);
-                for dy in 0..kh {
-                    let mut per_dx = Vec::with_capacity(kw);
-                    for dx in 0..kw {
-                        let pts = (0..self.in_per)
-                            .map(|k| self.plaintext(ev, w, (g, s, u, dy, dx, k)))
-                            .collect::<Result<Vec<_>, HeError>>()?;
-                        per_dx.push(ev.dot(tile_in, &pts, noise::fresh()));
+                // The plaintexts of alignment (s, u): (offset, input, plaintext).
+                let mut pts = Vec::new();
+                for o in 0..self.offsets() {
+                    for k in 0..self.in_per {
+                        if let Some(pt) = self.plaintext(ev, w, (g, s, u, o / kw, o % kw, k))? {
+                            pts.push((o, k, pt));
+                        }
                     }
-                    per_dy.push(ev.horner(per_dx, dw)?);
                 }
-                per_u.push(ev.horner(per_dy, dh * self.wp)?);
+                for (bt, sum) in sums.iter_mut().enumerate() {
+                    let tin = tile_in(bt);
+                    let dot = |want: Option<usize>| {
+                        ev.dot_terms(
+                            pts.iter()
+                                .filter(|(o, ..)| want.is_none_or(|x| x == *o))
+                                .map(|(o, k, pt)| {
+                                    if rotated {
+                                        (&tin[k * per_in + o], pt, plan[*o].2)
+                                    } else {
+                                        (&tin[*k], pt, noise::fresh())
+                                    }
+                                }),
+                        )
+                    };
+                    sum[s].push(if rotated {
+                        // Σ_{dy,dx,k} R(δ)(in_k) ⊙ P: no rotation per offset.
+                        dot(None)?
+                    } else {
+                        let mut per_dy = Vec::with_capacity(kh);
+                        for dy in 0..kh {
+                            let per_dx = (0..kw)
+                                .map(|dx| dot(Some(dy * kw + dx)))
+                                .collect::<Result<Vec<_>, HeError>>()?;
+                            per_dy.push(ev.horner(per_dx, dw)?);
+                        }
+                        ev.horner(per_dy, dh * self.wp)?
+                    });
+                }
             }
-            halves.push(ev.horner(per_u, self.bsz)?);
         }
-        let swapped = halves
-            .pop()
-            .flatten()
-            .map(|h| ev.swap_rows(h))
-            .transpose()?;
-        let total = match (halves.pop().flatten(), swapped) {
-            (Some(a), Some(b)) => Some(ev.add(a, &b)),
-            (a, b) => a.or(b),
-        };
-        match total {
-            Some(t) => Ok(t),
-            // No weight at all: an encryption of zero derived from an input.
-            None => Ok(Noisy {
-                ct: &tile_in[0] * &ev.encode(&vec![0; DEGREE])?,
-                bound: 0.0,
-            }),
-        }
+        sums.into_iter()
+            .enumerate()
+            .map(|(bt, [s0, s1])| {
+                let swapped = ev
+                    .horner(s1, self.bsz)?
+                    .map(|h| ev.swap_rows(h))
+                    .transpose()?;
+                let total = match (ev.horner(s0, self.bsz)?, swapped) {
+                    (Some(a), Some(b)) => ev.add(a, &b),
+                    (Some(a), None) | (None, Some(a)) => a,
+                    // No weight at all: an encryption of zero derived from an input.
+                    (None, None) => ev.zero(&tile_in(bt)[0])?,
+                };
+                Ok((bt * self.out_per + g, total))
+            })
+            .collect()
     }
 }

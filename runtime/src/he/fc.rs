@@ -128,7 +128,24 @@ impl Packing for MatMul<'_> {
         }
     }
 
-    fn eval(&self, ev: &Evaluator<'_>, inputs: &[Ciphertext], gg: usize) -> Result<Noisy, HeError> {
+    fn eval(
+        &self,
+        ev: &Evaluator<'_>,
+        inputs: &[Ciphertext],
+        gg: usize,
+    ) -> Result<Vec<(usize, Noisy)>, HeError> {
+        Ok(vec![(gg, self.eval_one(ev, inputs, gg)?)])
+    }
+}
+
+impl MatMul<'_> {
+    /// Output ciphertext `gg` (the [module documentation](self)).
+    fn eval_one(
+        &self,
+        ev: &Evaluator<'_>,
+        inputs: &[Ciphertext],
+        gg: usize,
+    ) -> Result<Noisy, HeError> {
         let w = self
             .w
             .ok_or_else(|| HeError::InvalidArgument("the server's weights are missing".into()))?;
@@ -156,16 +173,11 @@ impl Packing for MatMul<'_> {
                     any.then(|| ev.encode(&slots)).transpose()
                 })
                 .collect::<Result<Vec<_>, HeError>>()?;
-            terms.push(ev.dot(row_in, &pts, noise::fresh()));
+            terms.push(ev.dot(row_in, &pts, noise::fresh())?);
         }
         let mut acc = match ev.horner(terms, 1)? {
             Some(a) => a,
-            None => {
-                return Ok(Noisy {
-                    ct: &row_in[0] * &ev.encode(&vec![0; DEGREE])?,
-                    bound: 0.0,
-                });
-            }
+            None => return ev.zero(&row_in[0]),
         };
         let mut sh = self.mo;
         while sh < self.m {

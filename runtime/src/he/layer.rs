@@ -1,7 +1,8 @@
 //! The protocol of one HE linear layer over any [`Packing`] (see the
 //! [module documentation](super)): the client's encrypted share up, the
 //! server's masked, re-randomized and flooded result down. One round trip;
-//! the server's work is spread over the output ciphertexts with rayon.
+//! the server's work is spread over the packing's work units (an output
+//! ciphertext, or a convolution's output ciphertext of every tile) with rayon.
 
 use fhe::bfv::{Ciphertext, Encoding, EvaluationKey, Plaintext, PublicKey};
 use fhe_math::rq::traits::TryConvertFrom;
@@ -9,6 +10,7 @@ use fhe_math::rq::{Poly, Representation};
 use fhe_traits::{FheDecoder, FheDecrypter, FheEncoder, FheEncrypter};
 use rayon::prelude::*;
 
+use super::encode;
 use super::noise::{self, Flood};
 use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW};
 use super::rng::OsRng;
@@ -41,9 +43,32 @@ pub trait Packing: Sync {
     /// Copies the output elements held by output ciphertext `g` (its slots)
     /// into `y`.
     fn unpack(&self, slots: &[u64], g: usize, y: &mut [u64]);
-    /// Server: output ciphertext `g` from the input ciphertexts (noise bound
-    /// [`noise::fresh`] each). Only called where the weights are known.
-    fn eval(&self, ev: &Evaluator<'_>, inputs: &[Ciphertext], g: usize) -> Result<Noisy, HeError>;
+    /// Server: the ciphertexts that [`Packing::eval`] reads, derived once per
+    /// layer from the input ciphertexts (noise bound [`noise::fresh`] each) and
+    /// shared by all output ciphertexts (a convolution's rotated inputs). The
+    /// default is the inputs themselves.
+    fn prepare(
+        &self,
+        ev: &Evaluator<'_>,
+        inputs: Vec<Ciphertext>,
+    ) -> Result<Vec<Ciphertext>, HeError> {
+        let _ = ev;
+        Ok(inputs)
+    }
+    /// Number of the server's work units ([`Packing::eval`], run in parallel);
+    /// by default one per output ciphertext.
+    fn units(&self) -> usize {
+        self.out_cts()
+    }
+    /// Server: the output ciphertexts of work unit `u` (with their indices)
+    /// from the [`Packing::prepare`]d ciphertexts. Only called where the
+    /// weights are known.
+    fn eval(
+        &self,
+        ev: &Evaluator<'_>,
+        inputs: &[Ciphertext],
+        u: usize,
+    ) -> Result<Vec<(usize, Noisy)>, HeError>;
 }
 
 /// The server's homomorphic operations with their noise bounds.
@@ -63,33 +88,41 @@ impl<'a> Evaluator<'a> {
         self.params.t
     }
 
-    /// Encodes a slot vector (values mod `t`) at the ciphertexts' level.
-    pub fn encode(&self, slots: &[u64]) -> Result<Plaintext, HeError> {
-        Ok(Plaintext::try_encode(
-            slots,
-            Encoding::simd_at_level(CT_LEVEL),
-            &self.params.bfv,
-        )?)
+    /// Encodes a slot vector (values mod `t`) for products, in NTT form at the
+    /// ciphertexts' level (`encode::Encoder`).
+    pub fn encode(&self, slots: &[u64]) -> Result<Poly, HeError> {
+        self.params.encoder.encode(slots)
     }
 
     /// `Σ_k cts[k] ⊙ pts[k]` over the pairs whose plaintext is `Some`, with
     /// inputs of noise bound `b_in`; `None` if there is none.
-    pub fn dot(&self, cts: &[Ciphertext], pts: &[Option<Plaintext>], b_in: f64) -> Option<Noisy> {
-        let mut acc: Option<Noisy> = None;
-        for (ct, pt) in cts.iter().zip(pts) {
-            let Some(pt) = pt else { continue };
-            let prod = ct * pt;
-            let bound = noise::product(b_in, self.t());
-            acc = Some(match acc {
-                None => Noisy { ct: prod, bound },
-                Some(mut a) => {
-                    a.ct += &prod;
-                    a.bound += bound;
-                    a
-                }
-            });
+    pub fn dot(
+        &self,
+        cts: &[Ciphertext],
+        pts: &[Option<Poly>],
+        b_in: f64,
+    ) -> Result<Option<Noisy>, HeError> {
+        self.dot_terms(
+            cts.iter()
+                .zip(pts)
+                .filter_map(|(ct, pt)| pt.as_ref().map(|pt| (ct, pt, b_in))),
+        )
+    }
+
+    /// `Σ ct ⊙ pt` over `(ct, pt, b)` terms (`pt` from [`Evaluator::encode`],
+    /// `b` the noise bound of `ct`); `None` if there is none. One fused pass
+    /// ([`encode::dot`]: 128-bit accumulation, one reduction per coefficient)
+    /// instead of a product and a sum per term.
+    pub fn dot_terms<'c>(
+        &self,
+        terms: impl IntoIterator<Item = (&'c Ciphertext, &'c Poly, f64)>,
+    ) -> Result<Option<Noisy>, HeError> {
+        let (mut pairs, mut bound) = (Vec::new(), 0.0);
+        for (ct, pt, b) in terms {
+            pairs.push((ct, pt));
+            bound += noise::product(b, self.t());
         }
-        acc
+        Ok(encode::dot(&self.params.bfv, &pairs)?.map(|ct| Noisy { ct, bound }))
     }
 
     /// Rotates both rows left by `k` (slot `i` gets slot `i + k` of its row)
@@ -114,6 +147,23 @@ impl<'a> Evaluator<'a> {
             ct: self.ek.rotates_rows(&x.ct)?,
             bound: x.bound + noise::key_switch(),
         })
+    }
+
+    /// Whether `count` output ciphertexts, each of computation noise at most
+    /// `bound`, can be flooded within the layer's statistical distance
+    /// ([`noise::check_distance`]).
+    pub fn floodable(&self, bound: f64, count: usize) -> bool {
+        Flood::choose(self.params, bound)
+            .and_then(|f| noise::check_distance(std::iter::repeat_n(f.log_distance, count)))
+            .is_ok()
+    }
+
+    /// A ciphertext of zero with no noise: `like ⊙ 0` (for an output no weight
+    /// reaches).
+    pub fn zero(&self, like: &Ciphertext) -> Result<Noisy, HeError> {
+        let zero = self.encode(&[])?;
+        self.dot_terms([(like, &zero, 0.0)])?
+            .ok_or_else(|| HeError::InvalidArgument("no product".into()))
     }
 
     /// `a + b`.
@@ -167,11 +217,7 @@ pub fn run(
             let cts = (0..packing.in_cts())
                 .into_par_iter()
                 .map(|k| {
-                    let pt = Plaintext::try_encode(
-                        &packing.pack(x, k),
-                        Encoding::simd_at_level(CT_LEVEL),
-                        &params.bfv,
-                    )?;
+                    let pt = plaintext(params, &packing.pack(x, k))?;
                     Ok(sk.try_encrypt(&pt, &mut OsRng::new()?)?)
                 })
                 .collect::<Result<Vec<Ciphertext>, HeError>>()?;
@@ -190,29 +236,48 @@ pub fn run(
                 .par_iter_mut()
                 .enumerate()
                 .try_for_each(|(k, ct)| -> Result<(), HeError> {
-                    *ct += &ev.encode(&packing.pack(x, k))?;
+                    *ct += &plaintext(params, &packing.pack(x, k))?;
                     Ok(())
                 })?;
-            let outs = (0..packing.out_cts())
+            let inputs = packing.prepare(&ev, inputs)?;
+            let mut outs = (0..packing.units())
                 .into_par_iter()
-                .map(|g| {
-                    let v = packing.eval(&ev, &inputs, g)?;
-                    finish(params, pk, v)
+                .map(|u| {
+                    packing
+                        .eval(&ev, &inputs, u)?
+                        .into_iter()
+                        .map(|(g, v)| Ok((g, finish(params, pk, v)?)))
+                        .collect::<Result<Vec<_>, HeError>>()
                 })
-                .collect::<Result<Vec<_>, HeError>>()?;
-            noise::check_distance(outs.iter().map(|o| o.2.log_distance))?;
+                .collect::<Result<Vec<_>, HeError>>()?
+                .concat();
+            outs.sort_by_key(|&(g, _)| g);
+            check(
+                outs.iter().map(|&(g, _)| g).eq(0..packing.out_cts()),
+                || "the packing's work units do not yield each output once".into(),
+            )?;
+            noise::check_distance(outs.iter().map(|(_, o)| o.2.log_distance))?;
             let cts: Vec<Ciphertext> = outs
-                .iter()
-                .enumerate()
+                .into_iter()
                 .map(|(g, (ct, r, _))| {
-                    packing.unpack(r, g, &mut y);
-                    ct.clone()
+                    packing.unpack(&r, g, &mut y);
+                    ct
                 })
                 .collect();
             wire::send_cts(ch, &cts)?;
         }
     }
     Ok(y)
+}
+
+/// The `fhe` plaintext of a slot vector (values mod `t`) at the ciphertexts'
+/// level, for encryption and additions.
+pub(crate) fn plaintext(params: &Params, slots: &[u64]) -> Result<Plaintext, HeError> {
+    Ok(Plaintext::try_encode(
+        slots,
+        Encoding::simd_at_level(CT_LEVEL),
+        &params.bfv,
+    )?)
 }
 
 /// The server's last steps on an output ciphertext: subtract a uniform mask
@@ -228,7 +293,7 @@ fn finish(
         .map(|_| (prg.next_block().0 % u128::from(t)) as u64)
         .collect();
     let mut ct = v.ct;
-    ct -= &Plaintext::try_encode(&r, Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
+    ct -= &plaintext(params, &r)?;
     let zero = Plaintext::zero(Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
     let rr: Ciphertext = pk.try_encrypt(&zero, &mut OsRng::new()?)?;
     ct += &rr;

@@ -55,11 +55,14 @@
 //! flooded ciphertext. The client's view is thus simulated from its output
 //! share `W·x − r`, which is uniform.
 //!
-//! Rotations are applied to products only (never to the client's
-//! ciphertexts before a plaintext product), so the key-switching noise adds
-//! to the bound instead of being multiplied by a plaintext.
+//! Rotations are applied to products, so the key-switching noise adds to the
+//! bound, except where a convolution rotates its inputs before the products
+//! ([`conv`]: only where the worst-case bound, multiplied by the plaintexts,
+//! still floods within the statistical distance); the bound used for the
+//! flooding counts either way.
 
 pub mod conv;
+pub(crate) mod encode;
 pub mod fc;
 pub mod layer;
 pub mod mul;

@@ -62,14 +62,20 @@ impl Packing for Mul<'_> {
         y[r].copy_from_slice(&slots[..len]);
     }
 
-    fn eval(&self, ev: &Evaluator<'_>, inputs: &[Ciphertext], g: usize) -> Result<Noisy, HeError> {
+    fn eval(
+        &self,
+        ev: &Evaluator<'_>,
+        inputs: &[Ciphertext],
+        g: usize,
+    ) -> Result<Vec<(usize, Noisy)>, HeError> {
         let w = self
             .w
             .ok_or_else(|| HeError::InvalidArgument("the server's weights are missing".into()))?;
         let pt = ev.encode(&self.pack(w, g))?;
-        Ok(Noisy {
-            ct: &inputs[g] * &pt,
-            bound: noise::product(noise::fresh(), ev.t()),
-        })
+        let v = ev.dot_terms([(&inputs[g], &pt, noise::fresh())])?;
+        Ok(vec![(
+            g,
+            v.ok_or_else(|| HeError::InvalidArgument("no product".into()))?,
+        )])
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use fhe::bfv::{BfvParameters, BfvParametersBuilder};
 
+use super::encode::Encoder;
 use super::{HeError, check};
 
 /// Polynomial degree `N` (slots per ciphertext; [`sci_ir::backend::HE_DEGREE`],
@@ -42,6 +43,8 @@ pub struct Params {
     pub(crate) bfv: Arc<BfvParameters>,
     /// The plaintext modulus (the field of the shares).
     pub t: u64,
+    /// The encoder of the server's plaintexts (built once per session).
+    pub(crate) encoder: Arc<Encoder>,
 }
 
 impl Params {
@@ -59,7 +62,8 @@ impl Params {
             .set_plaintext_modulus(t)
             .set_moduli(&MODULI)
             .build_arc()?;
-        Ok(Params { bfv, t })
+        let encoder = Arc::new(Encoder::new(&bfv, t)?);
+        Ok(Params { bfv, t, encoder })
     }
 
     /// `Q_l`, the product of the primes of level `l`, as `log₂`.

@@ -4,10 +4,11 @@
 //! sends the latter two to the server (once per session and plaintext
 //! modulus, one message).
 
-use fhe::bfv::{EvaluationKey, EvaluationKeyBuilder, PublicKey, SecretKey};
-use fhe_traits::{DeserializeParametrized, Serialize};
+use fhe::bfv::{Ciphertext, EvaluationKey, EvaluationKeyBuilder, PublicKey, SecretKey};
+use fhe_math::rq::{Poly, Representation};
+use fhe_traits::{DeserializeParametrized, DeserializeWithContext, Serialize};
 
-use super::params::{CT_LEVEL, Params, ROW};
+use super::params::{CT_LEVEL, MODULI, Params, ROW};
 use super::rng::OsRng;
 use super::{HeError, wire};
 use crate::net::{Channel, Party};
@@ -75,18 +76,12 @@ impl Keys {
     }
 
     /// The server's side of [`Keys::setup`] with parameters already built: receives
-    /// the client's Galois keys and public key and checks that every needed rotation
-    /// is supported. A malformed or incomplete key is [`HeError::Malformed`].
+    /// the client's Galois keys and public key and validates them as ciphertexts are
+    /// ([`galois_keys`], [`public_key`]). A malformed or incomplete key is
+    /// [`HeError::Malformed`] naming what is wrong.
     pub fn receive(ch: &mut Channel, params: Params) -> Result<Keys, HeError> {
-        let ek = EvaluationKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)
-            .map_err(|e| HeError::Malformed(format!("Galois keys: {e}")))?;
-        let pk = PublicKey::from_bytes(&wire::recv_bytes(ch)?, &params.bfv)
-            .map_err(|e| HeError::Malformed(format!("public key: {e}")))?;
-        let complete = ek.supports_row_rotation()
-            && rotation_steps().all(|k| ek.supports_column_rotation_by(k));
-        if !complete {
-            return Err(HeError::Malformed("the Galois keys lack a rotation".into()));
-        }
+        let ek = galois_keys(&wire::recv_bytes(ch)?, &params)?;
+        let pk = public_key(&wire::recv_bytes(ch)?, &params)?;
         Ok(Keys::Server {
             params,
             ek: Box::new(ek),
@@ -100,4 +95,73 @@ impl Keys {
             Keys::Client { params, .. } | Keys::Server { params, .. } => params,
         }
     }
+}
+
+/// Decodes the client's Galois keys and checks them before `fhe` uses them: keys
+/// for ciphertexts at level [`CT_LEVEL`] with their key-switching keys at level 0
+/// (hybrid key switching, no digit decomposition), one key-switching polynomial
+/// pair per ciphertext prime, every polynomial in the `NttShoup` form the key
+/// switching multiplies by with reduced coefficients ([`wire::check_poly`]), and
+/// a key for every needed rotation and the row swap.
+fn galois_keys(bytes: &[u8], params: &Params) -> Result<EvaluationKey, HeError> {
+    use prost::Message;
+    let bad = |m: String| HeError::Malformed(format!("Galois keys: {m}"));
+    let proto = fhe::proto::bfv::EvaluationKey::decode(bytes).map_err(|e| bad(e.to_string()))?;
+    if proto.ciphertext_level as usize != CT_LEVEL || proto.evaluation_key_level != 0 {
+        return Err(bad(format!(
+            "for ciphertexts at level {} with keys at level {}, expected {CT_LEVEL} and 0",
+            proto.ciphertext_level, proto.evaluation_key_level
+        )));
+    }
+    let ctx = params.bfv.context_at_level(0)?;
+    let digits = MODULI.len() - CT_LEVEL;
+    for gk in &proto.gk {
+        let e = gk.exponent;
+        let ksk = gk
+            .ksk
+            .as_ref()
+            .ok_or_else(|| bad(format!("the key of Galois element {e} is empty")))?;
+        if ksk.ciphertext_level as usize != CT_LEVEL || ksk.ksk_level != 0 || ksk.log_base != 0 {
+            return Err(bad(format!(
+                "the key of Galois element {e} is for ciphertext level {}, key level {} and base 2^{}, expected {CT_LEVEL}, 0 and none",
+                ksk.ciphertext_level, ksk.ksk_level, ksk.log_base
+            )));
+        }
+        if ksk.c0.len() != digits || (ksk.seed.is_empty() && ksk.c1.len() != digits) {
+            return Err(bad(format!(
+                "the key of Galois element {e} has {} + {} polynomials, expected {digits} + {digits}",
+                ksk.c0.len(),
+                ksk.c1.len()
+            )));
+        }
+        for (i, b) in ksk.c0.iter().chain(&ksk.c1).enumerate() {
+            let what = format!("polynomial {i} of the key of Galois element {e}");
+            let poly = Poly::from_bytes(b, ctx).map_err(|err| bad(format!("{what}: {err}")))?;
+            wire::check_poly(
+                &poly,
+                Representation::NttShoup,
+                &format!("Galois keys: {what}"),
+            )?;
+        }
+    }
+    let ek = EvaluationKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))?;
+    let complete =
+        ek.supports_row_rotation() && rotation_steps().all(|k| ek.supports_column_rotation_by(k));
+    if !complete {
+        return Err(bad("a rotation is missing".into()));
+    }
+    Ok(ek)
+}
+
+/// Decodes the client's public key (an encryption of zero at level 0, the full
+/// modulus) and checks it as a ciphertext ([`wire::check_ct`]).
+fn public_key(bytes: &[u8], params: &Params) -> Result<PublicKey, HeError> {
+    use prost::Message;
+    let bad = |m: String| HeError::Malformed(format!("public key: {m}"));
+    let proto = fhe::proto::bfv::PublicKey::decode(bytes).map_err(|e| bad(e.to_string()))?;
+    let c = proto.c.ok_or_else(|| bad("no ciphertext".into()))?;
+    let ct =
+        Ciphertext::from_bytes(&c.encode_to_vec(), &params.bfv).map_err(|e| bad(e.to_string()))?;
+    wire::check_ct(&ct, &params.bfv, Some(0), "public key")?;
+    PublicKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))
 }

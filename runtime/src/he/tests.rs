@@ -176,10 +176,18 @@ fn matrix_products_equal_the_interpreter() {
     assert_eq!(y, want);
 }
 
+/// At ℓ = 41 the server rotates the convolution's partial sums, at ℓ = 32 its
+/// inputs (`Conv::rotate_inputs`, chosen by the noise bound): both bounds hold.
 #[test]
 fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
-    let md = Modulus::Odd(T41);
-    let mut keys = setup(T41);
+    for t in [T41, T32] {
+        noise_bounds_hold(t);
+    }
+}
+
+fn noise_bounds_hold(t: u64) {
+    let md = Modulus::Odd(t);
+    let mut keys = setup(t);
     let mut g = Prg::new(Block(3));
     let geom = ConvGeom {
         input: [1, 8, 16, 16],
@@ -220,22 +228,25 @@ fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
                 .expect("encrypt");
             let mut ct =
                 fhe::bfv::Ciphertext::from_bytes(&ct.to_bytes(), &params.bfv).expect("decode");
-            ct += &ev.encode(&slots).expect("encode");
+            ct += &layer::plaintext(params, &slots).expect("encode");
             ct
         })
         .collect();
-    for gg in 0..conv.out_cts() {
-        let v = conv.eval(&ev, &inputs, gg).expect("eval");
-        let ct =
-            fhe::bfv::Ciphertext::from_bytes(&v.ct.to_bytes(), &client_params).expect("decode");
-        // SAFETY: `measure_noise` is unsafe only because it runs in variable
-        // time (a test, no secret at stake).
-        let measured = unsafe { sk.measure_noise(&ct) }.expect("noise");
-        assert!(
-            (measured as f64) <= v.bound.log2() + 1.0,
-            "{measured} vs 2^{:.1}",
-            v.bound.log2()
-        );
+    assert_eq!(conv.rotate_inputs(&ev), t == T32, "t = {t}");
+    let prepared = conv.prepare(&ev, inputs).expect("prepare");
+    for u in 0..conv.units() {
+        for (_, v) in conv.eval(&ev, &prepared, u).expect("eval") {
+            let ct =
+                fhe::bfv::Ciphertext::from_bytes(&v.ct.to_bytes(), &client_params).expect("decode");
+            // SAFETY: `measure_noise` is unsafe only because it runs in variable
+            // time (a test, no secret at stake).
+            let measured = unsafe { sk.measure_noise(&ct) }.expect("noise");
+            assert!(
+                (measured as f64) <= v.bound.log2() + 1.0,
+                "t = {t}: {measured} vs 2^{:.1}",
+                v.bound.log2()
+            );
+        }
     }
     // Communication: the client's ciphertexts up, the server's down.
     let (x0, x1) = share(&mut g, &x, md);
@@ -250,7 +261,6 @@ fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
         (per_down - 2.0 * 8192.0 * 86.0 / 8.0).abs() < 2000.0,
         "{per_down}"
     );
-    let _ = Params::new(T41).expect("params");
 }
 
 /// A hostile client's ciphertexts over TCP: a polynomial in power-basis form
@@ -313,6 +323,93 @@ fn hostile_ciphertexts_are_refused_over_tcp() {
         });
         let keys = Keys::setup(&mut a, Party::Server, t).expect("server keys");
         let e = layer::run(&keys, &mut a, &Mul::new(16, Some(&w)).unwrap(), &x).unwrap_err();
+        drop(a);
+        client.join().expect("client thread");
+        assert!(matches!(e, super::HeError::Malformed(_)), "{what}: {e}");
+        assert!(e.to_string().contains(what), "{what}: {e}");
+    }
+}
+
+/// A hostile client's keys over TCP: a Galois key polynomial in NTT instead of
+/// the `NttShoup` form the key switching multiplies by (`fhe-math` asserts on
+/// it at the first rotation), a public key in power-basis form, Galois keys for
+/// ciphertexts at the wrong level, keys without the row swap, and bytes that are
+/// no keys: each is an error of the server's key set-up (`HeError::Malformed`
+/// naming what is wrong), never a panic.
+#[test]
+fn hostile_keys_are_refused_over_tcp() {
+    use super::params::CT_LEVEL;
+    use super::session::rotation_steps;
+    use super::wire;
+    use fhe::bfv::{EvaluationKey, EvaluationKeyBuilder, PublicKey, SecretKey};
+    use fhe_traits::{DeserializeParametrized, Serialize};
+    let t = sci_ir::backend::he_prime(32).unwrap();
+    let cfg = crate::net::tcp::TcpConfig {
+        timeout: Some(Duration::from_secs(120)),
+        ..Default::default()
+    };
+    /// The first polynomial header (`Rq`: representation `from`, degree 8192)
+    /// of a serialization, switched to representation `to`.
+    fn retype(mut b: Vec<u8>, from: u8, to: u8) -> Vec<u8> {
+        let at = b
+            .windows(5)
+            .position(|s| s == [0x08, from, 0x10, 0x80, 0x40])
+            .expect("a polynomial of degree 8192 in the serialization");
+        b[at + 1] = to;
+        b
+    }
+    /// How the hostile client builds its keys: (ciphertext level of the Galois
+    /// keys, with the row swap, tamper of the Galois keys, tamper of the public
+    /// key); then whether `fhe` alone decodes them, and the expected error.
+    type Tamper = fn(Vec<u8>) -> Vec<u8>;
+    type Case = (usize, bool, Tamper, Tamper, bool, &'static str);
+    let garbage: Tamper = |b| b.iter().map(|x| x ^ 0x5a).collect();
+    let cases: [Case; 5] = [
+        (
+            CT_LEVEL,
+            true,
+            |b| retype(b, 3, 2),
+            |b| b,
+            true,
+            "in Ntt form, expected NttShoup",
+        ),
+        (
+            CT_LEVEL,
+            true,
+            |b| b,
+            |b| retype(b, 2, 1),
+            true,
+            "public key is in PowerBasis form",
+        ),
+        (0, true, |b| b, |b| b, true, "level 0"),
+        (CT_LEVEL, false, |b| b, |b| b, true, "a rotation is missing"),
+        (CT_LEVEL, true, garbage, |b| b, false, "Galois keys"),
+    ];
+    for (level, row_swap, tamper_ek, tamper_pk, decodes, what) in cases {
+        let (mut a, mut b) = crate::net::tcp::loopback_pair(&cfg).unwrap();
+        let client = std::thread::spawn(move || {
+            let params = Params::new(t).unwrap();
+            let mut rng = super::rng::OsRng::new().unwrap();
+            let sk = SecretKey::random(&params.bfv, &mut rng);
+            let mut kb = EvaluationKeyBuilder::new_leveled(&sk, level, 0).unwrap();
+            for k in rotation_steps() {
+                kb.enable_column_rotation(k).unwrap();
+            }
+            if row_swap {
+                kb.enable_row_rotation().unwrap();
+            }
+            let ek = tamper_ek(kb.build(&mut rng).unwrap().to_bytes());
+            let pk = tamper_pk(PublicKey::new(&sk, &mut rng).to_bytes());
+            // `fhe` alone decodes the retyped polynomials: the checks are ours.
+            let fhe_decodes = EvaluationKey::from_bytes(&ek, &params.bfv).is_ok()
+                && PublicKey::from_bytes(&pk, &params.bfv).is_ok();
+            assert_eq!(fhe_decodes, decodes);
+            wire::send_bytes(&mut b, &ek).unwrap();
+            wire::send_bytes(&mut b, &pk).unwrap();
+            b.flush().unwrap();
+            let _ = b.recv_vec(1);
+        });
+        let e = Keys::setup(&mut a, Party::Server, t).unwrap_err();
         drop(a);
         client.join().expect("client thread");
         assert!(matches!(e, super::HeError::Malformed(_)), "{what}: {e}");

@@ -7,10 +7,11 @@
 use std::sync::Arc;
 
 use fhe::bfv::{BfvParameters, Ciphertext};
-use fhe_math::rq::Representation;
+use fhe_math::rq::{Poly, Representation};
 use fhe_traits::{DeserializeParametrized, Serialize};
 
 use super::HeError;
+use super::params::DEGREE;
 use crate::net::Channel;
 
 /// Largest accepted object: a ciphertext is below 0.7 MB, the Galois keys
@@ -59,40 +60,73 @@ pub(crate) fn recv_cts(
             let b = recv_bytes(ch)?;
             let ct = Ciphertext::from_bytes(&b, par)
                 .map_err(|e| HeError::Malformed(format!("ciphertext: {e}")))?;
-            if ct.len() != 2 {
-                return Err(HeError::Malformed(format!(
-                    "a ciphertext of {} polynomials",
-                    ct.len()
-                )));
-            }
-            // The server's arithmetic (`fhe-math`) asserts that operands are in NTT
-            // form and reduced; a peer's ciphertext that is not is refused here.
-            for (k, poly) in ct.iter().enumerate() {
-                if *poly.representation() != Representation::Ntt {
-                    return Err(HeError::Malformed(format!(
-                        "polynomial {k} of a ciphertext is in {:?} form, expected NTT",
-                        poly.representation()
-                    )));
-                }
-                let q = poly.ctx().moduli();
-                let c = poly.coefficients();
-                for (row, &qi) in c.outer_iter().zip(q) {
-                    if row.iter().any(|&x| x >= qi) {
-                        return Err(HeError::Malformed(format!(
-                            "polynomial {k} of a ciphertext has coefficients not reduced mod {qi}"
-                        )));
-                    }
-                }
-            }
-            if let Some(l) = level {
-                let found = par.level_of_context(ct[0].ctx())?;
-                if found != l {
-                    return Err(HeError::Malformed(format!(
-                        "a ciphertext at level {found}, expected {l}"
-                    )));
-                }
-            }
+            check_ct(&ct, par, level, "ciphertext")?;
             Ok(ct)
         })
         .collect()
+}
+
+/// Checks a ciphertext received from the peer (`what` names it): two
+/// polynomials, each in NTT form with reduced coefficients ([`check_poly`]),
+/// and at level `level` if given (the server's products assume it).
+pub(crate) fn check_ct(
+    ct: &Ciphertext,
+    par: &Arc<BfvParameters>,
+    level: Option<usize>,
+    what: &str,
+) -> Result<(), HeError> {
+    if ct.len() != 2 {
+        return Err(HeError::Malformed(format!(
+            "a {what} of {} polynomials",
+            ct.len()
+        )));
+    }
+    for (k, poly) in ct.iter().enumerate() {
+        check_poly(
+            poly,
+            Representation::Ntt,
+            &format!("polynomial {k} of a {what}"),
+        )?;
+    }
+    if let Some(l) = level {
+        let found = par.level_of_context(ct[0].ctx())?;
+        if found != l {
+            return Err(HeError::Malformed(format!(
+                "a {what} at level {found}, expected {l}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a polynomial received from the peer: in the representation `want`
+/// and with every coefficient reduced mod its prime. The server's arithmetic
+/// (`fhe-math`) asserts both, so a peer's polynomial that is not is refused here
+/// ([`HeError::Malformed`] naming `what`) instead of panicking there.
+pub(crate) fn check_poly(poly: &Poly, want: Representation, what: &str) -> Result<(), HeError> {
+    if *poly.representation() != want {
+        return Err(HeError::Malformed(format!(
+            "{what} is in {:?} form, expected {want:?}",
+            poly.representation()
+        )));
+    }
+    let q = poly.ctx().moduli();
+    let c = poly.coefficients();
+    if c.dim() != (q.len(), DEGREE) {
+        return Err(HeError::Malformed(format!(
+            "{what} has {} × {} coefficients, expected {} × {}",
+            c.dim().0,
+            c.dim().1,
+            q.len(),
+            DEGREE
+        )));
+    }
+    for (row, &qi) in c.outer_iter().zip(q) {
+        if row.iter().any(|&x| x >= qi) {
+            return Err(HeError::Malformed(format!(
+                "{what} has coefficients not reduced mod {qi}"
+            )));
+        }
+    }
+    Ok(())
 }
