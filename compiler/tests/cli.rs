@@ -348,7 +348,11 @@ fn the_he_backend_compiles_over_its_field() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let summary = text(&out.stdout);
     assert!(summary.contains("SCI_HE: field Z_n, n = "), "{summary}");
-    assert!(summary.contains("multiplications (by HE)"), "{summary}");
+    assert!(
+        summary.contains("multiplications (by HE: ") && summary.contains("HE key set-up 11.28 MiB"),
+        "{summary}"
+    );
+    assert!(!summary.contains("not in this prediction"), "{summary}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let bits = r["bits"].as_u64().unwrap() as u32;
