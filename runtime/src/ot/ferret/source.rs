@@ -16,7 +16,7 @@
 
 use super::super::ext::{ExtReceiver, ExtSender};
 use super::super::{OtError, check};
-use super::lpn::LpnCode;
+use super::lpn::{HugeVec, LpnCode};
 use super::mpcot::{self, Scratch};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::Channel;
@@ -30,8 +30,8 @@ struct Engine {
     mmo: Mmo,
     tccr: Tccr,
     scratch: Scratch,
-    reserve: Vec<Block>,
-    cots: Vec<Block>,
+    reserve: HugeVec,
+    cots: HugeVec,
     /// Next COT of `cots` to hand out; `None` before the set-up.
     pos: Option<usize>,
     /// Index of the next COT consumed (hash tweak).
@@ -61,8 +61,8 @@ impl Engine {
             mmo: Mmo::new(),
             tccr: Tccr::new(),
             scratch: Scratch::default(),
-            reserve: Vec::new(),
-            cots: Vec::new(),
+            reserve: HugeVec::default(),
+            cots: HugeVec::default(),
             pos: None,
             ids: 0,
         })
@@ -84,7 +84,7 @@ impl Engine {
         };
         debug_assert_eq!(self.reserve.len(), p.reserve());
         let (secret, base) = self.reserve.split_at(p.k);
-        self.cots.resize(p.n(), Block::ZERO);
+        self.cots.resize(p.n());
         trees(
             ch,
             (&self.mmo, &self.tccr),
@@ -98,7 +98,7 @@ impl Engine {
         self.codes[usize::from(!boot)].encode(&mut self.cots, secret);
         let next = self.params.main.reserve();
         self.reserve.clear();
-        self.reserve.extend_from_slice(&self.cots[..next]);
+        self.reserve.extend(self.cots[..next].iter().copied());
         self.pos = Some(next);
         Ok(())
     }
@@ -117,6 +117,9 @@ impl Engine {
             return Ok(());
         }
         if self.pos.is_none() {
+            let (boot, main) = (self.params.boot, self.params.main);
+            self.reserve = HugeVec::with_capacity(boot.reserve().max(main.reserve()));
+            self.cots = HugeVec::with_capacity(boot.n().max(main.n()));
             setup(self, ch)?;
             self.iterate(ch, true, trees)?;
         }
