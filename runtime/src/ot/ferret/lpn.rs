@@ -33,15 +33,16 @@ const STEP: usize = 1024;
 /// so the encoding waits on memory unless many reads are in flight.
 const AHEAD: usize = 16;
 
-/// Asks the cache for the line of `x` (no effect on the result).
+/// Asks the cache for the line of `x` (no effect on the result; `x` need
+/// not point to valid memory: a prefetch never faults).
 #[inline(always)]
-fn prefetch(x: &Block) {
+fn prefetch(x: *const Block) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: a prefetch is a hint that never faults or writes; SSE is
         // part of the x86_64 baseline.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const Block).cast::<i8>()) };
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(x.cast::<i8>()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
@@ -100,11 +101,6 @@ impl HugeVec {
     /// Removes every block.
     pub(crate) fn clear(&mut self) {
         self.buf.truncate(self.off);
-    }
-
-    /// Sets the length to `len`, new blocks zero.
-    pub(crate) fn resize(&mut self, len: usize) {
-        self.buf.resize(self.off + len, Block::ZERO);
     }
 
     /// Appends the blocks of `it`.
@@ -190,10 +186,11 @@ impl LpnCode {
             let pos = &*pos;
             pos[..D * AHEAD.min(chunk.len())]
                 .iter()
-                .for_each(|&j| prefetch(&secret[j as usize]));
+                .for_each(|&j| prefetch(secret.as_ptr().wrapping_add(j as usize)));
             for (i, o) in chunk.iter_mut().enumerate() {
                 if let Some(next) = pos.get(D * (i + AHEAD)..D * (i + AHEAD + 1)) {
-                    next.iter().for_each(|&j| prefetch(&secret[j as usize]));
+                    next.iter()
+                        .for_each(|&j| prefetch(secret.as_ptr().wrapping_add(j as usize)));
                 }
                 let col = &pos[D * i..D * (i + 1)];
                 *o = col.iter().fold(*o, |a, &j| a ^ secret[j as usize]);

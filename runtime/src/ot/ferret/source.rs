@@ -30,8 +30,9 @@ struct Engine {
     mmo: Mmo,
     tccr: Tccr,
     scratch: Scratch,
+    /// The LPN secret and the base COTs, read at random: huge pages.
     reserve: HugeVec,
-    cots: HugeVec,
+    cots: Vec<Block>,
     /// Next COT of `cots` to hand out; `None` before the set-up.
     pos: Option<usize>,
     /// Index of the next COT consumed (hash tweak).
@@ -62,7 +63,7 @@ impl Engine {
             tccr: Tccr::new(),
             scratch: Scratch::default(),
             reserve: HugeVec::default(),
-            cots: HugeVec::default(),
+            cots: Vec::new(),
             pos: None,
             ids: 0,
         })
@@ -84,7 +85,7 @@ impl Engine {
         };
         debug_assert_eq!(self.reserve.len(), p.reserve());
         let (secret, base) = self.reserve.split_at(p.k);
-        self.cots.resize(p.n());
+        self.cots.resize(p.n(), Block::ZERO);
         trees(
             ch,
             (&self.mmo, &self.tccr),
@@ -119,7 +120,6 @@ impl Engine {
         if self.pos.is_none() {
             let (boot, main) = (self.params.boot, self.params.main);
             self.reserve = HugeVec::with_capacity(boot.reserve().max(main.reserve()));
-            self.cots = HugeVec::with_capacity(boot.n().max(main.n()));
             setup(self, ch)?;
             self.iterate(ch, true, trees)?;
         }
