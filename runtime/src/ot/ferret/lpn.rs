@@ -236,4 +236,28 @@ mod tests {
         (0..n).for_each(|i| a.column(i).iter().for_each(|&j| hit[j as usize] = true));
         assert!(hit.iter().all(|&h| h));
     }
+
+    #[test]
+    fn huge_vec_holds_its_blocks_from_a_huge_page_boundary() {
+        assert!(HugeVec::default().is_empty());
+        let mut v = HugeVec::with_capacity(100_000);
+        assert!(v.is_empty());
+        assert_eq!(v.as_ptr() as usize % HUGE_PAGE, 0);
+        v.extend((0..100_000u128).map(Block));
+        assert!(v.iter().zip(0..).all(|(b, i)| *b == Block(i)));
+        assert_eq!(v.len(), 100_000);
+        v[7] = Block::ONES;
+        assert_eq!(v[7], Block::ONES);
+        v.clear();
+        assert!(v.is_empty());
+        v.extend([Block(5), Block(6)]);
+        assert_eq!(&v[..], &[Block(5), Block(6)]);
+        // Past the capacity it reallocates and keeps its blocks.
+        v.extend((0..300_000u128).map(Block));
+        assert_eq!(v.len(), 300_002);
+        assert_eq!(
+            (v[1], v[2], v[300_001]),
+            (Block(6), Block(0), Block(299_999))
+        );
+    }
 }
