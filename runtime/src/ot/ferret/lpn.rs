@@ -183,16 +183,19 @@ impl LpnCode {
         for (c, chunk) in out.chunks_mut(STEP).enumerate() {
             let pos = &mut pos[..D * chunk.len()];
             self.positions(c * STEP, &mut blocks, pos);
-            let pos = &*pos;
-            pos[..D * AHEAD.min(chunk.len())]
-                .iter()
-                .for_each(|&j| prefetch(secret.as_ptr().wrapping_add(j as usize)));
-            for (i, o) in chunk.iter_mut().enumerate() {
-                if let Some(next) = pos.get(D * (i + AHEAD)..D * (i + AHEAD + 1)) {
+            let cols = pos.chunks_exact(D);
+            // The columns `AHEAD` outputs on, whose reads are requested now.
+            let mut ahead = pos.chunks_exact(D).skip(AHEAD);
+            let ptr = secret.as_ptr();
+            for col in pos.chunks_exact(D).take(AHEAD) {
+                col.iter()
+                    .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)));
+            }
+            for (o, col) in chunk.iter_mut().zip(cols) {
+                if let Some(next) = ahead.next() {
                     next.iter()
-                        .for_each(|&j| prefetch(secret.as_ptr().wrapping_add(j as usize)));
+                        .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)));
                 }
-                let col = &pos[D * i..D * (i + 1)];
                 *o = col.iter().fold(*o, |a, &j| a ^ secret[j as usize]);
             }
         }
