@@ -29,7 +29,6 @@ const LSB: Block = Block(1);
 /// Scratch buffers of a side, kept across iterations.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    tmp: Vec<Block>,
     pads: [Vec<Block>; 2],
     msg: Vec<u8>,
 }
@@ -58,7 +57,6 @@ pub(crate) fn send(
 ) -> Result<(), OtError> {
     let h = p.log_leaves as usize;
     let Scratch {
-        tmp,
         pads: [y0, y1],
         msg,
     } = s;
@@ -67,7 +65,7 @@ pub(crate) fn send(
     msg.clear();
     let mut sums = vec![[Block::ZERO; 2]; h];
     for (tau, leaves) in out.chunks_exact_mut(1 << h).enumerate() {
-        spcot::expand(mmo, prg.next_block(), leaves, tmp, &mut sums);
+        spcot::expand(mmo, prg.next_block(), leaves, &mut sums);
         let mut psi = delta;
         for v in leaves.iter_mut() {
             *v &= !LSB;
@@ -97,11 +95,7 @@ pub(crate) fn recv(
     s: &mut Scratch,
 ) -> Result<(), OtError> {
     let h = p.log_leaves as usize;
-    let Scratch {
-        tmp,
-        pads: [y, _],
-        msg,
-    } = s;
+    let Scratch { pads: [y, _], msg } = s;
     msg.resize(p.iteration_bytes() as usize, 0);
     ch.recv(msg)?;
     pads(tccr, base, Block::ZERO, tweak0, y);
@@ -117,7 +111,7 @@ pub(crate) fn recv(
             alpha = 2 * alpha + usize::from(!b);
             *key = block(first + 2 * i + usize::from(b)) ^ y[j];
         }
-        spcot::punctured(mmo, alpha, &keys, leaves, tmp);
+        spcot::punctured(mmo, alpha, &keys, leaves);
         let mut w = block(first + 2 * h);
         for v in leaves.iter_mut() {
             *v &= !LSB;

@@ -16,7 +16,7 @@
 
 use super::super::ext::{ExtReceiver, ExtSender};
 use super::super::{OtError, check};
-use super::lpn::LpnCode;
+use super::lpn::{HugeVec, LpnCode};
 use super::mpcot::{self, Scratch};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::Channel;
@@ -30,7 +30,8 @@ struct Engine {
     mmo: Mmo,
     tccr: Tccr,
     scratch: Scratch,
-    reserve: Vec<Block>,
+    /// The LPN secret and the base COTs, read at random: huge pages.
+    reserve: HugeVec,
     cots: Vec<Block>,
     /// Next COT of `cots` to hand out; `None` before the set-up.
     pos: Option<usize>,
@@ -61,7 +62,7 @@ impl Engine {
             mmo: Mmo::new(),
             tccr: Tccr::new(),
             scratch: Scratch::default(),
-            reserve: Vec::new(),
+            reserve: HugeVec::default(),
             cots: Vec::new(),
             pos: None,
             ids: 0,
@@ -98,7 +99,7 @@ impl Engine {
         self.codes[usize::from(!boot)].encode(&mut self.cots, secret);
         let next = self.params.main.reserve();
         self.reserve.clear();
-        self.reserve.extend_from_slice(&self.cots[..next]);
+        self.reserve.extend(self.cots[..next].iter().copied());
         self.pos = Some(next);
         Ok(())
     }
@@ -117,6 +118,8 @@ impl Engine {
             return Ok(());
         }
         if self.pos.is_none() {
+            let (boot, main) = (self.params.boot, self.params.main);
+            self.reserve = HugeVec::with_capacity(boot.reserve().max(main.reserve()));
             setup(self, ch)?;
             self.iterate(ch, true, trees)?;
         }

@@ -21,29 +21,31 @@ use crate::crypto::{Block, Mmo};
 
 /// Expands `seed` into the `leaves.len() = 2^h` leaves of its GGM tree and
 /// writes the level sums `sums[i] = [K_0^{i+1}, K_1^{i+1}]` for `i < h`.
-/// `tmp` is scratch (grown to `2^(h−1)` blocks). Cost: `2^(h+1) − 2` AES
-/// blocks, in one pass per level.
-pub(crate) fn expand(
-    mmo: &Mmo,
-    seed: Block,
-    leaves: &mut [Block],
-    tmp: &mut Vec<Block>,
-    sums: &mut [[Block; 2]],
-) {
+/// Cost: `2^(h+1) − 2` AES blocks, in place in `leaves`.
+pub(crate) fn expand(mmo: &Mmo, seed: Block, leaves: &mut [Block], sums: &mut [[Block; 2]]) {
     leaves[0] = seed;
     let mut m = 1;
     for s in sums.iter_mut() {
-        expand_level(mmo, leaves, tmp, m);
+        expand_level(mmo, leaves, m);
         m *= 2;
         *s = level_sums(&leaves[..m]);
     }
 }
 
-/// Replaces the `m` nodes `nodes[..m]` of a level by their `2m` children.
-fn expand_level(mmo: &Mmo, nodes: &mut [Block], tmp: &mut Vec<Block>, m: usize) {
-    tmp.clear();
-    tmp.extend_from_slice(&nodes[..m]);
-    mmo.expand_children(tmp, &mut nodes[..2 * m]);
+/// Replaces the `m` nodes `nodes[..m]` of a level (`m` a power of two) by
+/// their `2m` children, in place and without a copy of the level: from the
+/// top, the parents `[h/2, h)` have their children at `[h, 2h)`, disjoint,
+/// for `h = m, m/2, …, 2`; the root's two children come last.
+fn expand_level(mmo: &Mmo, nodes: &mut [Block], m: usize) {
+    debug_assert!(m.is_power_of_two());
+    let mut h = m;
+    while h > 1 {
+        let (parents, children) = nodes.split_at_mut(h);
+        mmo.expand_children(&parents[h / 2..], &mut children[..h]);
+        h /= 2;
+    }
+    let root = [nodes[0]];
+    mmo.expand_children(&root, &mut nodes[..2]);
 }
 
 /// `[⊕ even nodes, ⊕ odd nodes]` of a level.
@@ -59,18 +61,12 @@ fn level_sums(level: &[Block]) -> [Block; 2] {
 /// Per level, the children of the known nodes are expanded, and the child
 /// off the path is `K_{¬α_i}^i` xor the other known nodes of its side.
 /// Cost: as [`expand`].
-pub(crate) fn punctured(
-    mmo: &Mmo,
-    alpha: usize,
-    keys: &[Block],
-    leaves: &mut [Block],
-    tmp: &mut Vec<Block>,
-) {
+pub(crate) fn punctured(mmo: &Mmo, alpha: usize, keys: &[Block], leaves: &mut [Block]) {
     let h = keys.len();
     leaves[0] = Block::ZERO;
     let (mut m, mut path) = (1, 0);
     for (i, key) in keys.iter().enumerate() {
-        expand_level(mmo, leaves, tmp, m);
+        expand_level(mmo, leaves, m);
         m *= 2;
         path = 2 * path + ((alpha >> (h - 1 - i)) & 1);
         let off = path ^ 1;
@@ -96,17 +92,16 @@ mod tests {
     fn punctured_leaves_equal_the_full_trees_but_at_alpha() {
         let mmo = Mmo::new();
         let mut prg = Prg::new(Block(99));
-        let mut tmp = Vec::new();
         for h in [1usize, 2, 5, 9] {
             for alpha in [0, (1 << h) - 1, (1 << h) / 3] {
                 let mut full = vec![Block::ZERO; 1 << h];
                 let mut sums = vec![[Block::ZERO; 2]; h];
-                expand(&mmo, prg.next_block(), &mut full, &mut tmp, &mut sums);
+                expand(&mmo, prg.next_block(), &mut full, &mut sums);
                 let keys: Vec<Block> = (0..h)
                     .map(|i| sums[i][1 - ((alpha >> (h - 1 - i)) & 1)])
                     .collect();
                 let mut part = vec![Block::ONES; 1 << h];
-                punctured(&mmo, alpha, &keys, &mut part, &mut tmp);
+                punctured(&mmo, alpha, &keys, &mut part);
                 for (j, (f, p)) in full.iter().zip(&part).enumerate() {
                     if j == alpha {
                         assert_eq!(*p, Block::ZERO);
@@ -125,16 +120,15 @@ mod tests {
     fn a_wrong_key_changes_the_off_path_leaves() {
         let mmo = Mmo::new();
         let (h, alpha) = (4, 6);
-        let mut tmp = Vec::new();
         let mut full = vec![Block::ZERO; 1 << h];
         let mut sums = vec![[Block::ZERO; 2]; h];
-        expand(&mmo, Block(5), &mut full, &mut tmp, &mut sums);
+        expand(&mmo, Block(5), &mut full, &mut sums);
         // The on-path sums instead of the off-path ones: nothing matches.
         let keys: Vec<Block> = (0..h)
             .map(|i| sums[i][(alpha >> (h - 1 - i)) & 1])
             .collect();
         let mut part = vec![Block::ZERO; 1 << h];
-        punctured(&mmo, alpha, &keys, &mut part, &mut tmp);
+        punctured(&mmo, alpha, &keys, &mut part);
         assert!(full.iter().zip(&part).all(|(f, p)| f != p));
     }
 }
