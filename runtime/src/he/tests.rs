@@ -83,7 +83,10 @@ fn convolutions_equal_the_interpreter() {
     let mut keys = setup(T32);
     let mut g = Prg::new(Block(1));
     // (input, c_out, kernel, strides, pads, dilations, groups)
-    let cases: [Case; 7] = [
+    // The first six and the last replicate the input channels (C_in ≤ c_n),
+    // the seventh (c_n = 1) and the eighth (C_in > c_n = 64) do not.
+    let cases: [Case; 9] = [
+        ([1, 1, 8, 8], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         ([1, 3, 7, 9], 5, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         ([1, 5, 6, 6], 4, [1, 1], [1, 1], [0; 4], [1, 1], 1),
         ([1, 4, 9, 8], 6, [3, 2], [2, 2], [1, 0, 2, 1], [1, 1], 2),
@@ -91,6 +94,7 @@ fn convolutions_equal_the_interpreter() {
         ([1, 17, 4, 4], 33, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         // Wider than a row: tiles with halos, stride 2.
         ([1, 3, 70, 100], 2, [3, 3], [2, 2], [0; 4], [1, 1], 1),
+        ([1, 100, 6, 6], 20, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         ([1, 6, 5, 5], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 6),
     ];
     for (input, c_out, kernel, strides, pads, dilations, groups) in cases {
