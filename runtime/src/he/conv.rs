@@ -406,18 +406,35 @@ impl Packing for Conv<'_> {
         let rotated = inputs
             .into_par_iter()
             .map(|ct| {
-                let mut rots = vec![Noisy {
+                // Each rotation starts from an earlier one (the plan's `from`):
+                // the children of one ciphertext share its digits (hoisting).
+                let mut rots: Vec<Option<Noisy>> = (0..plan.len()).map(|_| None).collect();
+                rots[0] = Some(Noisy {
                     ct,
                     bound: noise::fresh(),
-                }];
-                for &(from, steps, _) in &plan[1..] {
-                    let x = Noisy {
-                        ct: rots[from].ct.clone(),
-                        bound: rots[from].bound,
+                });
+                for p in 0..plan.len() {
+                    let children: Vec<usize> =
+                        (1..plan.len()).filter(|&o| plan[o].0 == p).collect();
+                    let Some(parent) = rots[p].as_ref().filter(|_| !children.is_empty()) else {
+                        continue;
                     };
-                    rots.push(ev.rotate(x, steps)?);
+                    let h = ev.hoist(&parent.ct)?;
+                    let done = children
+                        .iter()
+                        .map(|&o| Ok((o, ev.rotate_hoisted(&h, parent.bound, plan[o].1)?)))
+                        .collect::<Result<Vec<_>, HeError>>()?;
+                    for (o, r) in done {
+                        rots[o] = Some(r);
+                    }
                 }
-                Ok(rots.into_iter().map(|r| r.ct).collect::<Vec<_>>())
+                rots.into_iter()
+                    .map(|r| {
+                        r.map(|r| r.ct).ok_or_else(|| {
+                            HeError::InvalidArgument("a rotation plan out of order".into())
+                        })
+                    })
+                    .collect::<Result<Vec<_>, HeError>>()
             })
             .collect::<Result<Vec<_>, HeError>>()?;
         Ok(rotated.into_iter().flatten().collect())
