@@ -50,7 +50,9 @@
 //!   `out_g = Σ_s swap^s Σ_u R(u·B)(Σ_{dy,dx,k} R(δ)(in_k) ⊙ P_{g,s,u,dy,dx,k})`.
 //!   Each input is rotated once per layer by the `k_h·k_w` offsets
 //!   ([`Packing::prepare`]; each rotation starts from an earlier offset with
-//!   the fewest key switches, mostly one), and each output ciphertext then
+//!   the fewest key switches, mostly one; the rotations that start from the
+//!   same ciphertext share its decomposition, [`super::keyswitch`]), and each
+//!   output ciphertext then
 //!   needs only its alignment sums, nested by Horner's rule over `u` (step
 //!   `B`): one key switch per alignment but the first. The products multiply the key
 //!   switching noise of the rotated inputs, which the bound (and the flooding)

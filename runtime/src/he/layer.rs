@@ -4,7 +4,7 @@
 //! the server's work is spread over the packing's work units (an output
 //! ciphertext, or a convolution's output ciphertext of every tile) with rayon.
 
-use fhe::bfv::{Ciphertext, Encoding, Plaintext, PublicKey};
+use fhe::bfv::{Ciphertext, Encoding, Plaintext};
 use fhe_math::rq::traits::TryConvertFrom;
 use fhe_math::rq::{Poly, Representation};
 use fhe_traits::{FheDecoder, FheDecrypter, FheEncoder, FheEncrypter};
@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::encode;
 use super::keyswitch::{GaloisKeys, Hoisted};
 use super::noise::{self, Flood};
-use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW};
+use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW, VARIANCE};
 use super::rng::OsRng;
 use super::session::{self, Keys};
 use super::{HeError, check, wire};
@@ -318,7 +318,7 @@ pub(crate) fn plaintext(params: &Params, slots: &[u64]) -> Result<Plaintext, HeE
 /// `r` (returned), add a fresh encryption of zero, flood, switch down.
 fn finish(
     params: &Params,
-    pk: &PublicKey,
+    pk: &Ciphertext,
     v: Noisy,
 ) -> Result<(Ciphertext, Vec<u64>, Flood), HeError> {
     let t = params.t;
@@ -328,9 +328,17 @@ fn finish(
         .collect();
     let mut ct = v.ct;
     ct -= &plaintext(params, &r)?;
-    let zero = Plaintext::zero(Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
-    let rr: Ciphertext = pk.try_encrypt(&zero, &mut OsRng::new()?)?;
-    ct += &rr;
+    // Enc_pk(0) = (u·pk_0 + e_1, u·pk_1 + e_2), `fhe`'s public-key encryption
+    // with the key switched to the ciphertexts' level once per session.
+    let ctx = params.bfv.context_at_level(CT_LEVEL)?;
+    let mut rng = OsRng::new()?;
+    let mut small = || Poly::small(ctx, Representation::Ntt, VARIANCE, &mut rng);
+    let (u, e1, e2) = (small()?, small()?, small()?);
+    let mut c0 = &u * &pk[0];
+    c0 += &e1;
+    let mut c1 = &u * &pk[1];
+    c1 += &e2;
+    ct += &Ciphertext::new(vec![c0, c1], &params.bfv)?;
     let flood = Flood::choose(params, v.bound)?;
     ct[0] += &flood_poly(params, flood.f, &mut prg)?;
     ct.switch_to_level(flood.level)?;

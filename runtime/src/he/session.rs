@@ -35,8 +35,9 @@ pub enum Keys {
         params: Params,
         /// Galois keys (rotations, row swap).
         ek: Box<GaloisKeys>,
-        /// The client's public key (re-randomization).
-        pk: PublicKey,
+        /// The client's public key (an encryption of zero) switched to the
+        /// ciphertexts' level [`CT_LEVEL`], for the re-randomization.
+        pk: Ciphertext,
     },
 }
 
@@ -199,8 +200,9 @@ pub(crate) fn galois_element(k: usize) -> usize {
 }
 
 /// Decodes the client's public key (an encryption of zero at level 0, the full
-/// modulus) and checks it as a ciphertext ([`wire::check_ct`]).
-fn public_key(bytes: &[u8], params: &Params) -> Result<PublicKey, HeError> {
+/// modulus), checks it as a ciphertext ([`wire::check_ct`]) and switches it to
+/// the ciphertexts' level.
+fn public_key(bytes: &[u8], params: &Params) -> Result<Ciphertext, HeError> {
     use prost::Message;
     let bad = |m: String| HeError::Malformed(format!("public key: {m}"));
     let proto = fhe::proto::bfv::PublicKey::decode(bytes).map_err(|e| bad(e.to_string()))?;
@@ -208,5 +210,8 @@ fn public_key(bytes: &[u8], params: &Params) -> Result<PublicKey, HeError> {
     let ct =
         Ciphertext::from_bytes(&c.encode_to_vec(), &params.bfv).map_err(|e| bad(e.to_string()))?;
     wire::check_ct(&ct, &params.bfv, Some(0), "public key")?;
-    PublicKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))
+    PublicKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))?;
+    let mut ct = ct;
+    ct.switch_to_level(CT_LEVEL)?;
+    Ok(ct)
 }
