@@ -158,7 +158,7 @@ fn galois_keys(bytes: &[u8], params: &Params) -> Result<GaloisKeys, HeError> {
             seeded_polys(ctx, seed, digits)
         };
         let g = e as usize;
-        if g % 2 == 0 || g >= 2 * DEGREE || keys.iter().any(|(h, ..)| *h == g) {
+        if g.is_multiple_of(2) || g >= 2 * DEGREE || keys.iter().any(|(h, ..)| *h == g) {
             return Err(bad(format!(
                 "Galois element {e} is even, too large or repeated"
             )));
