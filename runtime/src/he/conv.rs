@@ -14,16 +14,28 @@
 //! output `(y, x)` of the tile at local slot `y·W_p + x` (`x < W_p − (k_w −
 //! 1)d_w`); other slots hold garbage (masked like everything else).
 //!
+//! **Replication** (Gazelle, Juvekar et al. 2018, §5.2): when the input
+//! channels fit one row (`C_in ≤ c_n`), block `j` of **both** rows of the
+//! single input ciphertext holds channel `j mod p`, `p = 2^⌈log₂ C_in⌉` (the
+//! blocks of a channel `≥ C_in` stay empty). A shift by `u` blocks then brings
+//! channel `(j + u) mod p` to output block `j`, so the `p` shifts `u ∈ [0, p)`
+//! align every input channel with every output block, and no row swap is
+//! needed: `p` alignments instead of `2c_n` (LeNet's 1- and 6-channel
+//! convolutions: 1 and 8 instead of 64 and 128), with as many fewer plaintexts
+//! and key switches. The client's ciphertexts and their count are unchanged in
+//! size; only the slots hold copies.
+//!
 //! **Strides** are computed at stride 1 and subsampled when the shares are
 //! read out (`s_h·s_w` times the products of a strided layer, no extra
 //! ciphertexts beyond the stride-1 rows needed). **Groups** are weight
 //! matrices with zeros across groups (zero plaintexts are skipped).
 //!
 //! # Evaluation (server)
-//! For output ciphertext `g`, a row swap `s ∈ {0, 1}`, a block shift `u ∈
-//! [0, c_n)` and a kernel offset `(dy, dx)`, input block `(r', j')` holds
-//! channel `i` and must contribute to output block `(r' ⊕ s, j' − u)` holding
-//! channel `o`, at offset `δ = dy·d_h·W_p + dx·d_w`. So
+//! For output ciphertext `g`, an alignment — a row swap `s ∈ {0, 1}` and a
+//! block shift `u ∈ [0, c_n)`; with replication `s = 0` and `u ∈ [0, p)` —
+//! and a kernel offset `(dy, dx)`, input block `(r', j')` holds channel `i`
+//! and must contribute to output block `(r' ⊕ s, j' − u)` holding channel
+//! `o`, at offset `δ = dy·d_h·W_p + dx·d_w`. So
 //!
 //! `out_g = Σ_{s,u,dy,dx} swap^s R(u·B + δ)(Σ_k in_k ⊙ P_{g,s,u,dy,dx,k})`,
 //!
@@ -38,16 +50,19 @@
 //!   `out_g = Σ_s swap^s Σ_u R(u·B)(Σ_{dy,dx,k} R(δ)(in_k) ⊙ P_{g,s,u,dy,dx,k})`.
 //!   Each input is rotated once per layer by the `k_h·k_w` offsets
 //!   ([`Packing::prepare`]; each rotation starts from an earlier offset with
-//!   the fewest key switches, mostly one), and each output ciphertext then
-//!   needs only its `2c_n` alignment sums, nested by Horner's rule over `u`
-//!   (step `B`): `2c_n − 1` key switches. The products multiply the key
+//!   the fewest key switches, mostly one; the rotations that start from the
+//!   same ciphertext share its decomposition, [`super::keyswitch`]), and each
+//!   output ciphertext then
+//!   needs only its alignment sums, nested by Horner's rule over `u` (step
+//!   `B`): one key switch per alignment but the first. The products multiply the key
 //!   switching noise of the rotated inputs, which the bound (and the flooding)
 //!   accounts for.
 //! * **Output rotations** (otherwise): the products with the same misalignment
 //!   `(s, u, dy, dx)` are summed **before** rotating (App. F: one rotation per
 //!   subgroup instead of one per input ciphertext), and the rotations are nested
 //!   by Horner's rule over `dx` (step `d_w`), `dy` (step `d_h·W_p`) and `u`
-//!   (step `B`), so each of the `2c_n·k_h·k_w` sums costs about one key switch.
+//!   (step `B`), so each of the `a·k_h·k_w` sums (`a` alignments) costs about
+//!   one key switch.
 //!   Rotations act on products only, so their noise adds ([`super::noise`]).
 //!
 //! The plaintexts `P` depend on `g` but not on the tile or the batch item, so
@@ -57,11 +72,13 @@
 //!
 //! # Cost
 //! Client → server: `n·⌈C_in/2c_n⌉·tiles` ciphertexts; back: `n·⌈C_out/2c_n⌉·
-//! tiles` (`n` the batch; the same in both orders). Server:
-//! `⌈C_out/2c_n⌉·2c_n·k_h·k_w·⌈C_in/2c_n⌉` plaintexts encoded, and as many
-//! products per tile and item; key switches: by input rotations, about
-//! `k_h·k_w − 1` per input ciphertext plus `2c_n − 1` per output ciphertext; by
-//! output rotations, about `2c_n·k_h·k_w` per output ciphertext.
+//! tiles` (`n` the batch; the same in both orders). Server, with `a` the
+//! alignments (`2c_n`, or `p` with replication): at most
+//! `⌈C_out/2c_n⌉·a·k_h·k_w·⌈C_in/2c_n⌉` plaintexts encoded (those that are
+//! zero by the geometry are skipped), and as many products per tile and item;
+//! key switches: by input rotations, about `k_h·k_w − 1` per input ciphertext
+//! plus `a − 1` per output ciphertext; by output rotations, about
+//! `a·k_h·k_w` per output ciphertext.
 
 use fhe::bfv::Ciphertext;
 use fhe_math::rq::Poly;
@@ -94,6 +111,9 @@ pub struct Conv<'w> {
     /// Ciphertexts per tile: input, output.
     in_per: usize,
     out_per: usize,
+    /// The replication period `p` of the input channels, or `None`
+    /// ([module documentation](self): `Some(2^⌈log₂ C_in⌉)` when `C_in ≤ c_n`).
+    rep: Option<usize>,
 }
 
 impl<'w> Conv<'w> {
@@ -144,6 +164,7 @@ impl<'w> Conv<'w> {
         let tile_len = (th + span[0]) * wp;
         let cn = 1usize << (ROW / tile_len).ilog2();
         let bsz = ROW / cn;
+        let p = c.next_power_of_two();
         Ok(Conv {
             geom: *geom,
             w,
@@ -157,7 +178,29 @@ impl<'w> Conv<'w> {
             bsz,
             in_per: c.div_ceil(2 * cn),
             out_per: geom.c_out.div_ceil(2 * cn),
+            rep: (p <= cn).then_some(p),
         })
+    }
+
+    /// Row swaps `s` of the alignments: `{0}` with replication (both rows hold
+    /// every input channel), else `{0, 1}`.
+    fn swaps(&self) -> usize {
+        if self.rep.is_some() { 1 } else { 2 }
+    }
+
+    /// Block shifts `u` of the alignments: `0..p` with replication, else
+    /// `0..c_n`.
+    fn shifts(&self) -> usize {
+        self.rep.unwrap_or(self.cn)
+    }
+
+    /// The input channel in block `(r, j)` of input ciphertext `k` of a tile
+    /// (possibly `≥ C_in`: an empty block).
+    fn in_channel(&self, k: usize, r: usize, j: usize) -> usize {
+        match self.rep {
+            Some(p) => j % p,
+            None => k * self.per_ct() + r * self.cn + j,
+        }
     }
 
     /// Channels per ciphertext.
@@ -220,7 +263,7 @@ impl<'w> Conv<'w> {
 
     /// Whether the server rotates each input ciphertext by the `k_h·k_w` kernel
     /// offsets once per layer ([`Packing::prepare`]) instead of rotating every
-    /// output ciphertext's `2c_n·k_h·k_w` partial sums: far fewer key switches, but
+    /// output ciphertext's `a·k_h·k_w` partial sums (`a` alignments): far fewer key switches, but
     /// the products then multiply the key-switching noise, so this is chosen only
     /// where the worst-case bound (public: geometry and `t`) still floods within
     /// the layer's statistical distance (`ℓ = 32` fields, not `ℓ = 41`).
@@ -233,10 +276,12 @@ impl<'w> Conv<'w> {
             .iter()
             .map(|&(_, _, b)| b)
             .fold(0.0, f64::max);
-        let products = (self.per_ct() * self.offsets() * self.in_per) as f64;
-        // The Horner sum over the block shifts and the row swap: at most 2c_n
-        // rotations by a multiple of the block size plus the last one's bits.
-        let switches = (self.per_ct() + 2 * ROW.trailing_zeros() as usize + 1) as f64;
+        let alignments = self.swaps() * self.shifts();
+        let products = (alignments * self.offsets() * self.in_per) as f64;
+        // The Horner sums over the block shifts and the row swap: at most one
+        // rotation by a multiple of the block size per alignment plus the last
+        // ones' bits.
+        let switches = (alignments + 2 * ROW.trailing_zeros() as usize + 1) as f64;
         let bound = products * noise::product(worst, ev.t()) + switches * noise::key_switch();
         ev.floodable(bound, self.out_cts())
     }
@@ -257,7 +302,7 @@ impl<'w> Conv<'w> {
         let mut any = false;
         for r in 0..2 {
             for j in 0..self.cn {
-                let i = k * self.per_ct() + r * self.cn + j;
+                let i = self.in_channel(k, r, j);
                 let o = g * self.per_ct() + (r ^ s) * self.cn + (j + self.cn - u) % self.cn;
                 if i >= c || o >= self.geom.c_out {
                     continue;
@@ -301,7 +346,7 @@ impl Packing for Conv<'_> {
         let mut slots = vec![0u64; DEGREE];
         for r in 0..2 {
             for j in 0..self.cn {
-                let i = k * self.per_ct() + r * self.cn + j;
+                let i = self.in_channel(k, r, j);
                 if i >= c {
                     continue;
                 }
@@ -363,18 +408,35 @@ impl Packing for Conv<'_> {
         let rotated = inputs
             .into_par_iter()
             .map(|ct| {
-                let mut rots = vec![Noisy {
+                // Each rotation starts from an earlier one (the plan's `from`):
+                // the children of one ciphertext share its digits (hoisting).
+                let mut rots: Vec<Option<Noisy>> = (0..plan.len()).map(|_| None).collect();
+                rots[0] = Some(Noisy {
                     ct,
                     bound: noise::fresh(),
-                }];
-                for &(from, steps, _) in &plan[1..] {
-                    let x = Noisy {
-                        ct: rots[from].ct.clone(),
-                        bound: rots[from].bound,
+                });
+                for p in 0..plan.len() {
+                    let children: Vec<usize> =
+                        (1..plan.len()).filter(|&o| plan[o].0 == p).collect();
+                    let Some(parent) = rots[p].as_ref().filter(|_| !children.is_empty()) else {
+                        continue;
                     };
-                    rots.push(ev.rotate(x, steps)?);
+                    let h = ev.hoist(&parent.ct)?;
+                    let done = children
+                        .iter()
+                        .map(|&o| Ok((o, ev.rotate_hoisted(&h, parent.bound, plan[o].1)?)))
+                        .collect::<Result<Vec<_>, HeError>>()?;
+                    for (o, r) in done {
+                        rots[o] = Some(r);
+                    }
                 }
-                Ok(rots.into_iter().map(|r| r.ct).collect::<Vec<_>>())
+                rots.into_iter()
+                    .map(|r| {
+                        r.map(|r| r.ct).ok_or_else(|| {
+                            HeError::InvalidArgument("a rotation plan out of order".into())
+                        })
+                    })
+                    .collect::<Result<Vec<_>, HeError>>()
             })
             .collect::<Result<Vec<_>, HeError>>()?;
         Ok(rotated.into_iter().flatten().collect())
@@ -407,8 +469,8 @@ impl Packing for Conv<'_> {
             |bt: usize| &inputs[bt * self.in_per * per_in..(bt + 1) * self.in_per * per_in];
         // Per tile, per row swap s, per block shift u: the sum to rotate.
         let mut sums: Vec<[Vec<Option<Noisy>>; 2]> = (0..tiles).map(|_| [vec![], vec![]]).collect();
-        for s in 0..2 {
-            for u in 0..self.cn {
+        for s in 0..self.swaps() {
+            for u in 0..self.shifts() {
                 // The plaintexts of alignment (s, u): (offset, input, plaintext).
                 let mut pts = Vec::new();
                 for o in 0..self.offsets() {

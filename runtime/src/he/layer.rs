@@ -4,17 +4,18 @@
 //! the server's work is spread over the packing's work units (an output
 //! ciphertext, or a convolution's output ciphertext of every tile) with rayon.
 
-use fhe::bfv::{Ciphertext, Encoding, EvaluationKey, Plaintext, PublicKey};
+use fhe::bfv::{Ciphertext, Encoding, Plaintext};
 use fhe_math::rq::traits::TryConvertFrom;
 use fhe_math::rq::{Poly, Representation};
 use fhe_traits::{FheDecoder, FheDecrypter, FheEncoder, FheEncrypter};
 use rayon::prelude::*;
 
 use super::encode;
+use super::keyswitch::{GaloisKeys, Hoisted};
 use super::noise::{self, Flood};
-use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW};
+use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW, VARIANCE};
 use super::rng::OsRng;
-use super::session::Keys;
+use super::session::{self, Keys};
 use super::{HeError, check, wire};
 use crate::crypto::Prg;
 use crate::net::Channel;
@@ -74,12 +75,12 @@ pub trait Packing: Sync {
 /// The server's homomorphic operations with their noise bounds.
 pub struct Evaluator<'a> {
     params: &'a Params,
-    ek: &'a EvaluationKey,
+    ek: &'a GaloisKeys,
 }
 
 impl<'a> Evaluator<'a> {
     /// The evaluator of the server's keys.
-    pub fn new(params: &'a Params, ek: &'a EvaluationKey) -> Evaluator<'a> {
+    pub fn new(params: &'a Params, ek: &'a GaloisKeys) -> Evaluator<'a> {
         Evaluator { params, ek }
     }
 
@@ -126,14 +127,46 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Rotates both rows left by `k` (slot `i` gets slot `i + k` of its row)
-    /// by composing the power-of-two rotations: one key switch per set bit.
+    /// by composing the power-of-two rotations: one key switch per set bit
+    /// ([`GaloisKeys::switch`]).
     pub fn rotate(&self, x: Noisy, k: usize) -> Result<Noisy, HeError> {
         let k = k % ROW;
-        let mut out = x;
-        for j in 0..ROW.trailing_zeros() {
+        if k == 0 {
+            return Ok(x);
+        }
+        let h = self.hoist(&x.ct)?;
+        self.rotate_hoisted(&h, x.bound, k)
+    }
+
+    /// The digits of `ct` for several rotations of it
+    /// ([`Evaluator::rotate_hoisted`]; [`GaloisKeys::hoist`]).
+    pub fn hoist<'c>(&self, ct: &'c Ciphertext) -> Result<Hoisted<'c>, HeError> {
+        self.ek.hoist(ct)
+    }
+
+    /// [`Evaluator::rotate`] of the hoisted ciphertext `h` (noise bound `bound`)
+    /// by `k`: its first key switch reuses `h`'s digits.
+    pub fn rotate_hoisted(&self, h: &Hoisted<'_>, bound: f64, k: usize) -> Result<Noisy, HeError> {
+        let k = k % ROW;
+        let first = k.trailing_zeros();
+        let out = Noisy {
+            ct: if k == 0 {
+                h.ciphertext().clone()
+            } else {
+                self.ek.switch(h, session::galois_element(1 << first))?
+            },
+            bound: if k == 0 {
+                bound
+            } else {
+                bound + noise::key_switch()
+            },
+        };
+        let mut out = out;
+        for j in first + 1..ROW.trailing_zeros() {
             if (k >> j) & 1 == 1 {
+                let h = self.hoist(&out.ct)?;
                 out = Noisy {
-                    ct: self.ek.rotates_columns_by(&out.ct, 1 << j)?,
+                    ct: self.ek.switch(&h, session::galois_element(1 << j))?,
                     bound: out.bound + noise::key_switch(),
                 };
             }
@@ -143,8 +176,9 @@ impl<'a> Evaluator<'a> {
 
     /// Swaps the two rows.
     pub fn swap_rows(&self, x: Noisy) -> Result<Noisy, HeError> {
+        let h = self.hoist(&x.ct)?;
         Ok(Noisy {
-            ct: self.ek.rotates_rows(&x.ct)?,
+            ct: self.ek.switch(&h, 2 * DEGREE - 1)?,
             bound: x.bound + noise::key_switch(),
         })
     }
@@ -284,7 +318,7 @@ pub(crate) fn plaintext(params: &Params, slots: &[u64]) -> Result<Plaintext, HeE
 /// `r` (returned), add a fresh encryption of zero, flood, switch down.
 fn finish(
     params: &Params,
-    pk: &PublicKey,
+    pk: &Ciphertext,
     v: Noisy,
 ) -> Result<(Ciphertext, Vec<u64>, Flood), HeError> {
     let t = params.t;
@@ -294,9 +328,17 @@ fn finish(
         .collect();
     let mut ct = v.ct;
     ct -= &plaintext(params, &r)?;
-    let zero = Plaintext::zero(Encoding::simd_at_level(CT_LEVEL), &params.bfv)?;
-    let rr: Ciphertext = pk.try_encrypt(&zero, &mut OsRng::new()?)?;
-    ct += &rr;
+    // Enc_pk(0) = (u·pk_0 + e_1, u·pk_1 + e_2), `fhe`'s public-key encryption
+    // with the key switched to the ciphertexts' level once per session.
+    let ctx = params.bfv.context_at_level(CT_LEVEL)?;
+    let mut rng = OsRng::new()?;
+    let mut small = || Poly::small(ctx, Representation::Ntt, VARIANCE, &mut rng);
+    let (u, e1, e2) = (small()?, small()?, small()?);
+    let mut c0 = &u * &pk[0];
+    c0 += &e1;
+    let mut c1 = &u * &pk[1];
+    c1 += &e2;
+    ct += &Ciphertext::new(vec![c0, c1], &params.bfv)?;
     let flood = Flood::choose(params, v.bound)?;
     ct[0] += &flood_poly(params, flood.f, &mut prg)?;
     ct.switch_to_level(flood.level)?;

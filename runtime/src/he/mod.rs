@@ -64,6 +64,7 @@
 pub mod conv;
 pub(crate) mod encode;
 pub mod fc;
+pub mod keyswitch;
 pub mod layer;
 pub mod mul;
 pub mod noise;

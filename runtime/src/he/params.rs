@@ -36,6 +36,10 @@ pub const MIN_PLAIN_BITS: u32 = 16;
 /// noise budget; in practice fields above ≈ 2^43 exhaust it).
 pub const MAX_PLAIN_BITS: u32 = 50;
 
+/// Variance of the centered binomial distribution of secrets and errors
+/// (`fhe`'s default, set explicitly; [`super::noise`] bounds its values by 20).
+pub const VARIANCE: usize = 10;
+
 /// The BFV parameters for the plaintext modulus `t`.
 #[derive(Clone, Debug)]
 pub struct Params {
@@ -61,6 +65,7 @@ impl Params {
             .set_degree(DEGREE)
             .set_plaintext_modulus(t)
             .set_moduli(&MODULI)
+            .set_variance(VARIANCE)
             .build_arc()?;
         let encoder = Arc::new(Encoder::new(&bfv, t)?);
         Ok(Params { bfv, t, encoder })

@@ -4,11 +4,12 @@
 //! sends the latter two to the server (once per session and plaintext
 //! modulus, one message).
 
-use fhe::bfv::{Ciphertext, EvaluationKey, EvaluationKeyBuilder, PublicKey, SecretKey};
+use fhe::bfv::{Ciphertext, EvaluationKeyBuilder, PublicKey, SecretKey};
 use fhe_math::rq::{Poly, Representation};
 use fhe_traits::{DeserializeParametrized, DeserializeWithContext, Serialize};
 
-use super::params::{CT_LEVEL, MODULI, Params, ROW};
+use super::keyswitch::GaloisKeys;
+use super::params::{CT_LEVEL, DEGREE, MODULI, Params, ROW};
 use super::rng::OsRng;
 use super::{HeError, wire};
 use crate::net::{Channel, Party};
@@ -33,9 +34,10 @@ pub enum Keys {
         /// Parameters.
         params: Params,
         /// Galois keys (rotations, row swap).
-        ek: Box<EvaluationKey>,
-        /// The client's public key (re-randomization).
-        pk: PublicKey,
+        ek: Box<GaloisKeys>,
+        /// The client's public key (an encryption of zero) switched to the
+        /// ciphertexts' level [`CT_LEVEL`], for the re-randomization.
+        pk: Ciphertext,
     },
 }
 
@@ -97,13 +99,14 @@ impl Keys {
     }
 }
 
-/// Decodes the client's Galois keys and checks them before `fhe` uses them: keys
+/// Decodes the client's Galois keys into the server's form ([`GaloisKeys`]) and
+/// checks them first: keys
 /// for ciphertexts at level [`CT_LEVEL`] with their key-switching keys at level 0
 /// (hybrid key switching, no digit decomposition), one key-switching polynomial
 /// pair per ciphertext prime, every polynomial in the `NttShoup` form the key
 /// switching multiplies by with reduced coefficients ([`wire::check_poly`]), and
 /// a key for every needed rotation and the row swap.
-fn galois_keys(bytes: &[u8], params: &Params) -> Result<EvaluationKey, HeError> {
+fn galois_keys(bytes: &[u8], params: &Params) -> Result<GaloisKeys, HeError> {
     use prost::Message;
     let bad = |m: String| HeError::Malformed(format!("Galois keys: {m}"));
     let proto = fhe::proto::bfv::EvaluationKey::decode(bytes).map_err(|e| bad(e.to_string()))?;
@@ -115,6 +118,7 @@ fn galois_keys(bytes: &[u8], params: &Params) -> Result<EvaluationKey, HeError> 
     }
     let ctx = params.bfv.context_at_level(0)?;
     let digits = MODULI.len() - CT_LEVEL;
+    let mut keys: Vec<(usize, Vec<Poly>, Vec<Poly>)> = Vec::with_capacity(proto.gk.len());
     for gk in &proto.gk {
         let e = gk.exponent;
         let ksk = gk
@@ -134,6 +138,7 @@ fn galois_keys(bytes: &[u8], params: &Params) -> Result<EvaluationKey, HeError> 
                 ksk.c1.len()
             )));
         }
+        let mut polys = Vec::with_capacity(2 * digits);
         for (i, b) in ksk.c0.iter().chain(&ksk.c1).enumerate() {
             let what = format!("polynomial {i} of the key of Galois element {e}");
             let poly = Poly::from_bytes(b, ctx).map_err(|err| bad(format!("{what}: {err}")))?;
@@ -142,20 +147,62 @@ fn galois_keys(bytes: &[u8], params: &Params) -> Result<EvaluationKey, HeError> 
                 Representation::NttShoup,
                 &format!("Galois keys: {what}"),
             )?;
+            polys.push(poly);
         }
+        let a = if ksk.seed.is_empty() {
+            polys.split_off(digits)
+        } else {
+            polys.truncate(digits);
+            let seed = <[u8; 32]>::try_from(ksk.seed.as_slice())
+                .map_err(|_| bad(format!("the key of Galois element {e} has a bad seed")))?;
+            seeded_polys(ctx, seed, digits)
+        };
+        let g = e as usize;
+        if g.is_multiple_of(2) || g >= 2 * DEGREE || keys.iter().any(|(h, ..)| *h == g) {
+            return Err(bad(format!(
+                "Galois element {e} is even, too large or repeated"
+            )));
+        }
+        keys.push((g, polys, a));
     }
-    let ek = EvaluationKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))?;
-    let complete =
-        ek.supports_row_rotation() && rotation_steps().all(|k| ek.supports_column_rotation_by(k));
-    if !complete {
-        return Err(bad("a rotation is missing".into()));
+    let needed = rotation_steps().map(galois_element).chain([2 * DEGREE - 1]);
+    let ek = GaloisKeys::new(&params.bfv, keys)?;
+    for g in needed {
+        if !ek.supports(g) {
+            return Err(bad(format!("a rotation is missing (Galois element {g})")));
+        }
     }
     Ok(ek)
 }
 
+/// The polynomials `a_i` of a key-switching key that `fhe` sends as a seed
+/// (`fhe`'s `KeySwitchingKey::generate_c1`: a ChaCha8 stream seeds each).
+fn seeded_polys(
+    ctx: &std::sync::Arc<fhe_math::rq::Context>,
+    seed: [u8; 32],
+    n: usize,
+) -> Vec<Poly> {
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+    let mut rng = ChaCha8Rng::from_seed(seed);
+    (0..n)
+        .map(|_| {
+            let mut seed_i = [0u8; 32];
+            rng.fill_bytes(&mut seed_i);
+            Poly::random_from_seed(ctx, Representation::NttShoup, seed_i)
+        })
+        .collect()
+}
+
+/// The Galois element of the column rotation by `k`: `3^k mod 2N` (`fhe`'s).
+pub(crate) fn galois_element(k: usize) -> usize {
+    (0..k).fold(1usize, |g, _| g * 3 % (2 * DEGREE))
+}
+
 /// Decodes the client's public key (an encryption of zero at level 0, the full
-/// modulus) and checks it as a ciphertext ([`wire::check_ct`]).
-fn public_key(bytes: &[u8], params: &Params) -> Result<PublicKey, HeError> {
+/// modulus), checks it as a ciphertext ([`wire::check_ct`]) and switches it to
+/// the ciphertexts' level.
+fn public_key(bytes: &[u8], params: &Params) -> Result<Ciphertext, HeError> {
     use prost::Message;
     let bad = |m: String| HeError::Malformed(format!("public key: {m}"));
     let proto = fhe::proto::bfv::PublicKey::decode(bytes).map_err(|e| bad(e.to_string()))?;
@@ -163,5 +210,8 @@ fn public_key(bytes: &[u8], params: &Params) -> Result<PublicKey, HeError> {
     let ct =
         Ciphertext::from_bytes(&c.encode_to_vec(), &params.bfv).map_err(|e| bad(e.to_string()))?;
     wire::check_ct(&ct, &params.bfv, Some(0), "public key")?;
-    PublicKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))
+    PublicKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))?;
+    let mut ct = ct;
+    ct.switch_to_level(CT_LEVEL)?;
+    Ok(ct)
 }

@@ -83,7 +83,10 @@ fn convolutions_equal_the_interpreter() {
     let mut keys = setup(T32);
     let mut g = Prg::new(Block(1));
     // (input, c_out, kernel, strides, pads, dilations, groups)
-    let cases: [Case; 7] = [
+    // The first six and the last replicate the input channels (C_in ≤ c_n),
+    // the seventh (c_n = 1) and the eighth (C_in > c_n = 64) do not.
+    let cases: [Case; 9] = [
+        ([1, 1, 8, 8], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         ([1, 3, 7, 9], 5, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         ([1, 5, 6, 6], 4, [1, 1], [1, 1], [0; 4], [1, 1], 1),
         ([1, 4, 9, 8], 6, [3, 2], [2, 2], [1, 0, 2, 1], [1, 1], 2),
@@ -91,6 +94,7 @@ fn convolutions_equal_the_interpreter() {
         ([1, 17, 4, 4], 33, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         // Wider than a row: tiles with halos, stride 2.
         ([1, 3, 70, 100], 2, [3, 3], [2, 2], [0; 4], [1, 1], 1),
+        ([1, 100, 6, 6], 20, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
         ([1, 6, 5, 5], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 6),
     ];
     for (input, c_out, kernel, strides, pads, dilations, groups) in cases {
@@ -415,4 +419,64 @@ fn hostile_keys_are_refused_over_tcp() {
         assert!(matches!(e, super::HeError::Malformed(_)), "{what}: {e}");
         assert!(e.to_string().contains(what), "{what}: {e}");
     }
+}
+
+/// The server's rotations ([`super::keyswitch`]) against the cleartext slot
+/// permutation: composed rotations, hoisted ones (several from one
+/// decomposition) and the row swap, each decrypted by the client.
+#[test]
+fn rotations_permute_the_slots() {
+    use super::layer::Noisy;
+    use super::noise;
+    use super::params::{CT_LEVEL, DEGREE, ROW};
+    use fhe::bfv::{Ciphertext, Encoding, Plaintext};
+    use fhe_traits::{
+        DeserializeParametrized, FheDecoder, FheDecrypter, FheEncoder, FheEncrypter, Serialize,
+    };
+    let keys = setup(T32);
+    let ((Keys::Server { params, ek, .. }, _), (Keys::Client { sk, .. }, _)) = &keys else {
+        panic!("roles");
+    };
+    let client_params = keys.1.0.params().bfv.clone();
+    let mut g = Prg::new(Block(4));
+    let slots = elems(&mut g, DEGREE, Modulus::Odd(T32), None);
+    let pt = Plaintext::try_encode(&slots, Encoding::simd_at_level(CT_LEVEL), &client_params)
+        .expect("encode");
+    let ct: Ciphertext = sk
+        .try_encrypt(&pt, &mut super::rng::OsRng::new().expect("rng"))
+        .expect("encrypt");
+    let ct = Ciphertext::from_bytes(&ct.to_bytes(), &params.bfv).expect("decode");
+    let decrypt = |x: &Noisy| -> Vec<u64> {
+        let ct = Ciphertext::from_bytes(&x.ct.to_bytes(), &client_params).expect("decode");
+        let pt = sk.try_decrypt(&ct).expect("decrypt");
+        Vec::<u64>::try_decode(&pt, Encoding::simd()).expect("slots")
+    };
+    let rotated = |k: usize, swap: bool| -> Vec<u64> {
+        (0..DEGREE)
+            .map(|p| {
+                let (r, i) = (p / ROW, p % ROW);
+                slots[(r ^ usize::from(swap)) * ROW + (i + k) % ROW]
+            })
+            .collect()
+    };
+    let ev = Evaluator::new(params, ek);
+    let fresh = || Noisy {
+        ct: ct.clone(),
+        bound: noise::fresh(),
+    };
+    let steps = [0usize, 1, 2, 3, 100, 1024, ROW - 1, ROW + 5];
+    for &k in &steps {
+        assert_eq!(
+            decrypt(&ev.rotate(fresh(), k).expect("rotate")),
+            rotated(k, false),
+            "k = {k}"
+        );
+    }
+    let h = ev.hoist(&ct).expect("hoist");
+    for &k in &steps {
+        let x = ev.rotate_hoisted(&h, noise::fresh(), k).expect("hoisted");
+        assert_eq!(decrypt(&x), rotated(k, false), "hoisted k = {k}");
+    }
+    let swapped = ev.swap_rows(fresh()).expect("swap");
+    assert_eq!(decrypt(&swapped), rotated(0, true));
 }
