@@ -53,6 +53,7 @@ pub mod net;
 pub mod ot;
 pub mod pool;
 pub mod predict;
+pub mod schedule;
 pub mod select;
 pub mod sign;
 
