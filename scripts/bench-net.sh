@@ -15,6 +15,9 @@
 #        RUN="minionn:ot:lan resnet50:he:lan ..."   combinations to measure (default none)
 #        UPTO_resnet50=VALUE   compile (and measure) ResNet-50 only up to the ONNX value
 #        VALUE (sci-compile --output): a prefix of its layers, to extrapolate per layer
+#        TIMEOUT=3600   sci-run --timeout: the longest wait for the peer (SCI_HE's server
+#        computes ResNet-50's first convolution for longer than sci-run's default 120 s
+#        on a loaded machine); a failed run prints its error in the row
 #
 # Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time).
 set -euo pipefail
@@ -24,6 +27,7 @@ NETS=${NETS:-lan wan}
 THREADS=${THREADS:-2}
 OUT=${OUT:-target/bench-net}
 RUN=${RUN:-}
+TIMEOUT=${TIMEOUT:-3600}
 MODELS=("$@")
 [ ${#MODELS[@]} -eq 0 ] && MODELS=(minionn squeezenet resnet50)
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install -y time)" >&2; exit 1; }
@@ -60,9 +64,12 @@ for m in "${MODELS[@]}"; do
         --backend "$b" --net "$n" ${upto:+--output "$upto"} --report "$tag.compile.json" > "$tag.compile.txt"
       measured=""
       if [[ " $RUN " == *" $m:$b:$n "* ]]; then
-        /usr/bin/time -v -o "$tag.time" "$SCIRUN" --local "$tag.plan" --input "$(model_input "$file")" \
-          --net "$n" --report "$tag.run.json" > "$tag.run.txt" 2>&1
-        measured="$tag.run.json $tag.time"
+        if /usr/bin/time -v -o "$tag.time" "$SCIRUN" --local "$tag.plan" --input "$(model_input "$file")" \
+          --net "$n" --timeout "$TIMEOUT" --report "$tag.run.json" > "$tag.run.txt" 2>&1; then
+          measured="$tag.run.json $tag.time"
+        else
+          measured="$tag.run.txt"
+        fi
       fi
       python3 - "$name" "$(model_bits "$m")" "$b" "$n" "$tag.compile.json" "$(cut -d' ' -f1 /proc/loadavg)" $measured <<'PY'
 import json, re, sys
@@ -75,7 +82,10 @@ setup = c["setup_cost"]; keys = c["he_keys_cost"] or {}
 g = 2**30
 comm = sum(x.get("server_bytes", 0) + x.get("client_bytes", 0) for x in (t, setup, keys))
 row = [name, bits, backend, net.upper(), f"{comm/g:.3f}", str(t["rounds"]), f"{c['net']['total_seconds']:.1f}"]
-if run:
+if len(run) == 1:
+    err = [l for l in open(run[0]).read().splitlines() if "error" in l]
+    row += [("failed: " + (err[-1] if err else "see " + run[0])).replace("|", "/")] + ["—"] * 4 + [load]
+elif run:
     report, timelog = run
     r = json.load(open(report))["parties"]
     cl = r[1] if r[1]["party"] == "client" else r[0]
