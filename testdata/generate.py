@@ -5,6 +5,7 @@
     testdata/.venv/bin/python testdata/generate.py --only ops # one group
     testdata/.venv-keras/bin/python testdata/generate.py --only keras
     testdata/.venv/bin/python testdata/generate.py --only exporters-large  # git-ignored
+    testdata/.venv/bin/python testdata/generate.py --only bench-large      # git-ignored (ResNet-50)
 
 Groups: see GROUPS below and testdata/README.md. Each group owns one
 directory; regenerating a group replaces that directory and its entries in
@@ -39,6 +40,7 @@ GROUPS = {
 # Groups not run by default: large files, git-ignored, tested when present.
 OPTIONAL = {
     "exporters-large": ("gen.exporters", "exporters-large", "generate_large"),
+    "bench-large": ("gen.bench", "bench-large", "generate_large"),
 }
 
 

@@ -282,3 +282,81 @@ fn maxpool_and_argmax_compare_narrowly_on_nonneg_operands() {
         assert!(bytes("am_narrow") < bytes("am_exact"), "ℓ = {bits}");
     }
 }
+
+/// Two independent branches (a fire module's shape, with signed operands and a division):
+/// the schedule runs their ReLUs, truncations and divisions as one call each
+/// (`sci_ir::cost::schedule`). The result is the interpreter's, bit for bit; a wave's
+/// cost is on its first member and the others record none; each instruction's bytes and
+/// rounds are the cost model's.
+#[test]
+fn independent_branches_run_as_one_call() {
+    const BODY: &str = "
+%x: client i32.12[1,4] = input \"x\"
+%w1: server i32.12[4,3] = const [1,-2,3,4,5,-6,7,8,9,10,-11,12]
+%w2: server i32.12[4,5] = const [1,2,-3,4,5,6,7,-8,9,10,11,12,13,-14,15,16,17,18,-19,20]
+%a: shared i32.24[1,3] = matmul %x, %w1
+%b: shared i32.24[1,5] = matmul %x, %w2
+%ra: shared i32.24[1,3] = relu %a
+%rb: shared i32.24[1,5] = relu %b
+%ta: shared i32.12[1,3] = trunc %a s=12
+%tb: shared i32.12[1,5] = trunc %b s=12
+%da: shared i32.24[1,3] = div_public %ra d=3
+%db: shared i32.24[1,5] = div_public %rb d=3
+%c: shared i32.12[1,8] = concat %ta, %tb axis=1
+%d: shared i32.24[1,8] = concat %da, %db axis=1
+%y: client i32.12[1,8] = output %c \"y\"
+%z: client i32.24[1,8] = output %d \"z\"
+";
+    let program = |t: usize| {
+        sci_ir::Program::parse(&format!("params mill_radix=4 threads={t}\n{BODY}")).unwrap()
+    };
+    let p = program(1);
+    let nn = sci_ir::analysis::nonneg::nonneg(&p);
+    let waves = sci_ir::cost::schedule::schedule(&p, &nn);
+    let batched: Vec<Vec<&str>> = waves
+        .iter()
+        .filter(|w| w.batch.is_some())
+        .map(|w| w.members.iter().map(|&v| p.name(v)).collect())
+        .collect();
+    assert_eq!(
+        batched,
+        vec![vec!["ra", "rb"], vec!["ta", "tb"], vec!["da", "db"]]
+    );
+    for t in [1, 2] {
+        let p = program(t);
+        let x = wide_inputs(&p, 5 + t as u64);
+        let want = sci_ir::interp::run(&p, &x).unwrap();
+        let run = exec::run_pair(
+            &Plan::new(p.clone()),
+            vec![x],
+            t as u32,
+            &TcpConfig::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(run.outputs[0], want, "threads {t}");
+        let pred = sci_ir::cost::predict_program(&p, sci_ir::cost::Lanes::of(&p));
+        let (r0, r1) = (&run.server[0], &run.client[0]);
+        for (i, (s, c)) in r0.instructions.iter().zip(&r1.instructions).enumerate() {
+            let (s, c) = (s.cost.as_ref().unwrap(), c.cost.as_ref().unwrap());
+            let got = sci_ir::cost::Cost {
+                server_bytes: s.bytes_sent,
+                client_bytes: c.bytes_sent,
+                server_rounds: s.rounds,
+                client_rounds: c.rounds,
+            };
+            assert_eq!(got, pred.instrs[i], "threads {t}, %{}", p.instrs()[i].name);
+        }
+        for name in ["rb", "tb", "db"] {
+            let i = p.instrs().iter().position(|x| x.name == name).unwrap();
+            assert!(
+                pred.instrs[i].is_local(),
+                "{name} is recorded on its wave's first"
+            );
+        }
+        for name in ["ra", "ta", "da"] {
+            let i = p.instrs().iter().position(|x| x.name == name).unwrap();
+            assert!(pred.instrs[i].rounds() > 0, "{name} carries its wave");
+        }
+    }
+}

@@ -24,6 +24,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from . import common
 from .common import f32, init, make_model, run_ort, save_model, vinfo
 
 DIR = "bench"
@@ -120,6 +121,40 @@ def squeezenet() -> onnx.ModelProto:
                       opset=13, name="squeezenet1_1")
 
 
+def resnet50() -> onnx.ModelProto:
+    """ResNet-50 as torchvision 0.29.2 builds it (v1.5: the stride of a down-sampling
+    bottleneck on its 3x3 convolution; a 1x1 projection shortcut on each stage's first
+    block), written with the graph builder instead of exported from torch (torch is
+    several GB and only needed for other groups). BatchNorm is left out: with random
+    weights it is an affine map per channel that sci folds into the convolution before
+    it, so neither the cost nor the protocols change."""
+    b = Builder(seed=2015)
+
+    def bottleneck(x, cin, width, stride, idx):
+        out = width * 4
+        y = b.relu(b.conv(x, cin, width, 1, name=f"{idx}.conv1"))
+        y = b.relu(b.conv(y, width, width, 3, stride=stride, pad=1, name=f"{idx}.conv2"))
+        y = b.conv(y, width, out, 1, name=f"{idx}.conv3")
+        short = x
+        if stride != 1 or cin != out:
+            short = b.conv(x, cin, out, 1, stride=stride, name=f"{idx}.downsample")
+        return b.relu(b.op("Add", [y, short]))
+
+    x = b.relu(b.conv("input", 3, 64, 7, stride=2, pad=3, name="conv1"))  # 112x112
+    x = b.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])  # 56x56
+    cin = 64
+    for stage, (width, blocks, stride) in enumerate(((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)), 1):
+        for k in range(blocks):
+            x = bottleneck(x, cin, width, stride if k == 0 else 1, f"layer{stage}.{k}")
+            cin = width * 4
+    x = b.op("GlobalAveragePool", [x])
+    x = b.op("Flatten", [x], axis=1)
+    x = b.gemm(x, 2048, 1000, name="fc")
+    b.nodes.append(helper.make_node("Identity", [x], ["logits"], name="output"))
+    return make_model(b.nodes, [vinfo("input", (1, 3, 224, 224))], [vinfo("logits", (1, 1000))], b.inits,
+                      opset=13, name="resnet50")
+
+
 def _image(seed: int, shape, mean, std) -> np.ndarray:
     img = np.random.default_rng(seed).random(shape, dtype=np.float64)
     m = np.asarray(mean).reshape(1, -1, 1, 1)
@@ -155,20 +190,37 @@ def max_abs_intermediate(model: onnx.ModelProto, x: np.ndarray) -> float:
     return float(max(np.abs(o).max() for o in run_ort(m, [x])))
 
 
+def _generate(models, directory: str, bound: float) -> None:
+    for name, build, shape, mean, std, seed, note in models:
+        x = _image(seed, shape, mean, std)
+        model = unit_rms(build(), x)
+        peak = max_abs_intermediate(model, x)
+        assert peak < bound, (name, peak)
+        nconv = sum(n.op_type == "Conv" for n in model.graph.node)
+        params = sum(int(np.prod(t.dims)) for t in model.graph.initializer)
+        save_model(model, f"{directory}/{name}.onnx", [[x]], note=note,
+                   extra={"max_abs_intermediate": round(peak, 4), "convolutions": nconv, "parameters": params})
+        print(f"   {name}: {nconv} convs, {params} parameters, max |intermediate| {peak:.3f}")
+
+
+def generate_large():
+    """`bench-large/` (git-ignored: ~100 MB): ResNet-50 with random weights, input
+    1x3x224x224, for the network-profile benchmarks (scripts/bench-net.sh). Its
+    manifest entry goes to `bench-large/index.json`, not to testdata/manifest.json."""
+    # The identity shortcuts add up unit-RMS residuals, so values grow with the depth;
+    # at l = 37, s = 12 products at scale 24 have room up to 2^12.
+    _generate((("resnet50", resnet50, (1, 3, 224, 224), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225), 50,
+                "ResNet-50 (torchvision v1.5 layout, 53 convs, BatchNorm folded away), random He weights"),),
+              "bench-large", 256)
+    index = {k: common.MANIFEST.pop(k) for k in list(common.MANIFEST) if k.startswith("bench-large/")}
+    common.write_json(common.ROOT / "bench-large/index.json", {"models": index})
+
+
 def generate():
-    for name, build, shape, mean, std, seed, note in (
+    _generate((
         ("minionn_cifar", minionn_cifar, (1, 3, 32, 32), (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616), 32,
          "MiniONN CIFAR-10 net: conv64-conv64-avgpool-conv64-conv64-avgpool-conv64-conv64(1x1)-conv16(1x1)-FC10, "
          "random He weights"),
         ("squeezenet", squeezenet, (1, 3, 224, 224), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225), 224,
          "SqueezeNet 1.1 (26 convs, 8 fire modules, 3 ceil-mode MaxPools, 13x13 AveragePool), random He weights"),
-    ):
-        x = _image(seed, shape, mean, std)
-        model = unit_rms(build(), x)
-        peak = max_abs_intermediate(model, x)
-        assert peak < 16, (name, peak)  # products at scale 24 stay far below 2^31
-        nconv = sum(n.op_type == "Conv" for n in model.graph.node)
-        params = sum(int(np.prod(t.dims)) for t in model.graph.initializer)
-        save_model(model, f"{DIR}/{name}.onnx", [[x]], note=note,
-                   extra={"max_abs_intermediate": round(peak, 4), "convolutions": nconv, "parameters": params})
-        print(f"   {name}: {nconv} convs, {params} parameters, max |intermediate| {peak:.3f}")
+    ), DIR, 16)  # products at scale 24 stay far below 2^31

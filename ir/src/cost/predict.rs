@@ -9,7 +9,10 @@
 //! largest over lanes of what it waited for on that lane (lanes run in parallel), as
 //! the run report measures them. Whether a receive is a round depends on what the party
 //! did last on that lane, so [`predict_program`] replays the whole program from the
-//! state after the OT set-up (the client sent last on every lane).
+//! state after the OT set-up (the client sent last on every lane), in the executor's
+//! order: the waves of [`super::schedule`], where independent `relu`s (truncations,
+//! divisions by the same `d`) of one level run as one call on their summed length and
+//! the wave's cost is recorded on its first member.
 //!
 //! | op | phases |
 //! |---|---|
@@ -27,6 +30,7 @@
 //! HE keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
 use super::net::LaneLoad;
+use super::schedule::schedule;
 use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, select};
 use crate::analysis::nonneg::nonneg;
 use crate::{Encoding, Op, Owner, Pool2d, Program, ValueId};
@@ -301,13 +305,17 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
     } else {
         (Cost::default(), Vec::new())
     };
-    let (instrs, loads): (Vec<Cost>, Vec<Vec<LaneLoad>>) = program
-        .ids()
-        .map(|v| {
-            let (phases, reveal) = phases(program, &nn, v, lanes.duplex);
-            state.step(&phases, reveal)
-        })
-        .unzip();
+    let n = program.instrs().len();
+    let mut instrs = vec![Cost::default(); n];
+    let mut loads = vec![vec![LaneLoad::default(); lanes.threads.max(1)]; n];
+    for wave in schedule(program, &nn) {
+        let first = wave.members[0];
+        let len = wave.members.iter().map(|&v| program.ty(v).numel()).sum();
+        let (phases, reveal) = phases(program, &nn, first, len, lanes.duplex);
+        let (cost, load) = state.step(&phases, reveal);
+        instrs[first.index()] = cost;
+        loads[first.index()] = load;
+    }
     let slowest = |party: usize| state.rounds.iter().map(|r| r[party]).max().unwrap_or(0);
     let total = Cost {
         server_rounds: slowest(0),
@@ -329,7 +337,8 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
 /// state). `nonneg` is [`crate::analysis::nonneg::nonneg`] of `program` (it decides
 /// the comparisons of MaxPool and ArgMax).
 pub fn predict(program: &Program, nonneg: &[bool], v: ValueId, lanes: Lanes) -> Cost {
-    let (phases, reveal) = phases(program, nonneg, v, lanes.duplex);
+    let numel = program.ty(v).numel();
+    let (phases, reveal) = phases(program, nonneg, v, numel, lanes.duplex);
     LaneState::busy(lanes.threads).step(&phases, reveal).0
 }
 
@@ -352,12 +361,22 @@ fn pool_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> {
         .repeat(d(0) * d(1))
 }
 
+/// Whether instruction `v` communicates when the executor runs it (a protocol step or a
+/// reveal; everything else is local).
+pub(super) fn communicates(program: &Program, nonneg: &[bool], v: ValueId) -> bool {
+    let (phases, reveal) = phases(program, nonneg, v, program.ty(v).numel(), true);
+    !phases.is_empty() || reveal.is_some()
+}
+
 /// The phases of instruction `v` and the bytes of its reveal, if it is an output of a
-/// secret value (see the [module documentation](self)).
+/// secret value (see the [module documentation](self)). `numel` is the length of an
+/// elementwise protocol's call: `v`'s, or a batched wave's sum
+/// ([`super::schedule`]); other instructions ignore it.
 fn phases<'a>(
     program: &'a Program,
     nonneg: &[bool],
     v: ValueId,
+    numel: usize,
     duplex: bool,
 ) -> (Vec<Phase<'a>>, Option<u64>) {
     let instr = program.instr(v);
@@ -366,7 +385,6 @@ fn phases<'a>(
     let m = program.params().mill_radix;
     let owner = |o: &ValueId| program.ty(*o).owner();
     let shape = |o: &ValueId| program.ty(*o).shape();
-    let numel = instr.ty.numel();
     if let Op::Output { x, .. } = &instr.op {
         let secret = owner(x) != Owner::Public;
         let n = program.ty(*x).numel() as u64;
@@ -503,7 +521,7 @@ fn phases<'a>(
             vec![product(sb[1], sb[0], sa[0])]
         }
         Op::Mul { a, b } if !public(a) && !public(b) && (server(a) || server(b)) => {
-            vec![product(numel, 1, 1)]
+            vec![product(instr.ty.numel(), 1, 1)]
         }
         _ => Vec::new(),
     };

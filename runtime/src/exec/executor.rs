@@ -46,6 +46,16 @@
 //! | `argmax` | `ArgMax_d` (§5.2.2) along the axis; comparisons as below |
 //! | `output` | revealed to the client |
 //!
+//! # Order: waves
+//! Instructions run in the order of [`sci_ir::cost::schedule`], not program order:
+//! level by level (protocol steps on the longest chain before an instruction), and the
+//! ReLUs (truncations by the same shift, divisions by the same `d`) of one level run as
+//! **one** protocol call over their concatenated shares — the two expand branches of a
+//! fire module share their rounds. Both parties derive the schedule from the public
+//! program. A wave's cost is recorded on its first member, the other members record
+//! zero, as the cost model predicts; values are freed after the last wave that reads
+//! them, and the outputs are returned in program order.
+//!
 //! The protocols run through [`Engine`], which cuts every layer into one chunk per lane.
 //! The plan's [`sci_ir::Backend`] fixes the modulus of the shares: `Z_{2^ℓ}` for SCI_OT,
 //! the HE field `Z_n` for SCI_HE, where every non-linear protocol runs over `Z_n`
@@ -92,6 +102,7 @@ use crate::proto::engine::Engine;
 use crate::proto::maxpool::Compare;
 use crate::proto::rdiv::Sign;
 use sci_ir::ConvGeom;
+use sci_ir::cost::schedule::schedule;
 use sci_ir::interp::{self, InterpError, linear};
 use sci_ir::{CheckErrorKind, Encoding, Op, Owner, Program, Scalar, Tensor, TensorError, ValueId};
 use std::borrow::Cow;
@@ -176,14 +187,29 @@ pub fn execute(
     let enc = program
         .encoding()
         .expect("check_plan accepted the program's encoding");
-    let mut inputs = check_inputs(program, party, inputs)?.into_iter();
+    let mut inputs: Vec<Option<Tensor>> = check_inputs(program, party, inputs)?
+        .into_iter()
+        .map(Some)
+        .collect();
+    let input_slot: Vec<Option<usize>> = {
+        let mut slots = vec![None; program.instrs().len()];
+        for (i, v) in program.inputs().into_iter().enumerate() {
+            slots[v.index()] = Some(i);
+        }
+        slots
+    };
     let start = Instant::now();
     let begin = engine.session().stats();
     let n = program.instrs().len();
+    let nonneg = sci_ir::analysis::nonneg::nonneg(program);
+    let waves = schedule(program, &nonneg);
+    // The last wave (in execution order) that reads each value.
     let mut last_use = vec![None; n];
-    for v in program.ids() {
-        for o in program.instr(v).op.operands() {
-            last_use[o.index()] = Some(v.index());
+    for (w, wave) in waves.iter().enumerate() {
+        for &v in &wave.members {
+            for o in program.instr(v).op.operands() {
+                last_use[o.index()] = Some(w);
+            }
         }
     }
     let mut ex = Exec {
@@ -193,53 +219,75 @@ pub fn execute(
         md,
         vals: vec![None; n],
         outputs: Vec::new(),
-        nonneg: sci_ir::analysis::nonneg::nonneg(program),
+        nonneg,
     };
     let he_keys = he_setup(program, md, engine)?;
-    let mut records = Vec::with_capacity(n);
-    for v in program.ids() {
-        let instr = program.instr(v);
+    let mut records: Vec<Option<InstrRecord>> = vec![None; n];
+    let mut done = 0;
+    for (w, wave) in waves.iter().enumerate() {
         let before = lane_stats(engine);
         let t0 = Instant::now();
-        let input = match instr.op {
-            Op::Input { .. } => inputs.next(),
-            _ => None,
+        let first = wave.members[0];
+        let fail = |v: ValueId, source: StepError| ExecError::Step {
+            index: v.index(),
+            count: n,
+            name: program.instr(v).name.clone(),
+            op: program.instr(v).op.mnemonic(),
+            cause: Box::new(source),
         };
-        let val = ex
-            .step(v, input, engine)
-            .map_err(|source| ExecError::Step {
-                index: v.index(),
-                count: n,
-                name: instr.name.clone(),
-                op: instr.op.mnemonic(),
-                cause: Box::new(source),
-            })?;
-        ex.vals[v.index()] = Some(val);
-        for o in instr.op.operands() {
-            if last_use[o.index()] == Some(v.index()) {
-                ex.vals[o.index()] = None;
+        if wave.batch.is_some() {
+            let shares = ex
+                .batch(&wave.members, engine)
+                .map_err(|source| fail(first, source))?;
+            for (&v, share) in wave.members.iter().zip(shares) {
+                ex.vals[v.index()] = Some(Val::Share(share));
+            }
+        } else {
+            let input = input_slot[first.index()].and_then(|i| inputs.get_mut(i)?.take());
+            let val = ex
+                .step(first, input, engine)
+                .map_err(|source| fail(first, source))?;
+            ex.vals[first.index()] = Some(val);
+        }
+        for &v in &wave.members {
+            for o in program.instr(v).op.operands() {
+                if last_use[o.index()] == Some(w) {
+                    ex.vals[o.index()] = None;
+                }
+            }
+            if last_use[v.index()].is_none() {
+                ex.vals[v.index()] = None;
             }
         }
-        if last_use[v.index()].is_none() {
-            ex.vals[v.index()] = None;
-        }
         let cost = Cost::between(&before, &lane_stats(engine), t0.elapsed().as_secs_f64());
-        records.push(InstrRecord {
-            index: v.index(),
-            name: instr.name.clone(),
-            op: instr.op.mnemonic(),
-            shape: instr.ty.shape().to_vec(),
-            cost: Some(cost),
-            predicted: None,
-        });
-        observe(Progress {
-            done: v.index() + 1,
-            total: n,
-            name: &instr.name,
-            op: instr.op.mnemonic(),
-            stats: engine.session().stats(),
-        });
+        for &v in &wave.members {
+            let instr = program.instr(v);
+            records[v.index()] = Some(InstrRecord {
+                index: v.index(),
+                name: instr.name.clone(),
+                op: instr.op.mnemonic(),
+                shape: instr.ty.shape().to_vec(),
+                cost: Some(if v == first {
+                    cost.clone()
+                } else {
+                    Cost::default()
+                }),
+                predicted: None,
+            });
+            done += 1;
+            observe(Progress {
+                done,
+                total: n,
+                name: &instr.name,
+                op: instr.op.mnemonic(),
+                stats: engine.session().stats(),
+            });
+        }
     }
+    let records: Vec<InstrRecord> = records
+        .into_iter()
+        .map(|r| r.expect("the schedule runs every instruction once"))
+        .collect();
     for lane in engine.session_mut().lanes_mut() {
         lane.ch.flush().map_err(ExecError::Connect)?;
     }
@@ -253,7 +301,10 @@ pub fn execute(
         rounds: setup.rounds + run.rounds,
     };
     Ok(Execution {
-        outputs: (party == Party::Client).then_some(ex.outputs),
+        outputs: (party == Party::Client).then(|| {
+            ex.outputs.sort_by_key(|(v, _)| v.index());
+            ex.outputs.into_iter().map(|(_, t)| t).collect()
+        }),
         report: PartyReport {
             party: match party {
                 Party::Server => "server",
@@ -344,7 +395,9 @@ struct Exec<'p> {
     /// The modulus of the shares (the plan's ring or field).
     md: Modulus,
     vals: Vec<Option<Val<'p>>>,
-    outputs: Vec<Tensor>,
+    /// The client's outputs so far, by the output instruction (the schedule may reveal
+    /// a public output before a secret one).
+    outputs: Vec<(ValueId, Tensor)>,
     /// Which values are provably non-negative ([`sci_ir::analysis::nonneg`]).
     nonneg: Vec<bool>,
 }
@@ -421,7 +474,7 @@ impl<'p> Exec<'p> {
                     Val::Absent
                 });
             }
-            Op::Output { x, .. } => return self.reveal(*x, engine),
+            Op::Output { x, .. } => return self.reveal(v, *x, engine),
             _ => {}
         }
         if matches!(owner, Owner::Public | Owner::Server) {
@@ -610,23 +663,60 @@ impl<'p> Exec<'p> {
     /// Theorem 4.1).
     fn elementwise(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
+        let x = self.share_of(*instr.op.operands()[0]);
+        let share = self.elementwise_words(&instr.op, words(&x), engine)?;
+        self.ring_tensor(instr.ty.shape(), share)
+    }
+
+    /// A batched wave ([`sci_ir::cost::schedule`]): the `members` (elementwise steps of
+    /// one [`sci_ir::cost::schedule::Batch`]) run as one protocol call over their
+    /// operands' shares concatenated; their output shares, split again, in order. One
+    /// call's rounds instead of one per member; bytes those of one call on the summed
+    /// length.
+    fn batch(
+        &mut self,
+        members: &[ValueId],
+        engine: &mut Engine,
+    ) -> Result<Vec<Tensor>, StepError> {
+        let program = self.program;
+        let mut x = Vec::new();
+        for &v in members {
+            x.extend_from_slice(words(&self.share_of(*program.instr(v).op.operands()[0])));
+        }
+        let y = self.elementwise_words(&program.instr(members[0]).op, &x, engine)?;
+        let mut rest = y.as_slice();
+        members
+            .iter()
+            .map(|&v| {
+                let (head, tail) = rest.split_at(program.ty(v).numel());
+                rest = tail;
+                self.ring_tensor(program.ty(v).shape(), head.to_vec())
+            })
+            .collect()
+    }
+
+    /// The protocol of the elementwise `op` on `x`, this party's share of its operand
+    /// (or of several operands of the same op, concatenated, in a batch).
+    fn elementwise_words(
+        &self,
+        op: &Op,
+        x: &[u64],
+        engine: &mut Engine,
+    ) -> Result<Vec<u64>, StepError> {
         let md = self.md;
-        let share = match &instr.op {
-            Op::Relu { x } => engine.relu(md, words(&self.share_of(*x)))?,
-            Op::Trunc { x, s, nonneg } => {
-                engine.trunc(md, *s, words(&self.share_of(*x)), *nonneg)?
-            }
-            Op::DivPublic { x, d } => {
-                let known = if self.nonneg[x.index()] {
+        Ok(match op {
+            Op::Relu { .. } => engine.relu(md, x)?,
+            Op::Trunc { s, nonneg, .. } => engine.trunc(md, *s, x, *nonneg)?,
+            Op::DivPublic { x: operand, d } => {
+                let known = if self.nonneg[operand.index()] {
                     Sign::NonNeg
                 } else {
                     Sign::Any
                 };
-                engine.rdiv(md, words(&self.share_of(*x)), &[*d], known)?
+                engine.rdiv(md, x, &[*d], known)?
             }
             op => unreachable!("{} is not elementwise", op.mnemonic()),
-        };
-        self.ring_tensor(instr.ty.shape(), share)
+        })
     }
 
     /// `maxpool`, `argmax` (§5.2.2, comparisons as in the module docs), `avgpool`,
@@ -731,8 +821,14 @@ impl<'p> Exec<'p> {
         }
     }
 
-    /// Reveals `x` to the client: the server sends its share, the client adds it.
-    fn reveal(&mut self, x: ValueId, engine: &mut Engine) -> Result<Val<'p>, StepError> {
+    /// Reveals `x` to the client, output `v`: the server sends its share, the client
+    /// adds it.
+    fn reveal(
+        &mut self,
+        v: ValueId,
+        x: ValueId,
+        engine: &mut Engine,
+    ) -> Result<Val<'p>, StepError> {
         let value = match (self.owner(x), self.clear(x)) {
             (Owner::Public, Some(c)) => Some(c.clone()),
             _ => engine
@@ -742,7 +838,7 @@ impl<'p> Exec<'p> {
         };
         match (self.party, value) {
             (Party::Client, Some(value)) => {
-                self.outputs.push(value.clone());
+                self.outputs.push((v, value.clone()));
                 Ok(Val::Clear(Cow::Owned(value)))
             }
             _ => Ok(Val::Absent),

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The README's network-profile table: MiniONN-CIFAR (ℓ = 32), SqueezeNet (ℓ = 32) and
+# ResNet-50 (ℓ = 37; testdata/bench-large, git-ignored: generate it first with
+# `testdata/.venv/bin/python testdata/generate.py --only bench-large`), s = 12, each
+# compiled for SCI_OT, SCI_HE and --backend auto with --net lan and --net wan. One
+# markdown row per (model, backend, profile): the cost model's communication, rounds
+# and network time (from `sci-compile --report`), and, for the combinations named in
+# RUN, a measured run: `sci-run --local PLAN --net PROFILE --report` under
+# /usr/bin/time -v (both parties in one process: the peak RSS is the two parties'
+# together), its wall time, bytes, rounds and CPU seconds, and the load average at its
+# end (the machine is shared: wall times under load are not the protocol's).
+#
+# usage: scripts/bench-net.sh [MODEL...]   (MODEL: minionn squeezenet resnet50; default all)
+# env:   BACKENDS="ot he auto"  NETS="lan wan"  THREADS=2  OUT=target/bench-net
+#        RUN="minionn:ot:lan resnet50:he:lan ..."   combinations to measure (default none)
+#        UPTO_resnet50=VALUE   compile (and measure) ResNet-50 only up to the ONNX value
+#        VALUE (sci-compile --output): a prefix of its layers, to extrapolate per layer
+#        TIMEOUT=3600   sci-run --timeout: the longest wait for the peer (SCI_HE's server
+#        computes ResNet-50's first convolution for longer than sci-run's default 120 s
+#        on a loaded machine); a failed run prints its error in the row
+#
+# Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BACKENDS=${BACKENDS:-ot he auto}
+NETS=${NETS:-lan wan}
+THREADS=${THREADS:-2}
+OUT=${OUT:-target/bench-net}
+RUN=${RUN:-}
+TIMEOUT=${TIMEOUT:-3600}
+MODELS=("$@")
+[ ${#MODELS[@]} -eq 0 ] && MODELS=(minionn squeezenet resnet50)
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install -y time)" >&2; exit 1; }
+
+cargo build --release -q -p sci-compiler --bin sci-compile -p sci-runtime --bin sci-run
+TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+COMPILE=$TARGET/release/sci-compile
+SCIRUN=$TARGET/release/sci-run
+mkdir -p "$OUT"
+
+model_file() {
+  case $1 in
+    minionn) echo testdata/bench/minionn_cifar.onnx ;;
+    squeezenet) echo testdata/bench/squeezenet.onnx ;;
+    resnet50) echo testdata/bench-large/resnet50.onnx ;;
+    *) echo "unknown model $1" >&2; exit 1 ;;
+  esac
+}
+model_input() { echo "${1%.onnx}.cases/0/input_0.npy"; }
+model_bits() { case $1 in resnet50) echo 37 ;; *) echo 32 ;; esac; }
+
+echo "| model | ℓ | backend | profile | predicted comm. GiB | predicted rounds | predicted network s | measured wall s | measured comm. GiB | measured rounds | CPU s (user+sys) | peak RSS MiB (both parties) | load avg |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for m in "${MODELS[@]}"; do
+  file=$(model_file "$m")
+  [ -f "$file" ] || { echo "missing $file (see the header)" >&2; continue; }
+  upto_var="UPTO_$m"
+  upto=${!upto_var:-}
+  name=$m${upto:+-upto-$upto}
+  for b in $BACKENDS; do
+    for n in $NETS; do
+      tag=$OUT/$name.$b.$n
+      "$COMPILE" "$file" -o "$tag.plan" --bits "$(model_bits "$m")" --scale 12 --threads "$THREADS" \
+        --backend "$b" --net "$n" ${upto:+--output "$upto"} --report "$tag.compile.json" > "$tag.compile.txt"
+      measured=""
+      if [[ " $RUN " == *" $m:$b:$n "* ]]; then
+        if /usr/bin/time -v -o "$tag.time" "$SCIRUN" --local "$tag.plan" --input "$(model_input "$file")" \
+          --net "$n" --timeout "$TIMEOUT" --report "$tag.run.json" > "$tag.run.txt" 2>&1; then
+          measured="$tag.run.json $tag.time"
+        else
+          measured="$tag.run.txt"
+        fi
+      fi
+      python3 - "$name" "$(model_bits "$m")" "$b" "$n" "$tag.compile.json" "$(cut -d' ' -f1 /proc/loadavg)" $measured <<'PY'
+import json, re, sys
+name, bits, backend, net, compiled, load, *run = sys.argv[1:]
+c = json.load(open(compiled))
+if backend == "auto" and c.get("backend_choice"):
+    backend = f"auto → {c['params'].get('backend', '?')}"
+t = c["total_cost"]
+setup = c["setup_cost"]; keys = c["he_keys_cost"] or {}
+g = 2**30
+comm = sum(x.get("server_bytes", 0) + x.get("client_bytes", 0) for x in (t, setup, keys))
+row = [name, bits, backend, net.upper(), f"{comm/g:.3f}", str(t["rounds"]), f"{c['net']['total_seconds']:.1f}"]
+if len(run) == 1:
+    err = [l for l in open(run[0]).read().splitlines() if "error" in l]
+    row += [("failed: " + (err[-1] if err else "see " + run[0])).replace("|", "/")] + ["—"] * 4 + [load]
+elif run:
+    report, timelog = run
+    r = json.load(open(report))["parties"]
+    cl = r[1] if r[1]["party"] == "client" else r[0]
+    tot = cl["totals"]
+    keysm = cl.get("he_keys") or {}
+    log = open(timelog).read()
+    f = lambda k: re.search(re.escape(k) + r": (.*)", log).group(1)
+    cpu = float(f("User time (seconds)")) + float(f("System time (seconds)"))
+    row += [f"{tot['seconds']:.1f}", f"{(tot['bytes_sent'] + tot['bytes_recv'])/g:.3f}",
+            str(tot["rounds"]), f"{cpu:.1f}", f"{int(f('Maximum resident set size (kbytes)'))/1024:.0f}", load]
+else:
+    row += ["—"] * 5 + [load]
+print("| " + " | ".join(row) + " |")
+PY
+    done
+  done
+done
