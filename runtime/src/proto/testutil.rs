@@ -6,7 +6,7 @@ use super::modulus::Modulus;
 use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Stats, mem, tcp};
-use crate::ot::OtPack;
+use crate::ot::{OtKind, OtPack};
 
 /// Results and counters of a two-party run, by role.
 pub(crate) struct Run<R> {
@@ -44,7 +44,7 @@ where
 {
     let party = |mut ch: Channel, role: Role| {
         let mut prg = role_prg(role);
-        let mut ot = OtPack::new(prg.fork());
+        let mut ot = OtPack::new(prg.fork(), OtKind::Iknp);
         let mut ctx = Ctx::new(&mut ch, &mut ot, &mut prg, role).with_radix(radix);
         let r = f(&mut ctx).unwrap_or_else(|e| panic!("role {role:?}: {e}"));
         (r, ch.stats())
