@@ -29,7 +29,7 @@
 //! [`super::Session`], a child of the lane's, itself derived from the
 //! session's OS seed). The extensions need no other randomness.
 
-use super::ferret::{FERRET, FerretReceiver, FerretSender};
+use super::ferret::{FERRET, FerretParams, FerretReceiver, FerretSender};
 use super::iknp::{CotFields, CotRing, IknpReceiver, IknpSender};
 use super::kkot::{KkClass, KkReceiver, KkSender, check_choices, check_classes};
 use super::{OtError, Word, check, check_bits};
@@ -48,6 +48,7 @@ pub struct OtPack {
     kk_r: Option<KkReceiver>,
     fer_s: Option<FerretSender>,
     fer_r: Option<FerretReceiver>,
+    ferret: FerretParams,
 }
 
 /// The OT engine of a pack: every call of [`OtPack`] runs on it.
@@ -82,12 +83,18 @@ impl std::str::FromStr for OtKind {
     }
 }
 
-fn ferret_sender(_: &mut Channel, prg: &mut Prg) -> Result<FerretSender, OtError> {
-    FerretSender::new(FERRET, prg.fork())
+/// The Ferret sender's set-up with parameters `p` (run on first use).
+fn ferret_sender(
+    p: FerretParams,
+) -> impl FnOnce(&mut Channel, &mut Prg) -> Result<FerretSender, OtError> {
+    move |_, prg| FerretSender::new(p, prg.fork())
 }
 
-fn ferret_receiver(_: &mut Channel, prg: &mut Prg) -> Result<FerretReceiver, OtError> {
-    FerretReceiver::new(FERRET, prg.fork())
+/// The Ferret receiver's set-up with parameters `p`.
+fn ferret_receiver(
+    p: FerretParams,
+) -> impl FnOnce(&mut Channel, &mut Prg) -> Result<FerretReceiver, OtError> {
+    move |_, prg| FerretReceiver::new(p, prg.fork())
 }
 
 /// Returns the state in `slot`, creating it with `setup` (drawing from
@@ -96,7 +103,7 @@ fn lazy<'a, S>(
     slot: &'a mut Option<S>,
     ch: &mut Channel,
     prg: &mut Prg,
-    setup: fn(&mut Channel, &mut Prg) -> Result<S, OtError>,
+    setup: impl FnOnce(&mut Channel, &mut Prg) -> Result<S, OtError>,
 ) -> Result<&'a mut S, OtError> {
     match slot {
         Some(s) => Ok(s),
@@ -117,6 +124,7 @@ impl OtPack {
             kk_r: None,
             fer_s: None,
             fer_r: None,
+            ferret: FERRET,
         }
     }
 
@@ -124,6 +132,19 @@ impl OtPack {
     /// engine are kept, unused).
     pub fn set_kind(&mut self, kind: OtKind) {
         self.kind = kind;
+    }
+
+    /// Gives the silent engine the LPN parameters `p` instead of the
+    /// production set [`FERRET`] (e.g. a small set, insecure, that makes
+    /// tests run many iterations); both parties must use the same. Errors
+    /// if the sets do not chain ([`FerretParams::valid`]) or a Ferret state
+    /// is set up already.
+    pub fn set_ferret_params(&mut self, p: FerretParams) -> Result<(), OtError> {
+        check(p.valid() && self.fer_s.is_none() && self.fer_r.is_none(), || {
+            format!("Ferret parameters {p:?} invalid or set after the set-up")
+        })?;
+        self.ferret = p;
+        Ok(())
     }
 
     /// The engine of this pack.
@@ -141,9 +162,9 @@ impl OtPack {
         if self.kind == OtKind::Silent {
             for sending in [first_send, !first_send] {
                 if sending {
-                    lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?.setup(ch)?;
+                    lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?.setup(ch)?;
                 } else {
-                    lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver)?.setup(ch)?;
+                    lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?.setup(ch)?;
                 }
             }
             return Ok(());
@@ -183,7 +204,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
                 .send_ot(ch, msgs, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?
+            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
                 .send_ot(ch, msgs, bits),
         }
     }
@@ -202,7 +223,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_ot(ch, choices, bits),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver)?
+            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
                 .recv_ot(ch, choices, bits),
         }
     }
@@ -221,7 +242,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
                 .send_rot(ch, n, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?
+            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
                 .send_rot(ch, n, bits),
         }
     }
@@ -240,7 +261,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_rot(ch, choices, bits),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver)?
+            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
                 .recv_rot(ch, choices, bits),
         }
     }
@@ -262,7 +283,7 @@ impl OtPack {
         }
         match self.kind {
             OtKind::Iknp => self.send_rot(ch, n, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?
+            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
                 .send_random_rot(ch, n, bits),
         }
     }
@@ -284,7 +305,7 @@ impl OtPack {
                 let y = self.recv_rot(ch, &c, bits)?;
                 Ok((c, y))
             }
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver)?
+            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
                 .recv_random_rot(ch, n, bits),
         }
     }
@@ -303,7 +324,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
                 .send_cot(ch, corr, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?
+            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
                 .send_cot(ch, corr, bits),
         }
     }
@@ -322,7 +343,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_cot(ch, choices, bits),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver)?
+            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
                 .recv_cot(ch, choices, bits),
         }
     }
@@ -369,7 +390,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
                 .send_cot_batches(ch, batches, widths, corr, out),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?
+            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
                 .send_cot_batches(ch, batches, widths, corr, out),
         }
     }
@@ -390,7 +411,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_cot_batches(ch, batches, choice, widths, out),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver)?
+            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
                 .recv_cot_batches(ch, batches, choice, widths, out),
         }
     }
@@ -425,7 +446,7 @@ impl OtPack {
                     bits,
                     count: msgs.len() / n_msgs,
                 };
-                lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?.send_n_classes(
+                lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?.send_n_classes(
                     ch,
                     &[class],
                     |_, r, out: &mut [T]| {
@@ -469,7 +490,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
                 .send_classes(ch, classes, msgs),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender)?
+            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
                 .send_n_classes(ch, classes, msgs),
         }
     }
@@ -489,7 +510,7 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup)?
                 .recv_classes(ch, classes, choices),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver)?
+            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
                 .recv_n_classes(ch, classes, choices),
         }
     }
