@@ -140,18 +140,22 @@ fn correlated_batches_with_mixed_payloads_over_tcp() {
         },
         |ot, ch| {
             let mut v = Vec::new();
-            ot.recv_cot_batches(ch, &batches, |j| c[j], |_| f, |_, vj| {
-                v.extend_from_slice(vj)
-            })
+            ot.recv_cot_batches(
+                ch,
+                &batches,
+                |j| c[j],
+                |_| f,
+                |_, vj| v.extend_from_slice(vj),
+            )
             .expect("recv");
             v
         },
     );
     assert_eq!(r.len(), 4 * n);
-    for j in 0..n {
+    for (j, &cj) in c.iter().enumerate() {
         for (e, ring) in rings.iter().enumerate() {
             let k = 4 * j + e;
-            let add = if c[j] { corr[k] } else { 0 };
+            let add = if cj { corr[k] } else { 0 };
             assert_eq!(v[k], ring.add(r[k], add), "instance {j} element {e}");
         }
     }
@@ -320,5 +324,8 @@ fn no_correlation_is_reused() {
         assert!(seen.insert(p[0]) && seen.insert(p[1]), "pad {j} reused");
     }
     let ones = c.iter().filter(|&&b| b).count();
-    assert!((90_000..100_000).contains(&ones), "choices not random: {ones}");
+    assert!(
+        (90_000..100_000).contains(&ones),
+        "choices not random: {ones}"
+    );
 }

@@ -25,8 +25,8 @@ use sci_ir::ConvGeom;
 use sci_runtime::crypto::Prg;
 use sci_runtime::he::{self, Packing};
 use sci_runtime::ot::{OtKind, Session};
-use sci_runtime::proto::{DEFAULT_RADIX, Modulus, default_radix};
 use sci_runtime::proto::engine::Engine;
+use sci_runtime::proto::{DEFAULT_RADIX, Modulus, default_radix};
 use serde_json::{Map, Value, json};
 
 use super::proto::{Layer, LayerParams, layer_workload};

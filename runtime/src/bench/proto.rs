@@ -279,7 +279,12 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         ProtoCmd::Argmax(_) => Layer::Argmax,
         ProtoCmd::Mill(_) | ProtoCmd::Matmul(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell)?;
-            return Ok((name.into(), c, work, formula.filter(|_| c.ot == OtKind::Iknp)));
+            return Ok((
+                name.into(),
+                c,
+                work,
+                formula.filter(|_| c.ot == OtKind::Iknp),
+            ));
         }
     };
     let (name, work, formula) = layer_workload(layer, Modulus::Pow2(ell), n, a.layer)?;

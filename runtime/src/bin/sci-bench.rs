@@ -30,9 +30,9 @@ use sci_runtime::crypto::{Block, Prg, RkAes256, Tccr, aes_hardware_accelerated};
 use sci_runtime::net::emulate::Link;
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, Stats};
-use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::ot::ferret::{FERRET, FerretReceiver, FerretSender};
 use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
+use sci_runtime::ot::{OtKind, Session};
 use serde_json::json;
 
 #[path = "../bench/he.rs"]

@@ -140,9 +140,10 @@ impl OtPack {
     /// if the sets do not chain ([`FerretParams::valid`]) or a Ferret state
     /// is set up already.
     pub fn set_ferret_params(&mut self, p: FerretParams) -> Result<(), OtError> {
-        check(p.valid() && self.fer_s.is_none() && self.fer_r.is_none(), || {
-            format!("Ferret parameters {p:?} invalid or set after the set-up")
-        })?;
+        check(
+            p.valid() && self.fer_s.is_none() && self.fer_r.is_none(),
+            || format!("Ferret parameters {p:?} invalid or set after the set-up"),
+        )?;
         self.ferret = p;
         Ok(())
     }
@@ -162,9 +163,21 @@ impl OtPack {
         if self.kind == OtKind::Silent {
             for sending in [first_send, !first_send] {
                 if sending {
-                    lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?.setup(ch)?;
+                    lazy(
+                        &mut self.fer_s,
+                        ch,
+                        &mut self.prg,
+                        ferret_sender(self.ferret),
+                    )?
+                    .setup(ch)?;
                 } else {
-                    lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?.setup(ch)?;
+                    lazy(
+                        &mut self.fer_r,
+                        ch,
+                        &mut self.prg,
+                        ferret_receiver(self.ferret),
+                    )?
+                    .setup(ch)?;
                 }
             }
             return Ok(());
@@ -204,8 +217,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
                 .send_ot(ch, msgs, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
-                .send_ot(ch, msgs, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_ot(ch, msgs, bits),
         }
     }
 
@@ -223,8 +241,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_ot(ch, choices, bits),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
-                .recv_ot(ch, choices, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_ot(ch, choices, bits),
         }
     }
 
@@ -240,10 +263,16 @@ impl OtPack {
         }
         check_bits::<T>(bits)?;
         match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
-                .send_rot(ch, n, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
-                .send_rot(ch, n, bits),
+            OtKind::Iknp => {
+                lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_rot(ch, n, bits)
+            }
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_rot(ch, n, bits),
         }
     }
 
@@ -261,8 +290,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_rot(ch, choices, bits),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
-                .recv_rot(ch, choices, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_rot(ch, choices, bits),
         }
     }
 
@@ -283,8 +317,13 @@ impl OtPack {
         }
         match self.kind {
             OtKind::Iknp => self.send_rot(ch, n, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
-                .send_random_rot(ch, n, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_random_rot(ch, n, bits),
         }
     }
 
@@ -305,8 +344,13 @@ impl OtPack {
                 let y = self.recv_rot(ch, &c, bits)?;
                 Ok((c, y))
             }
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
-                .recv_random_rot(ch, n, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_random_rot(ch, n, bits),
         }
     }
 
@@ -324,8 +368,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
                 .send_cot(ch, corr, bits),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
-                .send_cot(ch, corr, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_cot(ch, corr, bits),
         }
     }
 
@@ -343,8 +392,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_cot(ch, choices, bits),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
-                .recv_cot(ch, choices, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_cot(ch, choices, bits),
         }
     }
 
@@ -390,8 +444,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
                 .send_cot_batches(ch, batches, widths, corr, out),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
-                .send_cot_batches(ch, batches, widths, corr, out),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_cot_batches(ch, batches, widths, corr, out),
         }
     }
 
@@ -411,8 +470,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
                 .recv_cot_batches(ch, batches, choice, widths, out),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
-                .recv_cot_batches(ch, batches, choice, widths, out),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_cot_batches(ch, batches, choice, widths, out),
         }
     }
 
@@ -436,23 +500,23 @@ impl OtPack {
             format!("{} messages is not a multiple of N = {n_msgs}", msgs.len())
         })?;
         match self.kind {
-            OtKind::Iknp => {
-                lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
-                    .send(ch, n_msgs, msgs, bits)
-            }
+            OtKind::Iknp => lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
+                .send(ch, n_msgs, msgs, bits),
             OtKind::Silent => {
                 let class = KkClass {
                     n_msgs,
                     bits,
                     count: msgs.len() / n_msgs,
                 };
-                lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?.send_n_classes(
+                lazy(
+                    &mut self.fer_s,
                     ch,
-                    &[class],
-                    |_, r, out: &mut [T]| {
-                        out.copy_from_slice(&msgs[r.start * n_msgs..r.end * n_msgs])
-                    },
-                )
+                    &mut self.prg,
+                    ferret_sender(self.ferret),
+                )?
+                .send_n_classes(ch, &[class], |_, r, out: &mut [T]| {
+                    out.copy_from_slice(&msgs[r.start * n_msgs..r.end * n_msgs])
+                })
             }
         }
     }
@@ -490,8 +554,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
                 .send_classes(ch, classes, msgs),
-            OtKind::Silent => lazy(&mut self.fer_s, ch, &mut self.prg, ferret_sender(self.ferret))?
-                .send_n_classes(ch, classes, msgs),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_n_classes(ch, classes, msgs),
         }
     }
 
@@ -510,8 +579,13 @@ impl OtPack {
         match self.kind {
             OtKind::Iknp => lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup)?
                 .recv_classes(ch, classes, choices),
-            OtKind::Silent => lazy(&mut self.fer_r, ch, &mut self.prg, ferret_receiver(self.ferret))?
-                .recv_n_classes(ch, classes, choices),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_n_classes(ch, classes, choices),
         }
     }
 }

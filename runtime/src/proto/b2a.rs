@@ -71,7 +71,7 @@ pub fn b2a(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, c: &Bits) -> Result<Vec<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{pin, ELLS, FIELDS, open, prg, run2};
+    use crate::proto::testutil::{ELLS, FIELDS, open, pin, prg, run2};
 
     #[test]
     fn converts_bits() {

@@ -98,7 +98,7 @@ pub fn rounds(n: u64, m: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{pin, RADICES, measured, open_bits, prg, run2, run2_tcp};
+    use crate::proto::testutil::{RADICES, measured, open_bits, pin, prg, run2, run2_tcp};
 
     /// Random elements and the edges 0, 1, (n−1)/2, (n+1)/2, n−1, with
     /// random shares mod n: `(values, shares of P0, shares of P1)`.

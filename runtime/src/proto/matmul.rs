@@ -366,7 +366,7 @@ pub fn cost_bits(ell: u32, dims: (usize, usize, usize)) -> u64 {
 mod tests {
     use super::*;
     use crate::proto::testutil;
-    use crate::proto::testutil::{costed, pin, ELLS, measured, open, prg, run2, run2_tcp, share};
+    use crate::proto::testutil::{ELLS, costed, measured, open, pin, prg, run2, run2_tcp, share};
     use sci_ir::{Op, Owner, ValueId};
 
     /// The reference interpreter on `op(x, w)` with `x` a client input and

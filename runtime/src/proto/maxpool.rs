@@ -416,8 +416,8 @@ mod tests {
     use super::*;
     use crate::pack::mask;
     use crate::proto::testutil;
-    use crate::proto::testutil::{pin, 
-        ELLS, FIELDS, measured, open, prg, run2, run2_tcp, share, values_with_edges,
+    use crate::proto::testutil::{
+        ELLS, FIELDS, measured, open, pin, prg, run2, run2_tcp, share, values_with_edges,
     };
     use proptest::prelude::*;
     use sci_ir::Op;

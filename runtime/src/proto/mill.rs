@@ -389,7 +389,7 @@ pub fn rounds_multi(m: u32, specs: &[(u32, usize)]) -> u64 {
 mod tests {
     use super::*;
     use crate::net::Stats;
-    use crate::proto::testutil::{pin, ELLS, RADICES, open_bits, prg, run2, run2_tcp};
+    use crate::proto::testutil::{ELLS, RADICES, open_bits, pin, prg, run2, run2_tcp};
 
     /// Inputs `(x, y)` with `k` comparisons per element: random, near-equal
     /// (long equal prefixes) and the extremes.

@@ -141,7 +141,7 @@ pub fn mux_fields<M: Copy + Into<Modulus>>(
 mod tests {
     use super::*;
     use crate::pack::mask;
-    use crate::proto::testutil::{pin, moduli, open, prg, run2, share, values_with_edges};
+    use crate::proto::testutil::{moduli, open, pin, prg, run2, share, values_with_edges};
 
     #[test]
     fn selects_value_or_zero() {

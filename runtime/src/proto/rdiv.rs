@@ -310,8 +310,8 @@ pub fn rounds(md: impl Into<Modulus>, d: &[u64], m: u32, known: Sign) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{pin, 
-        FIELDS, RADICES, encoding, measured, moduli, open, prg, run2, run2_tcp, share,
+    use crate::proto::testutil::{
+        FIELDS, RADICES, encoding, measured, moduli, open, pin, prg, run2, run2_tcp, share,
         values_with_edges,
     };
     use sci_ir::fixed;

@@ -42,8 +42,9 @@ pub fn relu(ctx: &mut Ctx<'_>, md: impl Into<Modulus>, a: &[u64]) -> Result<Vec<
 mod tests {
     use super::*;
     use crate::proto::Role;
-    use crate::proto::testutil::{pin, 
-        RADICES, measured, moduli, open, prg, reference, run2, run2_tcp, share, values_with_edges,
+    use crate::proto::testutil::{
+        RADICES, measured, moduli, open, pin, prg, reference, run2, run2_tcp, share,
+        values_with_edges,
     };
 
     /// ReLU of `len` random values mod `md` and the edges of its signed range,

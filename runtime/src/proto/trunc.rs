@@ -342,7 +342,7 @@ pub fn trunc_nonneg(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{pin, ELLS, RADICES, measured, open, prg, run2, run2_tcp, share};
+    use crate::proto::testutil::{ELLS, RADICES, measured, open, pin, prg, run2, run2_tcp, share};
     use sci_ir::Encoding;
     use sci_ir::fixed;
 
@@ -452,7 +452,8 @@ mod tests {
             };
             pin!(r.bits(), bits, "ℓ={ell} s={s} m={m} nonneg={nonneg}");
             pin!(
-                r.stats[1].rounds, rounds,
+                r.stats[1].rounds,
+                rounds,
                 "ℓ={ell} s={s} m={m} nonneg={nonneg}"
             );
         }
