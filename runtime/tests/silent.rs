@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use sci_ir::cost::Role;
-use sci_ir::cost::ferret::{FerretParams, LpnParams, derived};
+use sci_ir::cost::ferret::{FerretParams, LpnParams, derived, setup};
 use sci_runtime::crypto::{Block, Prg};
-use sci_runtime::net::{Channel, Stats, mem, tcp};
+use sci_runtime::net::{Channel, Party, Stats, mem, tcp};
 use sci_runtime::ot::ferret::nofn::ots_per_instance;
 use sci_runtime::ot::{CotFields, KkClass, OtKind, OtPack};
 use sci_runtime::pack::mask;
@@ -328,4 +328,31 @@ fn no_correlation_is_reused() {
         (90_000..100_000).contains(&ones),
         "choices not random: {ones}"
     );
+}
+
+#[test]
+fn eager_setup_is_one_ferret_setup_per_direction() {
+    // OtPack::setup: the server's pack as Ferret sender first, then as
+    // receiver; a later call sets nothing up again.
+    let (a, b, s0, s1) = run2(
+        mem_pair(),
+        |ot, ch| {
+            ot.setup(ch, Party::Server).expect("setup");
+            ot.setup(ch, Party::Server).expect("again: nothing");
+            let before = ch.stats();
+            ot.send_random_rot::<u8>(ch, 100, 1).expect("rot");
+            ch.stats() - before
+        },
+        |ot, ch| {
+            ot.setup(ch, Party::Client).expect("setup");
+            ot.setup(ch, Party::Client).expect("again: nothing");
+            let before = ch.stats();
+            ot.recv_random_rot::<u8>(ch, 100, 1).expect("rot");
+            ch.stats() - before
+        },
+    );
+    let t = setup(Role::P0, &SMALL).then(setup(Role::P1, &SMALL));
+    assert_eq!(s0.bytes_sent - a.bytes_sent, t.sent(Role::P0));
+    assert_eq!(s1.bytes_sent - b.bytes_sent, t.sent(Role::P1));
+    assert_eq!((a.bytes_sent, b.bytes_sent), (0, 0));
 }
