@@ -23,7 +23,7 @@ use crate::he::params::{CT_LEVEL, MIN_PLAIN_BITS, plain_modulus_above};
 use crate::he::{Keys, Params, wire};
 use crate::net::session::{PREAMBLE_LEN, SessionId, parse_preamble};
 use crate::net::{Channel, Party, Transport};
-use crate::ot::{OtPack, Session};
+use crate::ot::{OtKind, OtPack, Session};
 use crate::proto::engine::Engine;
 
 /// A transport whose incoming bytes are a fixed recording of the peer and whose
@@ -94,7 +94,7 @@ pub fn ot_setup(data: &[u8]) {
     } else {
         Party::Client
     };
-    let mut pack = OtPack::new(Prg::new(Block(0x0f0f)));
+    let mut pack = OtPack::new(Prg::new(Block(0x0f0f)), OtKind::Iknp);
     let _ = pack.setup(&mut replay(rest), party);
 }
 

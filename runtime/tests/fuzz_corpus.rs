@@ -16,7 +16,7 @@ use sci_runtime::exec::{executor, report::Cost};
 use sci_runtime::fuzz_entry::{self, SESSION_ID, replay};
 use sci_runtime::net::session::{PREAMBLE_LEN, SessionId, preamble};
 use sci_runtime::net::{Channel, Party, Transport, mem};
-use sci_runtime::ot::{OtPack, Session};
+use sci_runtime::ot::{OtKind, OtPack, Session};
 use sci_runtime::proto::engine::Engine;
 use sci_testkit::fuzz;
 
@@ -143,12 +143,12 @@ fn ot_transcript(party: Party) -> Vec<u8> {
     let mut ours = a;
     sci_testkit::run2(
         || {
-            OtPack::new(sci_runtime::crypto::Prg::new(Block(0x0f0f)))
+            OtPack::new(sci_runtime::crypto::Prg::new(Block(0x0f0f)), OtKind::Iknp)
                 .setup(&mut ours, party)
                 .expect("set-up")
         },
         || {
-            OtPack::new(sci_runtime::crypto::Prg::new(Block(5)))
+            OtPack::new(sci_runtime::crypto::Prg::new(Block(5)), OtKind::Iknp)
                 .setup(&mut peer, party.other())
                 .expect("peer set-up")
         },

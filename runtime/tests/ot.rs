@@ -7,7 +7,7 @@ use std::time::Duration;
 use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Channel, Party, Stats, mem};
-use sci_runtime::ot::{CotFields, KkClass, OtPack, Session, cot_bits, kk_bits};
+use sci_runtime::ot::{CotFields, KkClass, OtKind, OtPack, Session, cot_bits, kk_bits};
 use sci_runtime::pack::mask;
 
 const TIMEOUT: Option<Duration> = Some(Duration::from_secs(30));
@@ -46,7 +46,7 @@ fn test_prg(label: &str, index: u64) -> Prg {
 
 /// The OT pack of party `p` (0 or 1), its set-ups drawing from the test seed.
 fn pack(p: u64) -> OtPack {
-    OtPack::new(test_prg("test-pack", p))
+    OtPack::new(test_prg("test-pack", p), OtKind::Iknp)
 }
 
 /// A session of `party` seeded from the test seed.

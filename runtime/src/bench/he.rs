@@ -24,9 +24,9 @@ use clap::{Args, Subcommand};
 use sci_ir::ConvGeom;
 use sci_runtime::crypto::Prg;
 use sci_runtime::he::{self, Packing};
-use sci_runtime::ot::Session;
-use sci_runtime::proto::Modulus;
+use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
+use sci_runtime::proto::{DEFAULT_RADIX, Modulus, default_radix};
 use serde_json::{Map, Value, json};
 
 use super::proto::{Layer, LayerParams, layer_workload};
@@ -114,7 +114,8 @@ impl HeCmd {
     pub fn extra(&self) -> Map<String, Value> {
         let a = self.args();
         let md = Modulus::Odd(a.modulus);
-        let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": a.layer.m});
+        let m = a.layer.m.unwrap_or_else(|| default_radix(self.common().ot));
+        let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": m, "ot": self.common().ot.to_string()});
         if let Value::Object(o) = &mut v {
             match self {
                 HeCmd::Trunc(_) => {
@@ -180,8 +181,9 @@ fn he_layer<'w>(cmd: &HeCmd, w: Option<&'w [u64]>) -> Result<Box<dyn Packing + '
 
 /// The benchmark of `cmd`: name, common arguments, work, formula bits per op.
 pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
-    let a = cmd.args().clone();
+    let mut a = cmd.args().clone();
     let c = cmd.common();
+    a.layer.m.get_or_insert(default_radix(c.ot));
     let md = Modulus::Odd(a.modulus);
     let layer = match cmd {
         HeCmd::Drelu(_) => Layer::Drelu,
@@ -196,12 +198,12 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
         }
     };
     let (name, work, formula) = layer_workload(layer, md, c.n, a.layer)?;
-    Ok((name, c, work, formula))
+    Ok((name, c, work, formula.filter(|_| c.ot == OtKind::Iknp)))
 }
 
 /// The HE linear layer benchmarks: `n` layers on one session.
 fn he_workload(cmd: &HeCmd, a: &FieldArgs, md: Modulus, n: usize) -> Result<(&'static str, Work)> {
-    let (m, t) = (a.layer.m, a.modulus);
+    let (m, t) = (a.layer.m.unwrap_or(DEFAULT_RADIX), a.modulus);
     he::Params::new(t)?;
     let x = md.random(&mut Prg::from_os()?, he_layer(cmd, None)?.in_len());
     let conv = matches!(cmd, HeCmd::ConvHe(_));

@@ -16,11 +16,13 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_runtime::crypto::Prg;
-use sci_runtime::ot::Session;
+use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::{self, Compare, Windows};
 use sci_runtime::proto::rdiv::Sign;
-use sci_runtime::proto::{Ctx, Modulus, Role, matmul, mill, rdiv, relu, sign, trunc};
+use sci_runtime::proto::{
+    Ctx, DEFAULT_RADIX, Modulus, Role, default_radix, matmul, mill, rdiv, relu, sign, trunc,
+};
 use serde_json::{Map, Value, json};
 
 use super::{Common, Work};
@@ -85,18 +87,23 @@ impl ProtoCmd {
 
     /// Extra JSON fields (parameters) of the benchmark.
     pub fn extra(&self) -> Map<String, Value> {
-        let a = self.args().layer;
+        let mut a = self.args().layer;
+        let ot = self.common().ot;
+        let m = *a.m.get_or_insert(default_radix(ot));
         let v = match self {
-            ProtoCmd::Mill(_) | ProtoCmd::Drelu(_) | ProtoCmd::Relu(_) => json!({"m": a.m}),
-            ProtoCmd::Trunc(_) | ProtoCmd::TruncNonneg(_) => json!({"m": a.m, "scale": a.scale}),
-            ProtoCmd::Div(_) => json!({"m": a.m, "d": a.d}),
+            ProtoCmd::Mill(_) | ProtoCmd::Drelu(_) | ProtoCmd::Relu(_) => json!({"m": m}),
+            ProtoCmd::Trunc(_) | ProtoCmd::TruncNonneg(_) => json!({"m": m, "scale": a.scale}),
+            ProtoCmd::Div(_) => json!({"m": m, "d": a.d}),
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
-                json!({"m": a.m, "d": a.d, "window": a.d, "narrow": a.narrow})
+                json!({"m": m, "d": a.d, "window": a.d, "narrow": a.narrow})
             }
             ProtoCmd::Matmul(_) => json!({"cols": self.args().cols, "outs": self.args().outs}),
         };
         match v {
-            Value::Object(o) => o,
+            Value::Object(mut o) => {
+                o.insert("ot".into(), json!(ot.to_string()));
+                o
+            }
             _ => Map::new(),
         }
     }
@@ -128,9 +135,10 @@ pub enum Layer {
 /// (also the millionaires' radix of `mill`).
 #[derive(Args, Clone, Copy, Debug)]
 pub struct LayerParams {
-    /// Millionaires' radix m (1..=8).
-    #[arg(long, default_value_t = 4)]
-    pub m: u32,
+    /// Millionaires' radix m (1..=8); default 4 over IKNP, 2 over the
+    /// silent engine (`sci_runtime::proto::default_radix`).
+    #[arg(long)]
+    pub m: Option<u32>,
     /// Truncations: the shift s (over a field, the division by 2^s).
     #[arg(long, default_value_t = 12)]
     pub scale: u32,
@@ -154,7 +162,7 @@ pub fn layer_workload(
     p: LayerParams,
 ) -> Result<(String, Work, Option<f64>)> {
     let md = md.check()?;
-    let m = p.m;
+    let m = p.m.unwrap_or(DEFAULT_RADIX);
     if !(1..=8).contains(&m) {
         bail!("--m must be in 1..=8");
     }
@@ -254,8 +262,9 @@ pub fn layer_workload(
 
 /// The benchmark of `cmd`: name, common arguments, work, formula bits per op.
 pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> {
-    let a = cmd.args().clone();
+    let mut a = cmd.args().clone();
     let c = cmd.common();
+    a.layer.m.get_or_insert(default_radix(c.ot));
     let (n, ell) = (c.n, c.bits);
     if !(1..=64).contains(&ell) {
         bail!("--bits must be in 1..=64");
@@ -270,11 +279,16 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         ProtoCmd::Argmax(_) => Layer::Argmax,
         ProtoCmd::Mill(_) | ProtoCmd::Matmul(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell)?;
-            return Ok((name.into(), c, work, formula));
+            return Ok((
+                name.into(),
+                c,
+                work,
+                formula.filter(|_| c.ot == OtKind::Iknp),
+            ));
         }
     };
     let (name, work, formula) = layer_workload(layer, Modulus::Pow2(ell), n, a.layer)?;
-    Ok((name, c, work, formula))
+    Ok((name, c, work, formula.filter(|_| c.ot == OtKind::Iknp)))
 }
 
 /// The benchmarks without a field twin: the millionaires' and the OT-based
@@ -285,7 +299,7 @@ fn ring_only(
     n: usize,
     ell: u32,
 ) -> Result<(&'static str, Work, Option<f64>)> {
-    let m = a.layer.m;
+    let m = a.layer.m.unwrap_or(DEFAULT_RADIX);
     if !(1..=8).contains(&m) {
         bail!("--m must be in 1..=8");
     }

@@ -30,9 +30,9 @@ use sci_runtime::crypto::{Block, Prg, RkAes256, Tccr, aes_hardware_accelerated};
 use sci_runtime::net::emulate::Link;
 use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::{Party, Stats};
-use sci_runtime::ot::Session;
 use sci_runtime::ot::ferret::{FERRET, FerretReceiver, FerretSender};
 use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
+use sci_runtime::ot::{OtKind, Session};
 use serde_json::json;
 
 #[path = "../bench/he.rs"]
@@ -74,15 +74,10 @@ struct Common {
     /// trip), `wan` (40 MB/s, 80 ms) or BANDWIDTH,RTT such as 40MB/s,80ms.
     #[arg(long, value_name = "PROFILE")]
     net: Option<NetProfile>,
-}
-
-/// Which OT engine a benchmark runs on.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum OtEngine {
-    /// IKNP OT extension (λ = 128 bits per OT).
-    Iknp,
-    /// Ferret silent OT (sci_runtime::ot::ferret), production parameters.
-    Silent,
+    /// The OT engine: `iknp` (IKNP and KK13) or `silent` (Ferret,
+    /// production parameters); every OT of the benchmark runs on it.
+    #[arg(long, default_value_t = OtKind::Iknp)]
+    ot: OtKind,
 }
 
 #[derive(Subcommand, Debug)]
@@ -96,9 +91,6 @@ enum Cmd {
     Cot {
         #[command(flatten)]
         common: Common,
-        /// The OT engine.
-        #[arg(long, value_enum, default_value_t = OtEngine::Iknp)]
-        ot: OtEngine,
         /// Random COTs (the silent engine's output: the sender's `q`, the
         /// receiver's random `b` and `q ⊕ b·Δ`), no correction; `--bits` is
         /// ignored. Silent engine only.
@@ -185,11 +177,7 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
             });
             ("rot".into(), c, w, Some(lambda))
         }
-        Cmd::Cot {
-            common: c,
-            ot,
-            random,
-        } => {
+        Cmd::Cot { common: c, random } => {
             let (n, bits) = (c.n, c.bits);
             if !(1..=64).contains(&bits) {
                 bail!("--bits must be in 1..=64 for cot");
@@ -197,9 +185,9 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
             let mut g = Prg::from_os()?;
             let x = g.ring_elems(n, bits);
             let choices = g.bools(n);
-            let w: Work = match (*ot, *random) {
-                (OtEngine::Iknp, true) => bail!("--random needs --ot silent"),
-                (OtEngine::Iknp, false) => Box::new(move |s| {
+            let w: Work = match (c.ot, *random) {
+                (OtKind::Iknp, true) => bail!("--random needs --ot silent"),
+                (_, false) => Box::new(move |s| {
                     s.run(n, |c| {
                         let r = c.range.clone();
                         if c.sender {
@@ -213,7 +201,7 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                     })?;
                     Ok(())
                 }),
-                (OtEngine::Silent, random) => Box::new(move |s| {
+                (OtKind::Silent, true) => Box::new(move |s| {
                     s.run(n, |c| {
                         let (r, lane) = (c.range.clone(), &mut *c.lane);
                         let prg = lane.prg.fork();
@@ -224,28 +212,18 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                             Ok(())
                         };
                         if c.sender {
-                            let mut f = FerretSender::new(FERRET, prg)?;
-                            if random {
-                                f.take(&mut lane.ch, r.len(), &mut fold)
-                            } else {
-                                f.send_cot(&mut lane.ch, &x[r], bits).map(drop)
-                            }
+                            FerretSender::new(FERRET, prg)?.take(&mut lane.ch, r.len(), &mut fold)
                         } else {
-                            let mut f = FerretReceiver::new(FERRET, prg)?;
-                            if random {
-                                f.take(&mut lane.ch, r.len(), &mut fold)
-                            } else {
-                                f.recv_cot(&mut lane.ch, &choices[r], bits).map(drop)
-                            }
+                            FerretReceiver::new(FERRET, prg)?.take(&mut lane.ch, r.len(), &mut fold)
                         }
                     })?;
                     Ok(())
                 }),
             };
-            let (name, formula) = match (*ot, *random) {
-                (OtEngine::Iknp, _) => ("cot", lambda + bits as f64),
-                (OtEngine::Silent, false) => ("cot-silent", 1.0 + bits as f64),
-                (OtEngine::Silent, true) => ("rcot-silent", 0.0),
+            let (name, formula) = match (c.ot, *random) {
+                (OtKind::Iknp, _) => ("cot", lambda + bits as f64),
+                (OtKind::Silent, false) => ("cot-silent", 1.0 + bits as f64),
+                (OtKind::Silent, true) => ("rcot-silent", 0.0),
             };
             (name.into(), c, w, Some(formula))
         }
@@ -429,8 +407,8 @@ fn main() -> Result<()> {
         None => {
             let (c0, c1) =
                 tcp::loopback_pairs(c.threads, &cfg).context("opening loopback connections")?;
-            let mut s0 = Session::new(Party::Server, c0)?;
-            let mut s1 = Session::new(Party::Client, c1)?;
+            let mut s0 = Session::new(Party::Server, c0)?.with_ot(c.ot);
+            let mut s1 = Session::new(Party::Client, c1)?.with_ot(c.ot);
             let start = Barrier::new(2);
             let (r0, r1) = std::thread::scope(|sc| {
                 let h = sc.spawn(|| party_run(&mut s1, &work, &start));
@@ -465,7 +443,7 @@ fn main() -> Result<()> {
                 ),
                 _ => bail!("--party must be 0 or 1"),
             };
-            let mut s = Session::new(party, chans)?;
+            let mut s = Session::new(party, chans)?.with_ot(c.ot);
             let (t, st) = party_run(&mut s, &work, &Barrier::new(1))?;
             (t, st.bytes(), st.rounds)
         }
@@ -481,11 +459,7 @@ fn main() -> Result<()> {
     let extra = match &cli.cmd {
         Cmd::Proto(p) => p.extra(),
         Cmd::He(h) => h.extra(),
-        Cmd::Cot {
-            ot: OtEngine::Silent,
-            random,
-            ..
-        } => silent_extra(c, *random, bytes),
+        Cmd::Cot { random, .. } if c.ot == OtKind::Silent => silent_extra(c, *random, bytes),
         _ => serde_json::Map::new(),
     };
     if c.json {

@@ -107,7 +107,7 @@ pub struct CotFields<'a, R = u32> {
     pad: u32,
     /// 64-bit words of an expanded pad: `Σ ⌈pad_bits/64⌉`.
     words: u32,
-    wire: u32,
+    pub(crate) wire: u32,
     /// The ring of every element, if they are all the same.
     uniform: Option<R>,
 }
@@ -145,14 +145,14 @@ pub use sci_ir::cost::ot::cot_bits;
 
 /// Instances whose pads are expanded in one AES pass ([`PadFields::fill`]):
 /// a few hundred keeps the blocks of both pads of a group in L2.
-const GROUP: usize = 256;
+pub(crate) const GROUP: usize = 256;
 
 /// The pads of a group of instances, from which both sides derive the
 /// same elements ([`elements`]): instance `i`'s stream `words[start[i]..]`
 /// is its 128-bit pad `y` itself when its fields take at most 128 pad bits,
 /// else `y`'s [`Mmo`] expansion `G(y)`.
 #[derive(Default)]
-struct PadFields {
+pub(crate) struct PadFields {
     words: Vec<u64>,
     start: Vec<usize>,
 }
@@ -160,7 +160,7 @@ struct PadFields {
 impl PadFields {
     /// Derives the streams of the instances `(y, fields)` of a group: one
     /// AES block per two words of each expanded pad, all in one pass.
-    fn fill<'w, R: CotRing>(
+    pub(crate) fn fill<'w, R: CotRing>(
         &mut self,
         ex: &mut Mmo,
         pads: impl Iterator<Item = (u128, CotFields<'w, R>)> + Clone,
@@ -196,7 +196,7 @@ impl PadFields {
 
     /// The stream of instance `i` of the group.
     #[inline]
-    fn of(&self, i: usize) -> &[u64] {
+    pub(crate) fn of(&self, i: usize) -> &[u64] {
         &self.words[self.start[i]..]
     }
 }
@@ -211,7 +211,7 @@ impl PadFields {
 /// loop is compiled apart for payloads of one ring (the matrix product's),
 /// whose parameters are then loop invariants.
 #[inline(always)]
-fn elements<R: CotRing, const N: usize>(
+pub(crate) fn elements<R: CotRing, const N: usize>(
     s: [&[u64]; N],
     f: CotFields<'_, R>,
     each: impl FnMut(usize, R, [u64; N]),

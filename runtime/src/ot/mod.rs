@@ -50,7 +50,7 @@ use crate::net::NetError;
 
 pub use iknp::{CotFields, CotRing, cot_bits};
 pub use kkot::{KkClass, kk_bits};
-pub use pack::OtPack;
+pub use pack::{OtKind, OtPack};
 pub use session::{Chunk, Lane, Session};
 
 /// Security parameter λ (bits).

@@ -1,26 +1,35 @@
-//! [`OtPack`]: all OT families, both directions, over one channel.
+//! [`OtPack`]: all OT families, both directions, over one channel, on
+//! either engine ([`OtKind`]).
 //!
-//! An `OtPack` holds up to four extension states: IKNP as sender, IKNP as
-//! receiver, KK13 as sender, KK13 as receiver. Each is set up (its base OTs
-//! run) the first time it is used, then reused for the whole run; the IKNP
-//! state of one direction serves OT, random OT and correlated OT alike.
+//! With [`OtKind::Iknp`] an `OtPack` holds up to four extension states: IKNP
+//! as sender, IKNP as receiver, KK13 as sender, KK13 as receiver. With
+//! [`OtKind::Silent`] it holds up to two Ferret COT sources (sender and
+//! receiver, [`super::ferret`]) and serves every call from their random COTs:
+//! OT, random OT and correlated OT derived as in `ferret::derived` (1 bit up
+//! per OT instead of λ), and `(N 1)`-OT from `⌈log₂ N⌉` of them
+//! ([`super::ferret::nofn`]). Each state is set up (its base OTs run, and
+//! for Ferret its bootstrapping) the first time it is used, then reused for
+//! the whole run.
 //!
 //! # Contract
-//! The two parties' packs on a channel must make *matching calls in the same
-//! order*: when one calls `send_X`, the other calls `recv_X` with the same `n`
+//! The two parties' packs on a channel must be of the same kind and make
+//! *matching calls in the same order*: when one calls `send_X`, the other
+//! calls `recv_X` with the same `n`
 //! (and widths, `k`, `N`, `bits`). Then lazy set-ups happen at the same point
 //! on both sides, the base OTs pair up, and the extension streams stay in
 //! step. A batch of `n = 0` instances is a no-op on both sides (no set-up, no
-//! traffic). [`OtPack::setup`] runs all four set-ups eagerly, in an order
+//! traffic). [`OtPack::setup`] runs all set-ups eagerly, in an order
 //! that depends only on the party, so both sides may call it at the same
 //! point instead.
 //!
 //! # Randomness
-//! The set-ups (the extension secrets and the base OTs' scalars) draw from
-//! the pack's own [`Prg`], given at construction (in a [`super::Session`], a
-//! child of the lane's, itself derived from the session's OS seed). The
-//! extensions need no other randomness.
+//! The set-ups (the extension secrets and the base OTs' scalars; Ferret's
+//! `Δ` and tree seeds; the receiver's choices of random-choice OTs over IKNP)
+//! draw from the pack's own [`Prg`], given at construction (in a
+//! [`super::Session`], a child of the lane's, itself derived from the
+//! session's OS seed). The extensions need no other randomness.
 
+use super::ferret::{FERRET, FerretParams, FerretReceiver, FerretSender};
 use super::iknp::{CotFields, CotRing, IknpReceiver, IknpSender};
 use super::kkot::{KkClass, KkReceiver, KkSender, check_choices, check_classes};
 use super::{OtError, Word, check, check_bits};
@@ -32,10 +41,60 @@ use crate::net::{Channel, Party};
 #[derive(Debug)]
 pub struct OtPack {
     prg: Prg,
+    kind: OtKind,
     iknp_s: Option<IknpSender>,
     iknp_r: Option<IknpReceiver>,
     kk_s: Option<KkSender>,
     kk_r: Option<KkReceiver>,
+    fer_s: Option<FerretSender>,
+    fer_r: Option<FerretReceiver>,
+    ferret: FerretParams,
+}
+
+/// The OT engine of a pack: every call of [`OtPack`] runs on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OtKind {
+    /// IKNP OT extension (λ = 128 bits up per OT) and KK13 for 1-of-N.
+    #[default]
+    Iknp,
+    /// Ferret silent OT ([`super::ferret`], production parameters
+    /// [`FERRET`]): 1 bit up per OT plus under 0.45 bits of the engine's
+    /// iterations, after a set-up of 1,409,520 bytes per direction.
+    Silent,
+}
+
+impl std::fmt::Display for OtKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OtKind::Iknp => "iknp",
+            OtKind::Silent => "silent",
+        })
+    }
+}
+
+impl std::str::FromStr for OtKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "iknp" => Ok(OtKind::Iknp),
+            "silent" => Ok(OtKind::Silent),
+            _ => Err(format!("unknown OT engine {s:?} (iknp or silent)")),
+        }
+    }
+}
+
+/// The Ferret sender's set-up with parameters `p` (run on first use).
+fn ferret_sender(
+    p: FerretParams,
+) -> impl FnOnce(&mut Channel, &mut Prg) -> Result<FerretSender, OtError> {
+    move |_, prg| FerretSender::new(p, prg.fork())
+}
+
+/// The Ferret receiver's set-up with parameters `p`.
+fn ferret_receiver(
+    p: FerretParams,
+) -> impl FnOnce(&mut Channel, &mut Prg) -> Result<FerretReceiver, OtError> {
+    move |_, prg| FerretReceiver::new(p, prg.fork())
 }
 
 /// Returns the state in `slot`, creating it with `setup` (drawing from
@@ -44,7 +103,7 @@ fn lazy<'a, S>(
     slot: &'a mut Option<S>,
     ch: &mut Channel,
     prg: &mut Prg,
-    setup: fn(&mut Channel, &mut Prg) -> Result<S, OtError>,
+    setup: impl FnOnce(&mut Channel, &mut Prg) -> Result<S, OtError>,
 ) -> Result<&'a mut S, OtError> {
     match slot {
         Some(s) => Ok(s),
@@ -53,22 +112,76 @@ fn lazy<'a, S>(
 }
 
 impl OtPack {
-    /// A pack with nothing set up yet, whose set-ups draw from `prg`.
-    pub fn new(prg: Prg) -> Self {
+    /// A pack on `kind` with nothing set up yet, whose set-ups draw from
+    /// `prg`.
+    pub fn new(prg: Prg, kind: OtKind) -> Self {
         OtPack {
             prg,
+            kind,
             iknp_s: None,
             iknp_r: None,
             kk_s: None,
             kk_r: None,
+            fer_s: None,
+            fer_r: None,
+            ferret: FERRET,
         }
     }
 
-    /// Sets up all four states now: `P0` in the order IKNP-send, IKNP-recv,
-    /// KK-send, KK-recv, and `P1` in the mirrored order (IKNP-recv first).
-    /// Cost: 2·(32 + 128·32) + 2·(32 + 256·32) bytes, 4 messages each way.
+    /// Runs the later calls on `kind` (states already set up on the other
+    /// engine are kept, unused).
+    pub fn set_kind(&mut self, kind: OtKind) {
+        self.kind = kind;
+    }
+
+    /// Gives the silent engine the LPN parameters `p` instead of the
+    /// production set [`FERRET`] (e.g. a small set, insecure, that makes
+    /// tests run many iterations); both parties must use the same. Errors
+    /// if the sets do not chain ([`FerretParams::valid`]) or a Ferret state
+    /// is set up already.
+    pub fn set_ferret_params(&mut self, p: FerretParams) -> Result<(), OtError> {
+        check(
+            p.valid() && self.fer_s.is_none() && self.fer_r.is_none(),
+            || format!("Ferret parameters {p:?} invalid or set after the set-up"),
+        )?;
+        self.ferret = p;
+        Ok(())
+    }
+
+    /// The engine of this pack.
+    pub fn kind(&self) -> OtKind {
+        self.kind
+    }
+
+    /// Sets up all states now. IKNP: `P0` in the order IKNP-send, IKNP-recv,
+    /// KK-send, KK-recv, and `P1` in the mirrored order (IKNP-recv first);
+    /// cost 2·(32 + 128·32) + 2·(32 + 256·32) bytes, 4 messages each way.
+    /// Silent: `P0` as Ferret sender first, then receiver (`P1` mirrored);
+    /// cost twice [`sci_ir::cost::ferret::setup`] (1,409,520 bytes each).
     pub fn setup(&mut self, ch: &mut Channel, party: Party) -> Result<(), OtError> {
         let first_send = party == Party::Server;
+        if self.kind == OtKind::Silent {
+            for sending in [first_send, !first_send] {
+                if sending {
+                    lazy(
+                        &mut self.fer_s,
+                        ch,
+                        &mut self.prg,
+                        ferret_sender(self.ferret),
+                    )?
+                    .setup(ch)?;
+                } else {
+                    lazy(
+                        &mut self.fer_r,
+                        ch,
+                        &mut self.prg,
+                        ferret_receiver(self.ferret),
+                    )?
+                    .setup(ch)?;
+                }
+            }
+            return Ok(());
+        }
         for family_kk in [false, true] {
             for sending in [first_send, !first_send] {
                 match (family_kk, sending) {
@@ -101,7 +214,17 @@ impl OtPack {
             return Ok(());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_ot(ch, msgs, bits)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
+                .send_ot(ch, msgs, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_ot(ch, msgs, bits),
+        }
     }
 
     /// Chosen-message `(2 1)-OT_bits`, receiver side; see [`IknpReceiver::recv_ot`].
@@ -115,7 +238,17 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?.recv_ot(ch, choices, bits)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
+                .recv_ot(ch, choices, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_ot(ch, choices, bits),
+        }
     }
 
     /// Random 1-of-2 OT, sender side; see [`IknpSender::send_rot`].
@@ -129,7 +262,18 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_rot(ch, n, bits)
+        match self.kind {
+            OtKind::Iknp => {
+                lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_rot(ch, n, bits)
+            }
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_rot(ch, n, bits),
+        }
     }
 
     /// Random 1-of-2 OT, receiver side; see [`IknpReceiver::recv_rot`].
@@ -143,7 +287,71 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?.recv_rot(ch, choices, bits)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
+                .recv_rot(ch, choices, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_rot(ch, choices, bits),
+        }
+    }
+
+    /// Random 1-of-2 OT with *random* choices, sender side: `n` pairs of
+    /// random `bits`-bit messages `(y_0, y_1)`; the receiver
+    /// ([`OtPack::recv_random_rot`]) gets a random bit `b` and `y_b`. Silent:
+    /// no message beyond the engine's iterations
+    /// ([`FerretSender::send_random_rot`]); IKNP: [`OtPack::send_rot`] with
+    /// choices drawn by the receiver's pack, λ bits per OT.
+    pub fn send_random_rot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        bits: u32,
+    ) -> Result<Vec<[T; 2]>, OtError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        match self.kind {
+            OtKind::Iknp => self.send_rot(ch, n, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_random_rot(ch, n, bits),
+        }
+    }
+
+    /// Receiver of [`OtPack::send_random_rot`]: the random choices and the
+    /// chosen messages.
+    pub fn recv_random_rot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        bits: u32,
+    ) -> Result<(Vec<bool>, Vec<T>), OtError> {
+        if n == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        match self.kind {
+            OtKind::Iknp => {
+                let c = self.prg.bools(n);
+                let y = self.recv_rot(ch, &c, bits)?;
+                Ok((c, y))
+            }
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_random_rot(ch, n, bits),
+        }
     }
 
     /// `(2 1)-COT_bits`, sender side; see [`IknpSender::send_cot`].
@@ -157,7 +365,17 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_cot(ch, corr, bits)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
+                .send_cot(ch, corr, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_cot(ch, corr, bits),
+        }
     }
 
     /// `(2 1)-COT_bits`, receiver side; see [`IknpReceiver::recv_cot`].
@@ -171,7 +389,17 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?.recv_cot(ch, choices, bits)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
+                .recv_cot(ch, choices, bits),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_cot(ch, choices, bits),
+        }
     }
 
     /// Correlated OT with per-instance payloads, sender side; see
@@ -213,8 +441,17 @@ impl OtPack {
         if batches.iter().all(|&n| n == 0) {
             return Ok(());
         }
-        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
-            .send_cot_batches(ch, batches, widths, corr, out)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
+                .send_cot_batches(ch, batches, widths, corr, out),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_cot_batches(ch, batches, widths, corr, out),
+        }
     }
 
     /// Correlated OT in several batches, receiver side; see
@@ -230,8 +467,17 @@ impl OtPack {
         if batches.iter().all(|&n| n == 0) {
             return Ok(());
         }
-        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
-            .recv_cot_batches(ch, batches, choice, widths, out)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
+                .recv_cot_batches(ch, batches, choice, widths, out),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_cot_batches(ch, batches, choice, widths, out),
+        }
     }
 
     /// `(N 1)-OT_bits`, sender side; see [`KkSender::send`].
@@ -253,7 +499,26 @@ impl OtPack {
         check(msgs.len().is_multiple_of(n_msgs), || {
             format!("{} messages is not a multiple of N = {n_msgs}", msgs.len())
         })?;
-        lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?.send(ch, n_msgs, msgs, bits)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
+                .send(ch, n_msgs, msgs, bits),
+            OtKind::Silent => {
+                let class = KkClass {
+                    n_msgs,
+                    bits,
+                    count: msgs.len() / n_msgs,
+                };
+                lazy(
+                    &mut self.fer_s,
+                    ch,
+                    &mut self.prg,
+                    ferret_sender(self.ferret),
+                )?
+                .send_n_classes(ch, &[class], |_, r, out: &mut [T]| {
+                    out.copy_from_slice(&msgs[r.start * n_msgs..r.end * n_msgs])
+                })
+            }
+        }
     }
 
     /// `(N 1)-OT_bits`, receiver side; see [`KkReceiver::recv`].
@@ -286,7 +551,17 @@ impl OtPack {
         if check_classes::<T>(classes)? == 0 {
             return Ok(());
         }
-        lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?.send_classes(ch, classes, msgs)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
+                .send_classes(ch, classes, msgs),
+            OtKind::Silent => lazy(
+                &mut self.fer_s,
+                ch,
+                &mut self.prg,
+                ferret_sender(self.ferret),
+            )?
+            .send_n_classes(ch, classes, msgs),
+        }
     }
 
     /// Several classes of 1-of-N OT in one call, receiver side; see
@@ -301,7 +576,16 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_choices(classes, choices)?;
-        lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup)?
-            .recv_classes(ch, classes, choices)
+        match self.kind {
+            OtKind::Iknp => lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup)?
+                .recv_classes(ch, classes, choices),
+            OtKind::Silent => lazy(
+                &mut self.fer_r,
+                ch,
+                &mut self.prg,
+                ferret_receiver(self.ferret),
+            )?
+            .recv_n_classes(ch, classes, choices),
+        }
     }
 }

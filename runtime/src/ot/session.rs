@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 
-use super::OtPack;
+use super::{OtKind, OtPack};
 use crate::crypto::{Block, Prg, RandomnessError, random_block};
 use crate::net::{Channel, Party, Stats};
 
@@ -82,11 +82,25 @@ impl Session {
                 .enumerate()
                 .map(|(i, ch)| Lane {
                     ch,
-                    ot: OtPack::new(Prg::derive(seed, "lane-ot", i as u64)),
+                    ot: OtPack::new(Prg::derive(seed, "lane-ot", i as u64), OtKind::Iknp),
                     prg: Prg::derive(seed, "lane", i as u64),
                 })
                 .collect(),
         }
+    }
+
+    /// The same session with every lane's OTs on `kind` ([`OtPack::set_kind`];
+    /// IKNP by default). Both parties must choose the same engine.
+    pub fn with_ot(mut self, kind: OtKind) -> Self {
+        for l in &mut self.lanes {
+            l.ot.set_kind(kind);
+        }
+        self
+    }
+
+    /// The OT engine of the lanes.
+    pub fn ot_kind(&self) -> OtKind {
+        self.lanes.first().map_or(OtKind::Iknp, |l| l.ot.kind())
     }
 
     /// This party.
@@ -118,7 +132,7 @@ impl Session {
     }
 
     /// Runs every lane's OT set-ups now ([`OtPack::setup`]: IKNP and KK,
-    /// both directions), lanes in parallel, so that later measurements
+    /// or Ferret, both directions), lanes in parallel, so that later measurements
     /// exclude the base OTs. Both parties must call it at the same point.
     /// Cost per lane: 2·(32 + 128·32) + 2·(32 + 256·32) bytes.
     pub fn setup(&mut self) -> Result<(), super::OtError> {

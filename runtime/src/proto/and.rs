@@ -17,6 +17,19 @@
 //!   and open `x ⊕ a`, `x' ⊕ a'`, `y ⊕ b`: 6 bits per pair. A batch of ANDs is
 //!   one exchange (one round).
 //!
+//! - **Silent triples** (when the OT engine is [`OtKind::Silent`], whose
+//!   random OTs with random choices cost nothing but the engine's share):
+//!   each party is the sender of one random OT `(x_0, x_1)` of 2-bit
+//!   messages per triple (or pair) and the receiver, with random choice `u`,
+//!   of another, as in the ROT-to-Beaver-triple conversion of Asharov,
+//!   Lindell, Schneider and Zohner (CCS 2013, §5.1): `x_0 ⊕ x_u = u·(x_0 ⊕
+//!   x_1)` shares the product of the receiver's bit `u` and the sender's
+//!   `x_0 ⊕ x_1`. With `a_i = x_0 ⊕ x_1` of the OT `P_i` sends (bit 0, and
+//!   bit 1 for `a'`), `b_i` its choice in the other, the cross terms `a_0
+//!   b_1 ⊕ a_1 b_0` come out shared and `c_i = a_i·b_i ⊕` its two OT shares;
+//!   a correlated pair uses both message bits with one `b`. Cost: 2 random
+//!   OTs per triple or pair, no message of their own, no round.
+//!
 //! Triples are stored packed ([`Bits`]) and handed out in order
 //! (`Triples::take_regular`, `Triples::take_correlated`); both parties take
 //! the same slices in the same order.
@@ -25,6 +38,7 @@ use super::bits::Bits;
 use super::kk::{KkBatch, KkOut, ReqId};
 use super::{Ctx, ProtoError, Role, exchange};
 use crate::crypto::Prg;
+use crate::ot::OtKind;
 use crate::pack::{BitReader, BitWriter, packed_len};
 
 /// Regular triple shares `(a, b, c)`, one bit each per triple.
@@ -58,11 +72,14 @@ pub(crate) struct Triples {
 #[derive(Debug)]
 pub(crate) struct Pending {
     n_reg: usize,
+    n_cor: usize,
     /// Random `(a, b, c)` of both halves of the regular OTs (`c` is only used
     /// by role `P0`; role `P1` receives its `c`).
     reg: [Bits; 3],
     /// Random `(a, a', b, c, c')` of the correlated OTs (same remark).
     cor: [Bits; 5],
+    /// The KK requests; `None` for silent triples, made by
+    /// [`Pending::finish`].
     ids: Option<(ReqId, ReqId)>,
 }
 
@@ -105,17 +122,28 @@ fn random_keys(prg: &mut Prg, n: usize, bits: u32) -> Vec<u8> {
 }
 
 /// Registers the OTs generating `n_reg` regular triples and `n_cor`
-/// correlated pairs in `batch`; finish with [`Pending::finish`] after the
-/// batch has run. Regular triple `t < h = ⌈n_reg/2⌉` comes from bit 0 of OT
+/// correlated pairs in `batch` (nothing for [`OtKind::Silent`], whose
+/// triples come from random OTs in [`Pending::finish`]); finish with
+/// [`Pending::finish`] after the batch has run. Regular triple `t < h = ⌈n_reg/2⌉` comes from bit 0 of OT
 /// instance `t`, triple `t ≥ h` from bit 1 of instance `t − h`. The random
 /// bits of an OT instance are drawn as one byte (its table row), then split
 /// into bit planes.
 pub(crate) fn request(
     prg: &mut Prg,
+    kind: OtKind,
     n_reg: usize,
     n_cor: usize,
     batch: &mut KkBatch<'_>,
 ) -> Pending {
+    if kind == OtKind::Silent {
+        return Pending {
+            n_reg,
+            n_cor,
+            reg: Default::default(),
+            cor: Default::default(),
+            ids: None,
+        };
+    }
     let h = n_reg.div_ceil(2);
     // Regular: bits (a, b, c) of triple j, then of triple h + j.
     let rk = random_keys(prg, h, 6);
@@ -160,16 +188,69 @@ pub(crate) fn request(
     };
     Pending {
         n_reg,
+        n_cor,
         reg,
         cor,
         ids: Some(ids),
     }
 }
 
+/// Silent triples (see the [module documentation](self)): `n` products
+/// `(a, a', b, c = a·b, c' = a'·b)`, as bit planes, from one random OT
+/// each way.
+fn silent_products(ctx: &mut Ctx<'_>, n: usize) -> Result<[Bits; 5], ProtoError> {
+    let (ot, ch) = (&mut *ctx.ot, &mut *ctx.ch);
+    // (a_i: x_0 ⊕ x_1 of the OT this party sends, b_i: its choice in the
+    // other, s_i: its shares x_0 and x_u of the two cross products).
+    let (sent, (b, got)) = match ctx.role {
+        Role::P0 => {
+            let sent = ot.send_random_rot::<u8>(ch, n, 2)?;
+            (sent, ot.recv_random_rot::<u8>(ch, n, 2)?)
+        }
+        Role::P1 => {
+            let got = ot.recv_random_rot::<u8>(ch, n, 2)?;
+            (ot.send_random_rot::<u8>(ch, n, 2)?, got)
+        }
+    };
+    let a: Vec<u8> = sent.iter().map(|[x0, x1]| x0 ^ x1).collect();
+    let c: Vec<u8> = (0..n)
+        .map(|i| (a[i] & u8::from(b[i]).wrapping_neg()) ^ sent[i][0] ^ got[i])
+        .collect();
+    let b: Vec<u8> = b.iter().map(|&x| u8::from(x)).collect();
+    Ok([
+        Bits::from_bytes_bit(&a, 0),
+        Bits::from_bytes_bit(&a, 1),
+        Bits::from_bytes_bit(&b, 0),
+        Bits::from_bytes_bit(&c, 0),
+        Bits::from_bytes_bit(&c, 1),
+    ])
+}
+
 impl Pending {
-    /// The triples, once the batch holding the request has run.
-    pub(crate) fn finish(self, role: Role, out: &KkOut) -> Triples {
-        let n_reg = self.n_reg;
+    /// The triples, once the batch holding the request has run (silent
+    /// triples: made now, [`silent_products`]; both parties call this at the
+    /// same point).
+    pub(crate) fn finish(self, ctx: &mut Ctx<'_>, out: &KkOut) -> Result<Triples, ProtoError> {
+        let (n_reg, n_cor, role) = (self.n_reg, self.n_cor, ctx.role);
+        if self.ids.is_none() {
+            let [a, a2, b, c, c2] = silent_products(ctx, n_reg + n_cor)?;
+            return Ok(Triples {
+                reg: Regular {
+                    a: a.slice(0, n_reg),
+                    b: b.slice(0, n_reg),
+                    c: c.slice(0, n_reg),
+                },
+                cor: Correlated {
+                    a: a.slice(n_reg, n_cor),
+                    a2: a2.slice(n_reg, n_cor),
+                    b: b.slice(n_reg, n_cor),
+                    c: c.slice(n_reg, n_cor),
+                    c2: c2.slice(n_reg, n_cor),
+                },
+                reg_used: 0,
+                cor_used: 0,
+            });
+        }
         let [ra, rb, mut rc] = self.reg;
         let [ca, ca2, cb, mut cc, mut cc2] = self.cor;
         if let (Role::P1, Some((rid, cid))) = (role, self.ids) {
@@ -180,7 +261,7 @@ impl Pending {
             cc = Bits::from_bytes_bit(co, 0);
             cc2 = Bits::from_bytes_bit(co, 1);
         }
-        Triples {
+        Ok(Triples {
             reg: Regular {
                 a: ra.slice(0, n_reg),
                 b: rb.slice(0, n_reg),
@@ -195,7 +276,7 @@ impl Pending {
             },
             reg_used: 0,
             cor_used: 0,
-        }
+        })
     }
 }
 
@@ -235,9 +316,9 @@ pub(crate) fn generate(
 ) -> Result<Triples, ProtoError> {
     let mut prg = ctx.prg.fork();
     let mut batch = KkBatch::new(ctx.role);
-    let pending = request(&mut prg, n_reg, n_cor, &mut batch);
+    let pending = request(&mut prg, ctx.ot.kind(), n_reg, n_cor, &mut batch);
     let out = batch.run(ctx)?;
-    Ok(pending.finish(ctx.role, &out))
+    pending.finish(ctx, &out)
 }
 
 /// Shares of `x ∧ y` (bitwise) for boolean shares `x`, `y` of equal

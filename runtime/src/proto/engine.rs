@@ -410,7 +410,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
 mod tests {
     use super::*;
     use crate::net::{Channel, mem};
-    use crate::proto::testutil::{open, prg, reference, role_prg, share};
+    use crate::proto::testutil::{open, prg, reference, role_prg, share, use_engine};
     use sci_ir::{Encoding, Op, Owner, fixed};
     use std::time::Duration;
 
@@ -436,6 +436,7 @@ mod tests {
     ) -> (R, R) {
         let party = |chans, p: Party, role| {
             let mut s = Session::with_seed(p, chans, role_prg(role).next_block());
+            s.lanes_mut().iter_mut().for_each(|l| use_engine(&mut l.ot));
             let mut e = Engine::new(&mut s, 4);
             f(&mut e, p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
         };
@@ -658,6 +659,7 @@ mod tests {
             let (a, b) = mem::pairs(2, Some(Duration::from_secs(120)));
             let party = |chans, p: Party, seed| {
                 let mut s = Session::with_seed(p, chans, crate::crypto::Block(seed));
+                s.lanes_mut().iter_mut().for_each(|l| use_engine(&mut l.ot));
                 let xs = if p == Party::Server { &x0 } else { &x1 };
                 let y = Engine::new(&mut s, 4).relu(32, xs).expect("relu");
                 (y, s.stats())

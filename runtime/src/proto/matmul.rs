@@ -366,7 +366,7 @@ pub fn cost_bits(ell: u32, dims: (usize, usize, usize)) -> u64 {
 mod tests {
     use super::*;
     use crate::proto::testutil;
-    use crate::proto::testutil::{ELLS, measured, open, prg, run2, run2_tcp, share};
+    use crate::proto::testutil::{ELLS, costed, measured, open, pin, prg, run2, run2_tcp, share};
     use sci_ir::{Op, Owner, ValueId};
 
     /// The reference interpreter on `op(x, w)` with `x` a client input and
@@ -520,8 +520,8 @@ mod tests {
                     Role::P1 => matmul(ctx, ell, d, &x1[..d.0 * d.1], None),
                 }
             });
-            assert_eq!(r.bits(), cost_bits(ell, dims), "ℓ={ell} {dims:?}");
-            assert_eq!(r.stats.map(|s| s.rounds), [ROUNDS; 2], "ℓ={ell} {dims:?}");
+            pin!(r.bits(), cost_bits(ell, dims), "ℓ={ell} {dims:?}");
+            pin!(r.stats.map(|s| s.rounds), [ROUNDS; 2], "ℓ={ell} {dims:?}");
         }
         // NKℓ instances of COT_{M(ℓ+1)/2}: for ℓ = 32, 64 outputs per element,
         // 32·128 + 64·528 bits per shared element.
@@ -551,7 +551,7 @@ mod tests {
                 let before = ctx.ch.stats().rounds;
                 let y = matmul(ctx, ell, (m, k, n), x, w)?;
                 let rounds = ctx.ch.stats().rounds - before;
-                check(rounds == ROUNDS, || format!("{rounds} rounds"))?;
+                check(!costed() || rounds == ROUNDS, || format!("{rounds} rounds"))?;
                 Ok(y)
             });
             assert_eq!(got, want, "{m}×{k}×{n}");

@@ -141,7 +141,7 @@ pub fn mux_fields<M: Copy + Into<Modulus>>(
 mod tests {
     use super::*;
     use crate::pack::mask;
-    use crate::proto::testutil::{moduli, open, prg, run2, share, values_with_edges};
+    use crate::proto::testutil::{moduli, open, pin, prg, run2, share, values_with_edges};
 
     #[test]
     fn selects_value_or_zero() {
@@ -173,7 +173,7 @@ mod tests {
             let setup = 2 * 8 * (32 + 128 * 32);
             let per_dir =
                 128 * k.next_multiple_of(8) as u64 + 8 * (k as u64 * md.bits() as u64).div_ceil(8);
-            assert_eq!(r.bits(), setup + 2 * per_dir);
+            pin!(r.bits(), setup + 2 * per_dir);
             assert_eq!(cost_bits(&[md], k), 2 * per_dir);
         }
     }

@@ -311,7 +311,7 @@ pub fn rounds(md: impl Into<Modulus>, d: &[u64], m: u32, known: Sign) -> u64 {
 mod tests {
     use super::*;
     use crate::proto::testutil::{
-        FIELDS, RADICES, encoding, measured, moduli, open, prg, run2, run2_tcp, share,
+        FIELDS, RADICES, encoding, measured, moduli, open, pin, prg, run2, run2_tcp, share,
         values_with_edges,
     };
     use sci_ir::fixed;
@@ -441,12 +441,12 @@ mod tests {
                 rdiv_nonneg(ctx, md, if warm { &a[..8] } else { a }, &[d])
             });
             let known = Sign::NonNeg;
-            assert_eq!(
+            pin!(
                 r.bits(),
                 cost_bits(md, &[d], m, x.len(), known),
                 "{md} d={d} m={m}"
             );
-            assert_eq!(
+            pin!(
                 r.stats[1].rounds,
                 rounds(md, &[d], m, known),
                 "{md} d={d} m={m}"
@@ -547,12 +547,12 @@ mod tests {
                 let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
                 rdiv(ctx, md, if warm { &a[..8] } else { a }, &[d])
             });
-            assert_eq!(
+            pin!(
                 r.bits(),
                 cost_bits(md, &[d], m, x.len(), Sign::Any),
                 "{md} d={d} m={m}"
             );
-            assert_eq!(
+            pin!(
                 r.stats[1].rounds,
                 rounds(md, &[d], m, Sign::Any),
                 "{md} d={d} m={m}"

@@ -1,4 +1,13 @@
 //! Test harness: both parties in two threads, sharing and reconstruction.
+//!
+//! # OT engine
+//! Every two-party run uses the engine [`engine`]: IKNP by default, the
+//! silent (Ferret) engine with `SCI_TEST_OT=silent`, so the whole protocol
+//! suite runs on either (`.ci/run` runs it on both). The silent runs use the
+//! small LPN set [`TEST_FERRET`] (not secure: 60,800 COTs per iteration), so
+//! that every protocol's OTs also straddle the engine's iterations. Bytes and
+//! rounds are pinned against the cost model on IKNP only ([`costed`]); the
+//! silent engine's are pinned in the OT layer's tests.
 
 use std::time::Duration;
 
@@ -6,7 +15,8 @@ use super::modulus::Modulus;
 use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Stats, mem, tcp};
-use crate::ot::OtPack;
+use crate::ot::ferret::{FerretParams, LpnParams};
+use crate::ot::{OtKind, OtPack};
 
 /// Results and counters of a two-party run, by role.
 pub(crate) struct Run<R> {
@@ -35,6 +45,60 @@ pub(crate) fn role_prg(role: Role) -> Prg {
     Prg::derive(Block(sci_testkit::seed().into()), "test-role", role as u64)
 }
 
+/// A small chaining LPN set for tests (insecure): iterations of `64·2^10`
+/// COTs, `60,800` handed out each, bootstrapped from `1,168` IKNP COTs.
+pub(crate) const TEST_FERRET: FerretParams = FerretParams {
+    boot: LpnParams {
+        k: 1024,
+        t: 16,
+        log_leaves: 9,
+    },
+    main: LpnParams {
+        k: 4096,
+        t: 64,
+        log_leaves: 10,
+    },
+};
+
+/// The OT engine of the test runs: `SCI_TEST_OT` (`iknp`, the default, or
+/// `silent`); panics on another value.
+pub(crate) fn engine() -> OtKind {
+    match std::env::var("SCI_TEST_OT") {
+        Ok(v) => v.parse().unwrap_or_else(|e| panic!("SCI_TEST_OT: {e}")),
+        Err(_) => OtKind::Iknp,
+    }
+}
+
+/// Whether the runs' bytes and rounds are the cost model's (IKNP runs).
+pub(crate) fn costed() -> bool {
+    engine() == OtKind::Iknp
+}
+
+/// Puts a fresh pack on [`engine`] (with [`TEST_FERRET`]).
+pub(crate) fn use_engine(ot: &mut OtPack) {
+    ot.set_kind(engine());
+    ot.set_ferret_params(TEST_FERRET)
+        .expect("TEST_FERRET chains, nothing set up yet");
+}
+
+/// `assert_eq!` of a measured count (bytes, rounds) against the cost model,
+/// checked on the IKNP runs only ([`costed`]).
+macro_rules! pin {
+    ($($t:tt)*) => {
+        if $crate::proto::testutil::costed() {
+            assert_eq!($($t)*);
+        }
+    };
+}
+pub(crate) use pin;
+
+/// A fresh pack on [`engine`] drawing from `prg`.
+pub(crate) fn pack(prg: Prg) -> OtPack {
+    let mut ot = OtPack::new(prg, OtKind::Iknp);
+    use_engine(&mut ot);
+    ot
+}
+
 /// Runs `f` as role P0 on one end and role P1 on the other of a channel pair.
 /// `f` gets the context and may run several protocols (e.g. a warm-up).
 pub(crate) fn run_on<R, F>(a: Channel, b: Channel, radix: u32, f: F) -> Run<R>
@@ -44,7 +108,7 @@ where
 {
     let party = |mut ch: Channel, role: Role| {
         let mut prg = role_prg(role);
-        let mut ot = OtPack::new(prg.fork());
+        let mut ot = pack(prg.fork());
         let mut ctx = Ctx::new(&mut ch, &mut ot, &mut prg, role).with_radix(radix);
         let r = f(&mut ctx).unwrap_or_else(|e| panic!("role {role:?}: {e}"));
         (r, ch.stats())

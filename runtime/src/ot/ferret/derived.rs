@@ -5,65 +5,142 @@
 //! the receiver `b_j` and `H(j, t_j) = y_{b_j}`. For a chosen choice `c_j`
 //! the receiver sends `d_j = c_j ⊕ b_j` (one bit) and the sender uses the
 //! pads in the order `(y_{d_j}, y_{1⊕d_j})`, of which the receiver knows the
-//! `c_j`-th. Per slice of COTs ([`FerretSender::take`]) one message each way:
+//! `c_j`-th. Per slice of COTs ([`FerretSender::take`]) the receiver sends
+//! its `d` bits in one message and the sender answers, in one message per
+//! *piece* (a batch of [`FerretSender::send_cot_batches`], or the whole call)
+//! within the slice:
+//! - random OT with random choices ([`FerretSender::send_random_rot`]):
+//!   nothing but the engine's share;
 //! - random OT with chosen choices ([`FerretSender::send_rot`]): `1` bit;
 //! - chosen-message `(2 1)-OT_ℓ` ([`FerretSender::send_ot`]): `1 + 2ℓ` bits;
-//! - correlated OT over `Z_{2^ℓ}` ([`FerretSender::send_cot`]): the sender's
-//!   output `r = y_{d}` (low ℓ bits), its correction `r + x − y_{1⊕d}`: `1 +
-//!   ℓ` bits;
+//! - correlated OT with a payload of `W` bits in rings `Z_{n_e}`
+//!   ([`FerretSender::send_cot_batches`], the IKNP layout of
+//!   [`crate::ot::iknp`]: `r = G_0`, correction `r + Δ − G_1`): `1 + W` bits;
+//!   over `Z_{2^ℓ}` ([`FerretSender::send_cot`]) `1 + ℓ`;
+//! - `(N 1)-OT_ℓ` from `⌈log₂ N⌉` of them ([`super::nofn`]): `⌈log₂ N⌉ + N·ℓ`;
 //!
-//! plus the engine's share of its iterations, [`sci_ir::cost::ferret::derived`]
-//! exactly. The same signatures as [`crate::ot::OtPack`]'s IKNP calls.
+//! plus the engine's share of its iterations: [`sci_ir::cost::ferret::derived`]
+//! exactly for one piece. The same signatures as [`crate::ot::OtPack`]'s IKNP
+//! calls.
+
+use std::ops::Range;
 
 use super::source::{FerretReceiver, FerretSender};
-use crate::crypto::Tccr;
+use crate::crypto::{Block, Mmo, Tccr};
 use crate::net::Channel;
-use crate::ot::{OtError, Word, check_bits};
-use crate::pack::{BitReader, BitWriter, mask, mask128, pack_bits};
+use crate::ot::iknp::{GROUP, PadFields, elements};
+use crate::ot::{CotFields, CotRing, OtError, Word, check_bits};
+use crate::pack::{BitReader, BitWriter, mask128};
 
 /// COTs hashed per step (in L1).
 const STEP: usize = 1024;
 
+/// The end of the piece holding OT `j`: the first of `ends` above `j`, or
+/// `n` (the pieces of a call are `0..ends[0]`, `ends[0]..ends[1]`, …).
+fn piece_end(ends: &[usize], j: usize, n: usize) -> usize {
+    ends.get(ends.partition_point(|&e| e <= j))
+        .copied()
+        .unwrap_or(n)
+        .min(n)
+}
+
+/// The pieces of a batched call: the running sums of `batches`.
+fn batch_ends(batches: &[usize]) -> Vec<usize> {
+    batches
+        .iter()
+        .scan(0, |s, &n| {
+            *s += n;
+            Some(*s)
+        })
+        .collect()
+}
+
 impl FerretSender {
-    /// The sender of `n` derived OTs: per OT `j`, `each(j, [a, b], w)` gets
-    /// the pads of the receiver's choice 0 and 1 and writes its
-    /// `answer_bits` bits of answer to `w`.
-    fn send_derived(
+    /// The sender of `n` derived OTs with chosen choices. Per run of
+    /// consecutive OTs `j0..j0 + k` within one piece (see [`piece_end`]),
+    /// `each(tweak, j0, y0, y1, w)` gets the pads of the receiver's choice 0
+    /// and 1 (`y0[i]`, `y1[i]` for OT `j0 + i`, whose hash tweak is `tweak +
+    /// i`) and writes its answer to `w`; a piece's answer is sent (padded to
+    /// whole bytes) when the piece, or the slice of COTs, ends.
+    pub(super) fn send_derived(
         &mut self,
         ch: &mut Channel,
         n: usize,
-        answer_bits: u64,
-        mut each: impl FnMut(usize, [u128; 2], &mut BitWriter),
+        ends: &[usize],
+        mut each: impl FnMut(u128, usize, &[Block], &[Block], &mut BitWriter),
     ) -> Result<(), OtError> {
         let delta = self.delta();
         let h = Tccr::new();
         let (mut y0, mut y1) = (Vec::with_capacity(STEP), Vec::with_capacity(STEP));
         let mut done = 0;
-        self.take(ch, n, |ch, j0, q| {
+        self.take(ch, n, |ch, id0, q| {
             let d = ch.recv_vec(q.len().div_ceil(8))?;
-            let mut w = BitWriter::with_capacity_bits(q.len() as u64 * answer_bits);
+            let end = done + q.len();
+            let mut j = done;
+            while j < end {
+                let stop = piece_end(ends, j, n).min(end);
+                let mut w = BitWriter::new();
+                for k in (j..stop).step_by(STEP) {
+                    let off = k - done;
+                    let len = (stop - k).min(STEP);
+                    y0.clear();
+                    y0.extend_from_slice(&q[off..off + len]);
+                    y1.clear();
+                    y1.extend(y0.iter().map(|x| *x ^ delta));
+                    let tweak = id0 + off as u128;
+                    h.hash_in_place(tweak, &mut y0);
+                    h.hash_in_place(tweak, &mut y1);
+                    for (i, (a, b)) in y0.iter_mut().zip(y1.iter_mut()).enumerate() {
+                        let x = off + i;
+                        if (d[x / 8] >> (x % 8)) & 1 == 1 {
+                            std::mem::swap(a, b);
+                        }
+                    }
+                    each(tweak, k, &y0, &y1, &mut w);
+                }
+                if w.bit_len() > 0 {
+                    ch.send(&w.finish())?;
+                    ch.flush()?;
+                }
+                j = stop;
+            }
+            done = end;
+            Ok(())
+        })
+    }
+
+    /// Random 1-of-2 OT with random choices: `n` pairs of random `bits`-bit
+    /// messages `(y_0, y_1)`; the receiver ([`FerretReceiver::recv_random_rot`])
+    /// gets a random bit `b` and `y_b`. No message of its own: only the
+    /// engine's iterations ([`sci_ir::cost::ferret::random_cots`]).
+    pub fn send_random_rot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        bits: u32,
+    ) -> Result<Vec<[T; 2]>, OtError> {
+        check_bits::<T>(bits)?;
+        let (m, delta, h) = (mask128(bits), self.delta(), Tccr::new());
+        let mut out = Vec::with_capacity(n);
+        let (mut y0, mut y1) = (Vec::with_capacity(STEP), Vec::with_capacity(STEP));
+        self.take(ch, n, |_, id0, q| {
             for (s, qs) in q.chunks(STEP).enumerate() {
-                let tweak = j0 + (s * STEP) as u128;
+                let tweak = id0 + (s * STEP) as u128;
                 y0.clear();
                 y0.extend_from_slice(qs);
                 y1.clear();
                 y1.extend(qs.iter().map(|x| *x ^ delta));
                 h.hash_in_place(tweak, &mut y0);
                 h.hash_in_place(tweak, &mut y1);
-                for (i, (a, b)) in y0.iter().zip(&y1).enumerate() {
-                    let k = s * STEP + i;
-                    let flip = (d[k / 8] >> (k % 8)) & 1 == 1;
-                    let pads = if flip { [b.0, a.0] } else { [a.0, b.0] };
-                    each(done + k, pads, &mut w);
-                }
-            }
-            done += q.len();
-            if answer_bits > 0 {
-                ch.send(&w.finish())?;
-                ch.flush()?;
+                out.extend(
+                    y0.iter()
+                        .zip(&y1)
+                        .map(|(a, b)| [T::from_u128(a.0 & m), T::from_u128(b.0 & m)]),
+                );
             }
             Ok(())
-        })
+        })?;
+        Ok(out)
     }
 
     /// Random 1-of-2 OT with the receiver's chosen choices
@@ -78,8 +155,12 @@ impl FerretSender {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
         let mut out = Vec::with_capacity(n);
-        self.send_derived(ch, n, 0, |_, [a, b], _| {
-            out.push([T::from_u128(a & m), T::from_u128(b & m)])
+        self.send_derived(ch, n, &[], |_, _, y0, y1, _| {
+            out.extend(
+                y0.iter()
+                    .zip(y1)
+                    .map(|(a, b)| [T::from_u128(a.0 & m), T::from_u128(b.0 & m)]),
+            )
         })?;
         Ok(out)
     }
@@ -94,15 +175,18 @@ impl FerretSender {
     ) -> Result<(), OtError> {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
-        self.send_derived(ch, msgs.len(), 2 * u64::from(bits), |j, [a, b], w| {
-            w.push_u128((msgs[j][0].to_u128() ^ a) & m, bits);
-            w.push_u128((msgs[j][1].to_u128() ^ b) & m, bits);
+        self.send_derived(ch, msgs.len(), &[], |_, j0, y0, y1, w| {
+            for ((pair, a), b) in msgs[j0..].iter().zip(y0).zip(y1) {
+                w.push_u128((pair[0].to_u128() ^ a.0) & m, bits);
+                w.push_u128((pair[1].to_u128() ^ b.0) & m, bits);
+            }
         })
     }
 
     /// `(2 1)-COT_bits` over `Z_{2^bits}` (`bits` in 1..=64): the sender
     /// inputs `corr[j] = x_j` and gets random `r_j`; the receiver gets `r_j +
-    /// c_j·x_j`. Cost: `1 + bits` bits per OT plus the engine's.
+    /// c_j·x_j`. One batch of [`FerretSender::send_cot_batches`]. Cost: `1 +
+    /// bits` bits per OT plus the engine's.
     pub fn send_cot(
         &mut self,
         ch: &mut Channel,
@@ -110,52 +194,138 @@ impl FerretSender {
         bits: u32,
     ) -> Result<Vec<u64>, OtError> {
         check_bits::<u64>(bits)?;
-        let m = mask(bits);
+        let ws = [bits];
+        let f = CotFields::new(&ws)?;
         let mut r = Vec::with_capacity(corr.len());
-        self.send_derived(ch, corr.len(), u64::from(bits), |j, [a, b], w| {
-            let (ra, rb) = (a as u64 & m, b as u64 & m);
-            r.push(ra);
-            w.push(ra.wrapping_add(corr[j]).wrapping_sub(rb) & m, bits);
-        })?;
+        self.send_cot_batches(
+            ch,
+            &[corr.len()],
+            |_| f,
+            |j| std::slice::from_ref(&corr[j]),
+            |_, rj| r.extend_from_slice(rj),
+        )?;
         Ok(r)
+    }
+
+    /// Correlated OT with per-instance payloads in several batches (the
+    /// semantics of [`crate::ot::iknp::IknpSender::send_cot_batches`]):
+    /// instance `j` (numbered on across batches) has the elements
+    /// `fields_of(j)` and the correlation `corr(j)`; `out(j, r_j)` gets the
+    /// sender's random `r_j`, the receiver `r_j + c_j·Δ_j` elementwise. All
+    /// batches are one exchange per slice of COTs: the receiver's `d` bits,
+    /// then one answer per batch (`⌈Σ W_j / 8⌉` bytes). Cost `1 + W_j` bits
+    /// per instance plus the engine's; one round for the receiver (plus one
+    /// per iteration of the engine run meanwhile).
+    pub fn send_cot_batches<'w, 'c, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        mut out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        let ends = batch_ends(batches);
+        let n = ends.last().copied().unwrap_or(0);
+        let (mut ex, mut f0, mut f1) = (Mmo::new(), PadFields::default(), PadFields::default());
+        let mut r = Vec::new();
+        self.send_derived(ch, n, &ends, |_, j0, y0, y1, w| {
+            for g in (0..y0.len()).step_by(GROUP) {
+                let group = g..(g + GROUP).min(y0.len());
+                f0.fill(&mut ex, group.clone().map(|i| (y0[i].0, fields_of(j0 + i))));
+                f1.fill(&mut ex, group.clone().map(|i| (y1[i].0, fields_of(j0 + i))));
+                for (k, i) in group.enumerate() {
+                    let j = j0 + i;
+                    let f = fields_of(j);
+                    let x = corr(j);
+                    r.resize(f.fields().len(), 0);
+                    // r = G_0, d = r + Δ − G_1.
+                    elements([f0.of(k), f1.of(k)], f, |e, ring, [a, p]| {
+                        r[e] = a;
+                        if let Some(&xe) = x.get(e) {
+                            w.push(ring.sub(ring.add(a, xe), p), ring.wire_bits());
+                        }
+                    });
+                    out(j, &r);
+                }
+            }
+        })
     }
 }
 
 impl FerretReceiver {
-    /// The receiver of [`FerretSender::send_derived`]: per OT `j`, `each(j,
-    /// c_j, y, r)` gets its choice, its pad `y = y_{c_j}` and the reader of
-    /// the slice's answer.
-    fn recv_derived(
+    /// The receiver of [`FerretSender::send_derived`] with choices
+    /// `choice(j)`: per run of consecutive OTs `j0..j0 + k` within one
+    /// piece, `each(tweak, j0, y, r)` gets its pads `y[i] = y_{c_{j0+i}}` and
+    /// the reader of the piece's answer, of `answer_bits(piece)` bits.
+    pub(super) fn recv_derived(
         &mut self,
         ch: &mut Channel,
-        choices: &[bool],
-        answer_bits: u64,
-        mut each: impl FnMut(usize, bool, u128, &mut BitReader),
+        n: usize,
+        choice: impl Fn(usize) -> bool,
+        ends: &[usize],
+        answer_bits: impl Fn(Range<usize>) -> u64,
+        mut each: impl FnMut(u128, usize, &[Block], &mut BitReader),
     ) -> Result<(), OtError> {
         let h = Tccr::new();
         let mut y = Vec::with_capacity(STEP);
         let mut done = 0;
         let mut answer = Vec::new();
-        self.take(ch, choices.len(), |ch, j0, t| {
-            let c = &choices[done..done + t.len()];
-            let d: Vec<bool> = t.iter().zip(c).map(|(t, &c)| c ^ t.bit(0)).collect();
-            ch.send(&pack_bits(&d))?;
+        self.take(ch, n, |ch, id0, t| {
+            let mut d = vec![0u8; t.len().div_ceil(8)];
+            for (k, tk) in t.iter().enumerate() {
+                d[k / 8] |= u8::from(choice(done + k) ^ tk.bit(0)) << (k % 8);
+            }
+            ch.send(&d)?;
             ch.flush()?;
-            answer.resize((t.len() as u64 * answer_bits).div_ceil(8) as usize, 0);
-            ch.recv(&mut answer)?;
-            let mut r = BitReader::new(&answer);
+            let end = done + t.len();
+            let mut j = done;
+            while j < end {
+                let stop = piece_end(ends, j, n).min(end);
+                answer.clear();
+                answer.resize(answer_bits(j..stop).div_ceil(8) as usize, 0);
+                if !answer.is_empty() {
+                    ch.recv(&mut answer)?;
+                }
+                let mut r = BitReader::new(&answer);
+                for k in (j..stop).step_by(STEP) {
+                    let off = k - done;
+                    let len = (stop - k).min(STEP);
+                    y.clear();
+                    y.extend_from_slice(&t[off..off + len]);
+                    let tweak = id0 + off as u128;
+                    h.hash_in_place(tweak, &mut y);
+                    each(tweak, k, &y, &mut r);
+                }
+                j = stop;
+            }
+            done = end;
+            Ok(())
+        })
+    }
+
+    /// Receiver of [`FerretSender::send_random_rot`]: `n` random choice bits
+    /// and the chosen messages.
+    pub fn recv_random_rot<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        bits: u32,
+    ) -> Result<(Vec<bool>, Vec<T>), OtError> {
+        check_bits::<T>(bits)?;
+        let (m, h) = (mask128(bits), Tccr::new());
+        let (mut c, mut out) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut y = Vec::with_capacity(STEP);
+        self.take(ch, n, |_, id0, t| {
             for (s, ts) in t.chunks(STEP).enumerate() {
                 y.clear();
                 y.extend_from_slice(ts);
-                h.hash_in_place(j0 + (s * STEP) as u128, &mut y);
-                for (i, yi) in y.iter().enumerate() {
-                    let k = s * STEP + i;
-                    each(done + k, c[k], yi.0, &mut r);
-                }
+                h.hash_in_place(id0 + (s * STEP) as u128, &mut y);
+                c.extend(ts.iter().map(|t| t.bit(0)));
+                out.extend(y.iter().map(|v| T::from_u128(v.0 & m)));
             }
-            done += t.len();
             Ok(())
-        })
+        })?;
+        Ok((c, out))
     }
 
     /// Receiver of [`FerretSender::send_rot`]: the chosen random messages.
@@ -168,7 +338,15 @@ impl FerretReceiver {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
         let mut out = Vec::with_capacity(choices.len());
-        self.recv_derived(ch, choices, 0, |_, _, y, _| out.push(T::from_u128(y & m)))?;
+        let n = choices.len();
+        self.recv_derived(
+            ch,
+            n,
+            |j| choices[j],
+            &[],
+            |_| 0,
+            |_, _, y, _| out.extend(y.iter().map(|v| T::from_u128(v.0 & m))),
+        )?;
         Ok(out)
     }
 
@@ -182,10 +360,20 @@ impl FerretReceiver {
         check_bits::<T>(bits)?;
         let m = mask128(bits);
         let mut out = Vec::with_capacity(choices.len());
-        self.recv_derived(ch, choices, 2 * u64::from(bits), |_, c, y, r| {
-            let (e0, e1) = (r.read_u128(bits), r.read_u128(bits));
-            out.push(T::from_u128((if c { e1 } else { e0 } ^ y) & m));
-        })?;
+        let per = 2 * u64::from(bits);
+        self.recv_derived(
+            ch,
+            choices.len(),
+            |j| choices[j],
+            &[],
+            |r| r.len() as u64 * per,
+            |_, j0, y, r| {
+                for (c, yi) in choices[j0..].iter().zip(y) {
+                    let (e0, e1) = (r.read_u128(bits), r.read_u128(bits));
+                    out.push(T::from_u128((if *c { e1 } else { e0 } ^ yi.0) & m));
+                }
+            },
+        )?;
         Ok(out)
     }
 
@@ -197,12 +385,59 @@ impl FerretReceiver {
         bits: u32,
     ) -> Result<Vec<u64>, OtError> {
         check_bits::<u64>(bits)?;
-        let m = mask(bits);
-        let mut out = Vec::with_capacity(choices.len());
-        self.recv_derived(ch, choices, u64::from(bits), |_, c, y, r| {
-            let corr = r.read(bits);
-            out.push((y as u64).wrapping_add(corr & u64::from(c).wrapping_neg()) & m);
-        })?;
-        Ok(out)
+        let ws = [bits];
+        let f = CotFields::new(&ws)?;
+        let mut v = Vec::with_capacity(choices.len());
+        self.recv_cot_batches(
+            ch,
+            &[choices.len()],
+            |j| choices[j],
+            |_| f,
+            |_, vj| v.extend_from_slice(vj),
+        )?;
+        Ok(v)
+    }
+
+    /// Receiver of [`FerretSender::send_cot_batches`] (the same `batches`):
+    /// choices `choice(j)`, the sender's `fields_of(j)`; `out(j, v_j)` gets
+    /// `r_j + c_j·Δ_j` elementwise, in instance order.
+    pub fn recv_cot_batches<'w, R: CotRing>(
+        &mut self,
+        ch: &mut Channel,
+        batches: &[usize],
+        choice: impl Fn(usize) -> bool,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        mut out: impl FnMut(usize, &[u64]),
+    ) -> Result<(), OtError> {
+        let ends = batch_ends(batches);
+        let n = ends.last().copied().unwrap_or(0);
+        let (mut ex, mut pf) = (Mmo::new(), PadFields::default());
+        let mut v = Vec::new();
+        self.recv_derived(
+            ch,
+            n,
+            &choice,
+            &ends,
+            |r| r.map(|j| u64::from(fields_of(j).wire)).sum(),
+            |_, j0, y, rd| {
+                for g in (0..y.len()).step_by(GROUP) {
+                    let group = g..(g + GROUP).min(y.len());
+                    pf.fill(&mut ex, group.clone().map(|i| (y[i].0, fields_of(j0 + i))));
+                    for (k, i) in group.enumerate() {
+                        let j = j0 + i;
+                        let f = fields_of(j);
+                        let sel = u64::from(choice(j)).wrapping_neg();
+                        v.resize(f.fields().len(), 0);
+                        elements([pf.of(k)], f, |e, ring, [y]| {
+                            // Reduced: a peer's out-of-range correction gives
+                            // a wrong but valid element, never an unreduced one.
+                            let d = ring.reduce(rd.read(ring.wire_bits()));
+                            v[e] = ring.add(y, d & sel);
+                        });
+                        out(j, &v);
+                    }
+                }
+            },
+        )
     }
 }

@@ -8,7 +8,8 @@
 //! | [`mpcot`] | multi-point COT with regular noise (`t` trees of `n/t` leaves) | Ferret §5 |
 //! | [`lpn`] | primal-LPN expansion with a local linear code, `d = 10` | Ferret §5.1, §6 |
 //! | `source` | [`FerretSender`] / [`FerretReceiver`]: per-lane COT source, bootstrapping from IKNP | Ferret §5.3 |
-//! | `derived` | random, chosen-message and `Z_{2^ℓ}` correlated OT from random COTs | — |
+//! | `derived` | random, chosen-message and correlated OT (multi-element payloads over `Z_{2^ℓ}` and `Z_n`) from random COTs | — |
+//! | [`nofn`] | `(N 1)-OT` from `⌈log₂ N⌉` derived random OTs | Naor, Pinkas, J. Cryptology 2005 |
 //!
 //! # The correlation
 //! As the rows of IKNP ([`super::ext`]): the sender holds a global `Δ` and
@@ -35,6 +36,7 @@
 mod derived;
 pub(crate) mod lpn;
 pub(crate) mod mpcot;
+pub mod nofn;
 mod source;
 pub(crate) mod spcot;
 

@@ -117,12 +117,7 @@ impl Engine {
         if n == 0 {
             return Ok(());
         }
-        if self.pos.is_none() {
-            let (boot, main) = (self.params.boot, self.params.main);
-            self.reserve = HugeVec::with_capacity(boot.reserve().max(main.reserve()));
-            setup(self, ch)?;
-            self.iterate(ch, true, trees)?;
-        }
+        self.prepare(ch, setup, trees)?;
         let mut left = n;
         while left > 0 {
             let mut pos = self.pos.unwrap_or(0);
@@ -135,6 +130,22 @@ impl Engine {
             self.pos = Some(pos + len);
             self.ids += len as u128;
             left -= len;
+        }
+        Ok(())
+    }
+
+    /// Runs `setup` and the bootstrapping iteration unless done already.
+    fn prepare(
+        &mut self,
+        ch: &mut Channel,
+        setup: &mut dyn FnMut(&mut Engine, &mut Channel) -> Result<(), OtError>,
+        trees: &mut Trees<'_>,
+    ) -> Result<(), OtError> {
+        if self.pos.is_none() {
+            let (boot, main) = (self.params.boot, self.params.main);
+            self.reserve = HugeVec::with_capacity(boot.reserve().max(main.reserve()));
+            setup(self, ch)?;
+            self.iterate(ch, true, trees)?;
         }
         Ok(())
     }
@@ -199,6 +210,24 @@ impl FerretSender {
         n: usize,
         f: impl FnMut(&mut Channel, u128, &[Block]) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
+        self.run(ch, Some((n, f)))
+    }
+
+    /// Runs the set-up now (the receiver calls [`FerretReceiver::setup`]):
+    /// [`sci_ir::cost::ferret::setup`], nothing if done already.
+    pub fn setup(&mut self, ch: &mut Channel) -> Result<(), OtError> {
+        self.run(ch, None::<(usize, fn(&mut Channel, u128, &[Block]) -> _)>)
+    }
+
+    /// [`FerretSender::take`] with a request, else the set-up alone.
+    fn run(
+        &mut self,
+        ch: &mut Channel,
+        req: Option<(
+            usize,
+            impl FnMut(&mut Channel, u128, &[Block]) -> Result<(), OtError>,
+        )>,
+    ) -> Result<(), OtError> {
         let FerretSender {
             engine,
             prg,
@@ -224,7 +253,10 @@ impl FerretSender {
                          s: &mut Scratch| {
             mpcot::send(ch, h, prg, delta, p, base, tweak, out, s)
         };
-        engine.take(ch, n, &mut setup, &mut trees, f)
+        match req {
+            Some((n, f)) => engine.take(ch, n, &mut setup, &mut trees, f),
+            None => engine.prepare(ch, &mut setup, &mut trees),
+        }
     }
 }
 
@@ -266,6 +298,23 @@ impl FerretReceiver {
         n: usize,
         f: impl FnMut(&mut Channel, u128, &[Block]) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
+        self.run(ch, Some((n, f)))
+    }
+
+    /// The receiver of [`FerretSender::setup`].
+    pub fn setup(&mut self, ch: &mut Channel) -> Result<(), OtError> {
+        self.run(ch, None::<(usize, fn(&mut Channel, u128, &[Block]) -> _)>)
+    }
+
+    /// [`FerretReceiver::take`] with a request, else the set-up alone.
+    fn run(
+        &mut self,
+        ch: &mut Channel,
+        req: Option<(
+            usize,
+            impl FnMut(&mut Channel, u128, &[Block]) -> Result<(), OtError>,
+        )>,
+    ) -> Result<(), OtError> {
         let FerretReceiver { engine, prg } = self;
         let boot = engine.params.boot.reserve();
         let mut setup = |e: &mut Engine, ch: &mut Channel| -> Result<(), OtError> {
@@ -304,6 +353,9 @@ impl FerretReceiver {
              tweak: u128,
              out: &mut [Block],
              s: &mut Scratch| { mpcot::recv(ch, h, p, base, tweak, out, s) };
-        engine.take(ch, n, &mut setup, &mut trees, f)
+        match req {
+            Some((n, f)) => engine.take(ch, n, &mut setup, &mut trees, f),
+            None => engine.prepare(ch, &mut setup, &mut trees),
+        }
     }
 }

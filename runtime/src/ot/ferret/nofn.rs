@@ -1,0 +1,192 @@
+//! `(N 1)-OT_ℓ` from `L = ⌈log₂ N⌉` random 1-of-2 OTs with chosen choices
+//! (Naor and Pinkas, "Computationally Secure Oblivious Transfer", J.
+//! Cryptology 18(1), 2005, §4: 1-out-of-N from log N 1-out-of-2 OTs; the
+//! cost CrypTFlow2 §3.1.1 counts for a silent `(N 1)-OT`, `N·ℓ + log N`
+//! bits beside the engine's).
+//!
+//! Per instance the receiver, with choice `c < N` of bits `c_0 … c_{L−1}`,
+//! takes `L` derived random OTs ([`super::derived`]) with choices `c_k`: it
+//! sends `L` bits and learns `p_{k, c_k}` of the sender's 128-bit pads `(p_{k,0},
+//! p_{k,1})`. The sender masks message `v` with `H(τ + v, X_v)`, `X_v = ⊕_k
+//! p_{k, v_k}`, and sends the `N` masked messages (`N·ℓ` bits); the receiver
+//! computes `X_c` and unmasks message `c`. For `v ≠ c`, `X_v` contains a pad
+//! `p_{k, 1−c_k}` the receiver does not know (a [`Tccr`] output, uniform in
+//! its view), and `H` is called on distinct tweaks, so the masks are
+//! pseudorandom (random-oracle model for the XOR-combined inputs, as in
+//! emp-ot / SCI's silent 1-of-N OT). The tweak `τ = 2^127 + 256·j` of an
+//! instance whose last derived OT has index `j` (never reused, below 2^119)
+//! is disjoint from the derived OTs' own tweaks (below 2^127).
+//!
+//! Several classes `(N, ℓ, count)` run in one call, instances in class order
+//! (the [`crate::ot::OtPack::send_kkot_classes`] contract): one message each
+//! way per slice of COTs. Cost: `Σ count·(L + N·ℓ)` bits, the receiver's
+//! bits in one message and the sender's in another (each padded to a byte),
+//! plus the engine's.
+
+use super::source::{FerretReceiver, FerretSender};
+use crate::crypto::{Block, Tccr};
+use crate::net::Channel;
+use crate::ot::{KkClass, OtError, Word};
+use crate::pack::mask128;
+
+/// Tweak domain of the masks (above every derived OT's tweak).
+const DOMAIN: u128 = 1 << 127;
+
+/// Random OTs per instance of a `(N 1)`-OT: `⌈log₂ N⌉` (1 for N = 2).
+pub fn ots_per_instance(n_msgs: usize) -> usize {
+    n_msgs.next_power_of_two().trailing_zeros().max(1) as usize
+}
+
+/// One class laid out over the random OTs of a call.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    class: KkClass,
+    /// Random OTs per instance.
+    l: usize,
+    /// Index of the class's first random OT.
+    ot_start: usize,
+    /// Global index of the class's first instance.
+    inst_start: usize,
+}
+
+impl Span {
+    fn ot_end(&self) -> usize {
+        self.ot_start + self.class.count * self.l
+    }
+
+    /// Instances of the class whose last random OT is below `j`.
+    fn completed_before(&self, j: usize) -> usize {
+        (j.saturating_sub(self.ot_start) / self.l).min(self.class.count)
+    }
+}
+
+/// The spans of `classes` and the total number of random OTs.
+fn layout(classes: &[KkClass]) -> (Vec<Span>, usize) {
+    let (mut ot, mut inst) = (0, 0);
+    let spans = classes
+        .iter()
+        .map(|&class| {
+            let s = Span {
+                class,
+                l: ots_per_instance(class.n_msgs),
+                ot_start: ot,
+                inst_start: inst,
+            };
+            ot = s.ot_end();
+            inst += class.count;
+            s
+        })
+        .collect();
+    (spans, ot)
+}
+
+/// The class (index into `spans`) holding random OT `j`.
+fn span_of(spans: &[Span], j: usize) -> usize {
+    spans.partition_point(|s| s.ot_end() <= j)
+}
+
+/// The mask tweak of an instance whose last random OT has tweak `t`.
+fn instance_tweak(t: u128) -> u128 {
+    DOMAIN | t << 8
+}
+
+impl FerretSender {
+    /// Several classes of `(N 1)-OT` (checked by the caller: `N` in
+    /// 2..=256, widths fitting `T`), sender side: `msgs(c, range, out)`
+    /// writes the messages of instances `range` of class `c` (`out[i·N +
+    /// v]`, zeroed beforehand). See the [module documentation](self).
+    pub fn send_n_classes<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        classes: &[KkClass],
+        mut msgs: impl FnMut(usize, std::ops::Range<usize>, &mut [T]),
+    ) -> Result<(), OtError> {
+        let (spans, n) = layout(classes);
+        let h = Tccr::new();
+        let mut pads: Vec<[Block; 2]> = Vec::with_capacity(8);
+        let (mut x, mut buf) = (vec![Block::ZERO; 256], vec![T::default(); 256]);
+        self.send_derived(ch, n, &[], |tweak, j0, y0, y1, w| {
+            for (i, (a, b)) in y0.iter().zip(y1).enumerate() {
+                let j = j0 + i;
+                let c = span_of(&spans, j);
+                let s = &spans[c];
+                pads.push([*a, *b]);
+                if pads.len() < s.l {
+                    continue;
+                }
+                let (nm, bits) = (s.class.n_msgs, s.class.bits);
+                x[0] = pads.iter().fold(Block::ZERO, |acc, p| acc ^ p[0]);
+                for v in 1..nm {
+                    let k = v.trailing_zeros() as usize;
+                    x[v] = x[v & (v - 1)] ^ pads[k][0] ^ pads[k][1];
+                }
+                pads.clear();
+                h.hash_in_place(instance_tweak(tweak + i as u128), &mut x[..nm]);
+                let local = (j - s.ot_start) / s.l;
+                buf[..nm].fill(T::default());
+                msgs(c, local..local + 1, &mut buf[..nm]);
+                let m = mask128(bits);
+                for (msg, xv) in buf[..nm].iter().zip(&x[..nm]) {
+                    w.push_u128((msg.to_u128() ^ xv.0) & m, bits);
+                }
+            }
+        })
+    }
+}
+
+impl FerretReceiver {
+    /// Receiver of [`FerretSender::send_n_classes`] with one choice per
+    /// instance (`choices[i] < N` of its class, checked by the caller):
+    /// the chosen messages, in instance order.
+    pub fn recv_n_classes<T: Word>(
+        &mut self,
+        ch: &mut Channel,
+        classes: &[KkClass],
+        choices: &[u8],
+    ) -> Result<Vec<T>, OtError> {
+        let (spans, n) = layout(classes);
+        let h = Tccr::new();
+        let mut out = Vec::with_capacity(choices.len());
+        let mut acc = Block::ZERO;
+        let (mut k, mut cur) = (0usize, 0usize);
+        let choice = |j: usize| {
+            let s = &spans[span_of(&spans, j)];
+            let inst = s.inst_start + (j - s.ot_start) / s.l;
+            (choices[inst] >> ((j - s.ot_start) % s.l)) & 1 == 1
+        };
+        let answer_bits = |r: std::ops::Range<usize>| -> u64 {
+            spans
+                .iter()
+                .map(|s| {
+                    let done = s.completed_before(r.end) - s.completed_before(r.start);
+                    (done * s.class.n_msgs) as u64 * u64::from(s.class.bits)
+                })
+                .sum()
+        };
+        self.recv_derived(ch, n, choice, &[], answer_bits, |tweak, j0, y, r| {
+            for (i, yi) in y.iter().enumerate() {
+                let s = &spans[span_of(&spans, j0 + i)];
+                acc ^= *yi;
+                k += 1;
+                if k < s.l {
+                    continue;
+                }
+                let c = usize::from(choices[cur]);
+                let mut xc = [acc];
+                h.hash_in_place(instance_tweak(tweak + i as u128) + c as u128, &mut xc);
+                let bits = s.class.bits;
+                let mut got = 0;
+                for v in 0..s.class.n_msgs {
+                    let e = r.read_u128(bits);
+                    if v == c {
+                        got = e;
+                    }
+                }
+                out.push(T::from_u128((got ^ xc[0].0) & mask128(bits)));
+                (acc, k) = (Block::ZERO, 0);
+                cur += 1;
+            }
+        })?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,358 @@
+//! The OT layer on the silent engine ([`OtKind::Silent`]): every call of
+//! [`OtPack`] checked against its functionality with both parties in two
+//! threads, across the engine's iterations (a small LPN set, so calls
+//! straddle them), the communication of the derived OTs pinned, and no
+//! correlation handed out twice.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use sci_ir::cost::Role;
+use sci_ir::cost::ferret::{FerretParams, LpnParams, derived, setup};
+use sci_runtime::crypto::{Block, Prg};
+use sci_runtime::net::{Channel, Party, Stats, mem, tcp};
+use sci_runtime::ot::ferret::nofn::ots_per_instance;
+use sci_runtime::ot::{CotFields, KkClass, OtKind, OtPack};
+use sci_runtime::pack::mask;
+use sci_runtime::proto::Modulus;
+
+/// Iterations of `64·2^10` COTs, 60,800 handed out each (insecure, tests
+/// only).
+const SMALL: FerretParams = FerretParams {
+    boot: LpnParams {
+        k: 1024,
+        t: 16,
+        log_leaves: 9,
+    },
+    main: LpnParams {
+        k: 4096,
+        t: 64,
+        log_leaves: 10,
+    },
+};
+
+fn test_prg(label: &str, index: u64) -> Prg {
+    Prg::derive(Block(sci_testkit::seed().into()), label, index)
+}
+
+fn pack(p: u64) -> OtPack {
+    let mut ot = OtPack::new(test_prg("silent-pack", p), OtKind::Silent);
+    ot.set_ferret_params(SMALL).expect("SMALL chains");
+    ot
+}
+
+/// Runs `f0` (sender) and `f1` (receiver) on silent packs over `pair`.
+fn run2<A: Send, B: Send>(
+    (mut c0, mut c1): (Channel, Channel),
+    f0: impl FnOnce(&mut OtPack, &mut Channel) -> A + Send,
+    f1: impl FnOnce(&mut OtPack, &mut Channel) -> B + Send,
+) -> (A, B, Stats, Stats) {
+    let ((a, s0), (b, s1)) = sci_testkit::run2(
+        move || {
+            let mut p = pack(0);
+            (f0(&mut p, &mut c0), c0.stats())
+        },
+        move || {
+            let mut p = pack(1);
+            (f1(&mut p, &mut c1), c1.stats())
+        },
+    );
+    (a, b, s0, s1)
+}
+
+fn mem_pair() -> (Channel, Channel) {
+    mem::pair(Some(Duration::from_secs(60)))
+}
+
+#[test]
+fn chosen_random_and_correlated_ots() {
+    let mut g = test_prg("data", 0);
+    for (n, bits) in [(1usize, 1u32), (1000, 2), (70_000, 37), (3000, 64)] {
+        let msgs: Vec<[u64; 2]> = (0..n)
+            .map(|_| [g.u64s(1)[0] & mask(bits), g.u64s(1)[0] & mask(bits)])
+            .collect();
+        let c = g.bools(n);
+        let x = g.ring_elems(n, bits);
+        let (r, (got, rot_r, v), _, _) = run2(
+            mem_pair(),
+            |ot, ch| {
+                ot.send_ot(ch, &msgs, bits).expect("send_ot");
+                let rot = ot.send_rot::<u64>(ch, n, bits).expect("send_rot");
+                let r = ot.send_cot(ch, &x, bits).expect("send_cot");
+                (rot, r)
+            },
+            |ot, ch| {
+                let got = ot.recv_ot::<u64>(ch, &c, bits).expect("recv_ot");
+                let rot = ot.recv_rot::<u64>(ch, &c, bits).expect("recv_rot");
+                let v = ot.recv_cot(ch, &c, bits).expect("recv_cot");
+                (got, rot, v)
+            },
+        );
+        let (rot, cot_r) = r;
+        for j in 0..n {
+            let b = usize::from(c[j]);
+            assert_eq!(got[j], msgs[j][b], "OT n={n} bits={bits}");
+            assert_eq!(rot_r[j], rot[j][b], "ROT n={n} bits={bits}");
+            assert!(rot[j][0] <= mask(bits) && rot[j][1] <= mask(bits));
+            let want = cot_r[j].wrapping_add(x[j] * u64::from(c[j])) & mask(bits);
+            assert_eq!(v[j], want, "COT n={n} bits={bits}");
+        }
+    }
+}
+
+#[test]
+fn correlated_batches_with_mixed_payloads_over_tcp() {
+    // Per instance: an element of Z_{2^5}, of Z_{2^64}, of an odd Z_n and a
+    // wide one of Z_{2^61} (pads beyond 128 bits: the stretched pad), in
+    // batches straddling an iteration.
+    let rings = [
+        Modulus::Pow2(5),
+        Modulus::Pow2(64),
+        Modulus::Odd(1_000_003),
+        Modulus::Pow2(61),
+    ];
+    let f = CotFields::new(&rings).expect("fields");
+    let batches = [0usize, 17, 40_000, 30_000, 1];
+    let n: usize = batches.iter().sum();
+    let mut g = test_prg("data", 1);
+    let corr: Vec<u64> = (0..n)
+        .flat_map(|_| rings.map(|r| r.random(&mut g, 1)[0]))
+        .collect();
+    let c = g.bools(n);
+    let pair = tcp::loopback_pair(&tcp::TcpConfig {
+        timeout: Some(Duration::from_secs(60)),
+        ..tcp::TcpConfig::default()
+    })
+    .expect("loopback");
+    let (r, v, _, _) = run2(
+        pair,
+        |ot, ch| {
+            let mut r = Vec::new();
+            ot.send_cot_batches(
+                ch,
+                &batches,
+                |_| f,
+                |j| &corr[4 * j..4 * j + 4],
+                |_, rj| r.extend_from_slice(rj),
+            )
+            .expect("send");
+            r
+        },
+        |ot, ch| {
+            let mut v = Vec::new();
+            ot.recv_cot_batches(
+                ch,
+                &batches,
+                |j| c[j],
+                |_| f,
+                |_, vj| v.extend_from_slice(vj),
+            )
+            .expect("recv");
+            v
+        },
+    );
+    assert_eq!(r.len(), 4 * n);
+    for (j, &cj) in c.iter().enumerate() {
+        for (e, ring) in rings.iter().enumerate() {
+            let k = 4 * j + e;
+            let add = if cj { corr[k] } else { 0 };
+            assert_eq!(v[k], ring.add(r[k], add), "instance {j} element {e}");
+        }
+    }
+}
+
+#[test]
+fn one_of_n_from_log_n_random_ots() {
+    let classes = [
+        KkClass {
+            n_msgs: 2,
+            bits: 1,
+            count: 5000,
+        },
+        KkClass {
+            n_msgs: 3,
+            bits: 7,
+            count: 0,
+        },
+        KkClass {
+            n_msgs: 4,
+            bits: 2,
+            count: 30_000,
+        },
+        KkClass {
+            n_msgs: 16,
+            bits: 8,
+            count: 9000,
+        },
+        KkClass {
+            n_msgs: 256,
+            bits: 3,
+            count: 700,
+        },
+        KkClass {
+            n_msgs: 5,
+            bits: 8,
+            count: 33,
+        },
+    ];
+    let mut g = test_prg("data", 2);
+    let msgs: Vec<Vec<u8>> = classes
+        .iter()
+        .map(|k| {
+            let mut m = vec![0u8; k.count * k.n_msgs];
+            g.fill_bytes(&mut m);
+            m.iter().map(|x| x & mask(k.bits) as u8).collect()
+        })
+        .collect();
+    let choices: Vec<u8> = classes
+        .iter()
+        .flat_map(|k| {
+            g.u64s(k.count)
+                .into_iter()
+                .map(|r| (r % k.n_msgs as u64) as u8)
+        })
+        .collect();
+    // A warm-up takes the set-up's COTs, so the call starts an iteration
+    // and straddles the next one.
+    let warm = SMALL.first_available();
+    let (d0, (got, d1), _, _) = run2(
+        mem_pair(),
+        |ot, ch| {
+            ot.send_random_rot::<u8>(ch, warm, 1).expect("warm-up");
+            let before = ch.stats();
+            ot.send_kkot_classes(ch, &classes, |c, range, out: &mut [u8]| {
+                let nm = classes[c].n_msgs;
+                out.copy_from_slice(&msgs[c][range.start * nm..range.end * nm]);
+            })
+            .expect("send");
+            ch.stats() - before
+        },
+        |ot, ch| {
+            ot.recv_random_rot::<u8>(ch, warm, 1).expect("warm-up");
+            let before = ch.stats();
+            let got = ot
+                .recv_kkot_classes::<u8>(ch, &classes, &choices)
+                .expect("recv");
+            (got, ch.stats() - before)
+        },
+    );
+    let want: Vec<u8> = classes
+        .iter()
+        .enumerate()
+        .flat_map(|(c, k)| (0..k.count).map(move |i| (c, k, i)))
+        .zip(&choices)
+        .map(|((c, k, i), &v)| msgs[c][i * k.n_msgs + v as usize])
+        .collect();
+    assert_eq!(got, want);
+    // Σ count·⌈log₂ N⌉ = 5000 + 60,000 + 36,000 + 5600 + 99 random OTs in
+    // two slices (an iteration's 60,800, then the rest): the receiver sends
+    // one bit per OT per slice, the sender the iterations and, per slice,
+    // the N messages of the instances whose last OT falls in it.
+    let per_iter = SMALL.per_iteration();
+    let (mut ots, mut answer) = (0usize, [0u64; 2]);
+    for k in &classes {
+        let l = ots_per_instance(k.n_msgs);
+        for _ in 0..k.count {
+            ots += l;
+            answer[usize::from(ots > per_iter)] += (k.n_msgs as u64) * u64::from(k.bits);
+        }
+    }
+    assert_eq!(ots, 106_699);
+    let it = SMALL.main.iteration_bytes();
+    assert_eq!(
+        d1.bytes_sent,
+        per_iter.div_ceil(8) as u64 + (ots - per_iter).div_ceil(8) as u64
+    );
+    assert_eq!(
+        d0.bytes_sent,
+        2 * it + answer[0].div_ceil(8) + answer[1].div_ceil(8)
+    );
+}
+
+#[test]
+fn derived_ot_bytes_are_the_cost_model() {
+    // After the set-up, a call of m OTs sends exactly
+    // `sci_ir::cost::ferret::derived` (its slices, the iterations between).
+    for (m, bits) in [(10usize, 7u32), (50_000, 32), (130_000, 1)] {
+        let x = test_prg("data", 3).ring_elems(m, bits);
+        let c = test_prg("data", 4).bools(m);
+        let (d0, d1, _, _) = run2(
+            mem_pair(),
+            |ot, ch| {
+                ot.send_cot(ch, &[1], 1).expect("warm-up");
+                let before = ch.stats();
+                ot.send_cot(ch, &x, bits).expect("send");
+                ch.stats() - before
+            },
+            |ot, ch| {
+                ot.recv_cot(ch, &[true], 1).expect("warm-up");
+                let before = ch.stats();
+                ot.recv_cot(ch, &c, bits).expect("recv");
+                ch.stats() - before
+            },
+        );
+        // The set-up leaves boot.n − main.reserve COTs, the warm-up took one.
+        let avail = SMALL.first_available() - 1;
+        let t = derived(Role::P0, &SMALL, avail, m, u64::from(bits));
+        assert_eq!(d0.bytes_sent, t.sent(Role::P0), "m={m}");
+        assert_eq!(d1.bytes_sent, t.sent(Role::P1), "m={m}");
+    }
+}
+
+#[test]
+fn no_correlation_is_reused() {
+    // Random OTs with random choices over three iterations and two calls:
+    // every 128-bit pad is new, and each receiver's pad is its choice's.
+    let (pads, (c, y), _, _) = run2(
+        mem_pair(),
+        |ot, ch| {
+            let mut a = ot.send_random_rot::<u128>(ch, 100_000, 128).expect("a");
+            a.extend(ot.send_random_rot::<u128>(ch, 90_000, 128).expect("b"));
+            a
+        },
+        |ot, ch| {
+            let (mut c, mut y) = ot.recv_random_rot::<u128>(ch, 100_000, 128).expect("a");
+            let (c2, y2) = ot.recv_random_rot::<u128>(ch, 90_000, 128).expect("b");
+            c.extend(c2);
+            y.extend(y2);
+            (c, y)
+        },
+    );
+    let mut seen = HashSet::new();
+    for (j, p) in pads.iter().enumerate() {
+        assert_eq!(y[j], p[usize::from(c[j])]);
+        assert!(seen.insert(p[0]) && seen.insert(p[1]), "pad {j} reused");
+    }
+    let ones = c.iter().filter(|&&b| b).count();
+    assert!(
+        (90_000..100_000).contains(&ones),
+        "choices not random: {ones}"
+    );
+}
+
+#[test]
+fn eager_setup_is_one_ferret_setup_per_direction() {
+    // OtPack::setup: the server's pack as Ferret sender first, then as
+    // receiver; a later call sets nothing up again.
+    let (a, b, s0, s1) = run2(
+        mem_pair(),
+        |ot, ch| {
+            ot.setup(ch, Party::Server).expect("setup");
+            ot.setup(ch, Party::Server).expect("again: nothing");
+            let before = ch.stats();
+            ot.send_random_rot::<u8>(ch, 100, 1).expect("rot");
+            ch.stats() - before
+        },
+        |ot, ch| {
+            ot.setup(ch, Party::Client).expect("setup");
+            ot.setup(ch, Party::Client).expect("again: nothing");
+            let before = ch.stats();
+            ot.recv_random_rot::<u8>(ch, 100, 1).expect("rot");
+            ch.stats() - before
+        },
+    );
+    let t = setup(Role::P0, &SMALL).then(setup(Role::P1, &SMALL));
+    assert_eq!(s0.bytes_sent - a.bytes_sent, t.sent(Role::P0));
+    assert_eq!(s1.bytes_sent - b.bytes_sent, t.sent(Role::P1));
+    assert_eq!((a.bytes_sent, b.bytes_sent), (0, 0));
+}
