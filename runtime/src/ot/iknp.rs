@@ -258,29 +258,24 @@ fn unpack_elems<R: CotRing>(ring: impl Fn(usize) -> R, s: &[u64], out: &mut [u64
 /// Appends `d[e]` at `wire_bits(ring(e))` bits to `w`.
 #[inline(always)]
 fn pack_elems<R: CotRing>(ring: impl Fn(usize) -> R, d: &[u64], w: &mut BitWriter) {
-    // A local writer: its state stays in registers, not behind a pointer
-    // that the stores of the loop might alias.
-    let mut wl = std::mem::take(w);
     let mut pairs = d.chunks_exact(2);
     for (h, v) in (&mut pairs).enumerate() {
         let (w0, w1) = (ring(2 * h).wire_bits(), ring(2 * h + 1).wire_bits());
         if w0 + w1 <= 64 {
-            wl.push(v[0] | v[1] << w0, w0 + w1);
+            w.push(v[0] | v[1] << w0, w0 + w1);
         } else {
-            wl.push(v[0], w0);
-            wl.push(v[1], w1);
+            w.push(v[0], w0);
+            w.push(v[1], w1);
         }
     }
     if let [v] = pairs.remainder() {
-        wl.push(*v, ring(d.len() - 1).wire_bits());
+        w.push(*v, ring(d.len() - 1).wire_bits());
     }
-    *w = wl;
 }
 
 /// `out[e]` ← the next `wire_bits(ring(e))` bits of `rd`.
 #[inline(always)]
-fn read_elems<R: CotRing>(ring: impl Fn(usize) -> R, rd: &mut BitReader<'_>, out: &mut [u64]) {
-    let mut rl = rd.clone();
+fn read_elems<R: CotRing>(ring: impl Fn(usize) -> R, rl: &mut BitReader<'_>, out: &mut [u64]) {
     let k = out.len();
     let mut pairs = out.chunks_exact_mut(2);
     for (h, o) in (&mut pairs).enumerate() {
@@ -297,7 +292,6 @@ fn read_elems<R: CotRing>(ring: impl Fn(usize) -> R, rd: &mut BitReader<'_>, out
     if let [o] = pairs.into_remainder() {
         *o = rl.read(ring(k - 1).wire_bits());
     }
-    *rd = rl;
 }
 
 /// [`CotSend::answer`] for one instance with correlation `x` (`k` values):
@@ -410,6 +404,9 @@ impl CotSend {
             streams: [s0, s1],
             r,
         } = self;
+        // A local writer: its state stays in registers, not behind a pointer
+        // that the stores of the loops might alias.
+        let mut wl = std::mem::take(w);
         for g in (0..y0.len().min(y1.len())).step_by(GROUP) {
             let group = g..(g + GROUP).min(y0.len()).min(y1.len());
             s0.fill(ex, group.clone().map(|i| (y0[i].0, fields_of(j0 + i))));
@@ -431,12 +428,13 @@ impl CotSend {
                 };
                 let s = [s0.of(k), s1.of(k)];
                 match f.uniform {
-                    Some(u) => answer_one(|_| u, s, x, [rj, d], w),
-                    None => answer_one(|e| f.fields[e], s, x, [rj, d], w),
+                    Some(u) => answer_one(|_| u, s, x, [rj, d], &mut wl),
+                    None => answer_one(|e| f.fields[e], s, x, [rj, d], &mut wl),
                 }
                 out(j, &r[..n]);
             }
         }
+        *w = wl;
     }
 }
 
@@ -499,6 +497,8 @@ impl CotRecv {
         mut out: impl FnMut(usize, &[u64]),
     ) {
         let CotRecv { ex, streams, v } = self;
+        // A local reader (see `CotSend::answer_in`).
+        let mut rl = rd.clone();
         for g in (0..y.len()).step_by(GROUP) {
             let group = g..(g + GROUP).min(y.len());
             streams.fill(ex, group.clone().map(|i| (y[i].0, fields_of(j0 + i))));
@@ -511,12 +511,13 @@ impl CotRecv {
                 let (vj, d) = v.split_at_mut(n);
                 let s = streams.of(k);
                 match f.uniform {
-                    Some(u) => decode_one(|_| u, s, sel, rd, [vj, d]),
-                    None => decode_one(|e| f.fields[e], s, sel, rd, [vj, d]),
+                    Some(u) => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
+                    None => decode_one(|e| f.fields[e], s, sel, &mut rl, [vj, d]),
                 }
                 out(j, &v[..n]);
             }
         }
+        *rd = rl;
     }
 }
 
