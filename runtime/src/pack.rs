@@ -260,6 +260,25 @@ mod tests {
         }
     }
 
+    /// A reused buffer's old contents never leak into the stream, whatever
+    /// its length.
+    #[test]
+    fn reused_buffer_is_overwritten() {
+        let vals: Vec<u64> = (0..77u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        for stale in [0usize, 3, 9, 500] {
+            let mut w = BitWriter::reuse(vec![0xa5; stale], 0);
+            let mut f = BitWriter::new();
+            for (i, &v) in vals.iter().enumerate() {
+                let b = (i as u32 * 5) % 64 + 1;
+                w.push(v, b);
+                f.push(v, b);
+            }
+            assert_eq!(w.finish(), f.finish(), "stale {stale}");
+        }
+    }
+
     #[test]
     fn u64s_and_bits() {
         for bits in [1u32, 7, 8, 31, 32, 37, 63, 64] {

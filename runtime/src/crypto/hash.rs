@@ -253,10 +253,7 @@ mod tests {
             .collect();
         let mut children = vec![Block::ZERO; 2 * parents.len()];
         ex.expand_children(&parents, &mut children);
-        let mut g: Vec<Block> = parents
-            .iter()
-            .flat_map(|p| [*p, *p ^ Block(1)])
-            .collect();
+        let mut g: Vec<Block> = parents.iter().flat_map(|p| [*p, *p ^ Block(1)]).collect();
         ex.hash_blocks(&mut g);
         assert_eq!(children, g);
     }

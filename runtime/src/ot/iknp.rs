@@ -20,14 +20,19 @@
 //!   sender inputs `Δ_j` and gets random `r_j = G_0`, sends `d_j = r_j + Δ_j
 //!   − G_1` elementwise, the receiver with choice `c_j` outputs `G_c + c·d =
 //!   r_j + c_j·Δ_j`. `G_b` are the elements derived from the pad `y_b`:
-//!   consecutive bit fields of `y_b` (`w` bits for `Z_{2^w}`, exactly
-//!   uniform; 128 bits reduced mod an odd `n`, within `2^−65` of uniform)
-//!   while they fit in 128 bits, else the low bits of whole 64-bit words of
-//!   its [`Mmo`] expansion, each element starting a new word — total `λ +
-//!   W`, `W = Σ ⌈log₂ n_e⌉`. This is the multiplexer's and B2A's OT, and the
-//!   `NKℓ` wide OTs of the OT-based matrix product (§5.1.1), whose
-//!   correlations are read and outputs consumed through closures, step by
-//!   step, so nothing of size `n·k` is built.
+//!   consecutive bit fields (`w` bits for `Z_{2^w}`, exactly uniform; 128
+//!   bits reduced mod an odd `n`, within `2^−65` of uniform) of `y_b` itself
+//!   while they fit in its 128 bits, else of the first `⌈P/128⌉` blocks of
+//!   its [`Mmo`] expansion `G(y_b)`, `P` the elements' pad bits (so a
+//!   payload costs one AES block per 128 pad bits, e.g. `⌈64·w/128⌉` for
+//!   the matrix product's 64 elements of `w` bits) — total `λ + W`, `W = Σ
+//!   ⌈log₂ n_e⌉`. This is the multiplexer's and B2A's OT, and the `NKℓ`
+//!   wide OTs of the OT-based matrix product (§5.1.1), whose correlations
+//!   are read and outputs consumed through closures, step by step, so
+//!   nothing of size `n·k` is built. The element loops (`CotSend`,
+//!   `CotRecv`) run an AVX2/BMI2 build when the CPU has it (run-time
+//!   detection) and read or write two elements per access when their bits
+//!   fit in a word.
 //!
 //! All are two messages (receiver → sender → receiver; random OT only the
 //! first): one round for the receiver. The sender buffers its answer until
@@ -152,7 +157,8 @@ impl<'a, R: CotRing> CotFields<'a, R> {
 pub use sci_ir::cost::ot::cot_bits;
 
 /// Instances whose pads are expanded together ([`PadStreams::fill`]): a few
-/// hundred keeps the blocks of both pads of a group in L2.
+/// dozen keep the streams of both pads of a group in L1 (16 KiB for the
+/// matrix product's at ℓ = 32), with AES runs long enough to pipeline.
 const GROUP: usize = 32;
 
 /// The pad streams of a group of instances, from which both sides derive
@@ -1009,5 +1015,92 @@ impl IknpReceiver {
             decode(ch, b, pads)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::Modulus;
+
+    /// Pad streams: the pad itself for `P ≤ 128`, else the first `⌈P/128⌉`
+    /// blocks of `G(y)`, `h(y ⊕ t)`.
+    #[test]
+    fn pad_streams_are_the_pad_or_its_expansion() {
+        let (small, large) = ([13u32, 64, 51], [32u32; 9]);
+        let shapes = [
+            CotFields::new(&small).expect("widths"),
+            CotFields::new(&large).expect("widths"),
+        ];
+        let ys: Vec<u128> = (1..=7u128)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))
+            .collect();
+        let shape = |i: usize| shapes[usize::from(i.is_multiple_of(3))];
+        let mut ps = PadStreams::default();
+        let mut ex = Mmo::new();
+        ps.fill(&mut ex, ys.iter().enumerate().map(|(i, &y)| (y, shape(i))));
+        for (i, &y) in ys.iter().enumerate() {
+            let want: Vec<Block> = match shape(i).expanded_blocks() {
+                0 => vec![Block(y)],
+                nb => {
+                    let mut b: Vec<Block> = (0..nb).map(|t| Block(y ^ t as u128)).collect();
+                    ex.hash_blocks(&mut b);
+                    b
+                }
+            };
+            let s = ps.of(i);
+            assert_eq!(&s[..2 * want.len()], Block::as_words(&want), "pad {i}");
+        }
+    }
+
+    /// The element loops read and write consecutive fields exactly as a
+    /// field-by-field [`BitReader`] / [`BitWriter`] does, for uniform and
+    /// mixed layouts, pairs that fit in a word and pairs that do not, odd
+    /// counts and 128-bit pad fields (odd moduli).
+    #[test]
+    fn element_loops_match_field_by_field_access() {
+        let words: Vec<u64> = (0..40u64)
+            .map(|i| {
+                (i + 1)
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                    .rotate_left(i as u32)
+            })
+            .collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let layouts: [&[u32]; 6] = [
+            &[1],
+            &[32; 7],
+            &[13; 64],
+            &[5, 17, 64, 40, 3],
+            &[64, 1, 63],
+            &[33; 5],
+        ];
+        for layout in layouts {
+            let ring = |e: usize| layout[e];
+            let k = layout.len();
+            let mut got = vec![0u64; k];
+            unpack_elems(ring, &words, &mut got);
+            let mut rd = BitReader::new(&bytes);
+            let want: Vec<u64> = layout.iter().map(|&w| rd.read(w)).collect();
+            assert_eq!(got, want, "{layout:?}");
+            let mut wr = BitWriter::new();
+            pack_elems(ring, &want, &mut wr);
+            let mut fw = BitWriter::new();
+            layout.iter().zip(&want).for_each(|(&w, &v)| fw.push(v, w));
+            assert_eq!(wr.finish(), fw.finish(), "{layout:?}");
+            let mut rl = BitReader::new(&bytes);
+            read_elems(ring, &mut rl, &mut got);
+            assert_eq!(got, want, "{layout:?}");
+        }
+        // Odd moduli: a 128-bit field per element, reduced.
+        let mods = [Modulus::Odd(1_000_003), Modulus::Odd(3)];
+        let ring = |e: usize| mods[e % 2];
+        let mut got = vec![0u64; 3];
+        unpack_elems(ring, &words, &mut got);
+        let mut rd = BitReader::new(&bytes);
+        for (e, g) in got.iter().enumerate() {
+            let y = rd.read_u128(128);
+            assert_eq!(*g, (y % ring(e).value()) as u64, "element {e}");
+        }
     }
 }
