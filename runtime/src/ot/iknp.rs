@@ -162,11 +162,11 @@ pub use sci_ir::cost::ot::cot_bits;
 const GROUP: usize = 32;
 
 /// The pad streams of a group of instances, from which both sides derive
-/// the same elements: instance `i`'s stream, from block `start[i]` of
-/// `blocks`, is its 128-bit pad `y` itself when its fields take at most 128
-/// pad bits, else the first `⌈P/128⌉` blocks of `y`'s [`Mmo`] expansion
-/// `G(y)`. A zero block ends the group, so that reading a few bits past a
-/// stream stays in bounds.
+/// the same elements: instance `i`'s stream is its 128-bit pad `y` itself
+/// when its fields take at most 128 pad bits (followed by a zero block, see
+/// [`PadStreams::of`]), else the first `⌈P/128⌉` blocks of `y`'s [`Mmo`]
+/// expansion `G(y)`, from block `start[i]` of `blocks`. A zero block ends
+/// the group, so that reading a few bits past a stream stays in bounds.
 #[derive(Default)]
 struct PadStreams {
     blocks: Vec<Block>,
@@ -175,7 +175,7 @@ struct PadStreams {
 
 impl PadStreams {
     /// Derives the streams of the instances `(y, fields)` of a group: one
-    /// AES block per expanded block, in runs of consecutive expanded pads.
+    /// AES block per expanded block, all in one pass.
     fn fill<'w, R: CotRing>(
         &mut self,
         ex: &mut Mmo,
@@ -184,34 +184,29 @@ impl PadStreams {
         let PadStreams { blocks, start } = self;
         blocks.clear();
         start.clear();
-        // The first block of the current run of `G` inputs `y ⊕ t`.
-        let mut run = None;
         for (y, f) in pads {
             start.push(blocks.len());
-            match f.expanded_blocks() {
-                0 => {
-                    if let Some(r) = run.take() {
-                        ex.hash_blocks(&mut blocks[r..]);
-                    }
-                    blocks.push(Block(y));
-                }
-                nb => {
-                    run.get_or_insert(blocks.len());
-                    blocks.extend((0..nb).map(|t| Block(y ^ t as u128)));
-                }
-            }
+            blocks.extend((0..f.expanded_blocks()).map(|t| Block(y ^ t as u128)));
         }
-        if let Some(r) = run {
-            ex.hash_blocks(&mut blocks[r..]);
-        }
+        ex.hash_blocks(blocks);
         blocks.push(Block::ZERO);
     }
 
-    /// The stream of instance `i` of the group, as 64-bit words (block `t`
-    /// gives words `2t`, its low half, and `2t + 1`), up to the group's end.
+    /// The stream of instance `i` of the group, with fields `f` and the
+    /// pad and a zero block in `pad`, as 64-bit words (block `t` gives words
+    /// `2t`, its low half, and `2t + 1`), up to the group's end.
     #[inline]
-    fn of(&self, i: usize) -> &[u64] {
-        &Block::as_words(&self.blocks)[2 * self.start[i]..]
+    fn of<'a, R: CotRing>(
+        &'a self,
+        i: usize,
+        f: CotFields<'_, R>,
+        pad: &'a [Block; 2],
+    ) -> &'a [u64] {
+        if f.expanded_blocks() == 0 {
+            Block::as_words(pad)
+        } else {
+            &Block::as_words(&self.blocks)[2 * self.start[i]..]
+        }
     }
 }
 
@@ -432,7 +427,8 @@ impl CotSend {
                     xs[x.len()..].fill(0);
                     &xs[..]
                 };
-                let s = [s0.of(k), s1.of(k)];
+                let pads = [[y0[i], Block::ZERO], [y1[i], Block::ZERO]];
+                let s = [s0.of(k, f, &pads[0]), s1.of(k, f, &pads[1])];
                 match f.uniform {
                     Some(u) => answer_one(|_| u, s, x, [rj, d], &mut wl),
                     None => answer_one(|e| f.fields[e], s, x, [rj, d], &mut wl),
@@ -515,7 +511,8 @@ impl CotRecv {
                 let n = f.fields.len();
                 v.resize(2 * n, 0);
                 let (vj, d) = v.split_at_mut(n);
-                let s = streams.of(k);
+                let pad = [y[i], Block::ZERO];
+                let s = streams.of(k, f, &pad);
                 match f.uniform {
                     Some(u) => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
                     None => decode_one(|e| f.fields[e], s, sel, &mut rl, [vj, d]),
@@ -661,7 +658,7 @@ impl IknpSender {
             corr.len(),
             |_| w,
             |j| std::slice::from_ref(&corr[j]),
-            |_, rj| r.extend_from_slice(rj),
+            |_, rj| r.extend(rj.iter().copied()),
         )?;
         Ok(r)
     }
@@ -885,7 +882,7 @@ impl IknpReceiver {
             choices.len(),
             |j| choices[j],
             |_| w,
-            |_, vj| v.extend_from_slice(vj),
+            |_, vj| v.extend(vj.iter().copied()),
         )?;
         Ok(v)
     }
@@ -1048,8 +1045,11 @@ mod tests {
                     b
                 }
             };
-            let s = ps.of(i);
+            let pad = [Block(y), Block::ZERO];
+            let s = ps.of(i, shape(i), &pad);
             assert_eq!(&s[..2 * want.len()], Block::as_words(&want), "pad {i}");
+            // Readable a block past the stream.
+            assert!(s.len() >= 2 * want.len() + 2, "pad {i}");
         }
     }
 
