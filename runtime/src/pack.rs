@@ -34,9 +34,18 @@ pub fn packed_len(n: usize, bits: u32) -> usize {
 
 /// Appends values of up to 64 bits (or 128 with [`BitWriter::push_u128`]) to
 /// a bit stream.
+///
+/// A push is branch-free (no misprediction whatever the widths): the pending
+/// word is stored at the end of the complete bytes on every push, into
+/// scratch space kept past them, and the write position advances by a
+/// whole word when it is full.
 #[derive(Debug, Default, Clone)]
 pub struct BitWriter {
+    /// `bytes[..done]` are complete; `bytes[done..]` is scratch space (at
+    /// least 8 bytes once something is pushed), whose first `nacc` bits
+    /// are the pending ones once pushed.
     bytes: Vec<u8>,
+    done: usize,
     /// The pending bits (`nacc` < 64 of them).
     acc: u64,
     nacc: u32,
@@ -51,23 +60,31 @@ impl BitWriter {
 
     /// An empty stream with room for `bits` bits.
     pub fn with_capacity_bits(bits: u64) -> Self {
-        BitWriter {
-            bytes: Vec::with_capacity(bits.div_ceil(8) as usize + 8),
-            ..Self::default()
-        }
+        Self::reuse(Vec::new(), bits)
     }
 
     /// An empty stream with room for `bits` bits that writes into `buf`
-    /// (cleared first): its allocation is reused, so a caller that hands
-    /// back the finished bytes of one message for the next avoids fresh
-    /// pages for every message.
+    /// (its contents are overwritten): its allocation is reused, so a
+    /// caller that hands back the finished bytes of one message for the
+    /// next avoids fresh pages (and their zeroing) for every message.
     pub fn reuse(mut buf: Vec<u8>, bits: u64) -> Self {
-        buf.clear();
-        buf.reserve(bits.div_ceil(8) as usize + 8);
+        let want = bits.div_ceil(8) as usize + 8;
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
         BitWriter {
             bytes: buf,
             ..Self::default()
         }
+    }
+
+    /// Makes room in `bytes` for the pending word at `done` (amortised: the
+    /// scratch space at least doubles). Apart from the writer so that only
+    /// the buffer's address is taken, never the accumulator's.
+    #[cold]
+    fn grow(bytes: &mut Vec<u8>, done: usize) {
+        let len = (done + 8).max(2 * bytes.len()).max(64);
+        bytes.resize(len, 0);
     }
 
     /// Appends the low `w` bits of `v` (`w` in 0..=64).
@@ -75,16 +92,18 @@ impl BitWriter {
     pub fn push(&mut self, v: u64, w: u32) {
         debug_assert!(w <= 64);
         let v = v & mask(w);
-        self.acc |= v << self.nacc;
-        let total = self.nacc + w;
-        if total >= 64 {
-            self.bytes.extend_from_slice(&self.acc.to_le_bytes());
-            // The bits of `v` that did not fit: `v >> (64 − nacc)`, 0 if none.
-            self.acc = (v >> 1) >> (63 - self.nacc);
-            self.nacc = total - 64;
-        } else {
-            self.nacc = total;
+        let lo = self.acc | (v << self.nacc);
+        // The bits of `v` that did not fit: `v >> (64 − nacc)`, 0 if none.
+        let hi = (v >> 1) >> (63 - self.nacc);
+        if self.bytes.len() < self.done + 8 {
+            Self::grow(&mut self.bytes, self.done);
         }
+        self.bytes[self.done..self.done + 8].copy_from_slice(&lo.to_le_bytes());
+        let total = self.nacc + w;
+        let full = total >= 64;
+        self.done += 8 * usize::from(full);
+        self.acc = if full { hi } else { lo };
+        self.nacc = total & 63;
         self.bit_len += w as u64;
     }
 
@@ -108,14 +127,19 @@ impl BitWriter {
     /// 8 bytes); the remaining bits stay in the writer. Used to stream a long
     /// packed message in pieces without changing its encoding.
     pub fn take_complete(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.bytes)
+        let rest = self.bytes.split_off(self.done);
+        self.done = 0;
+        std::mem::replace(&mut self.bytes, rest)
     }
 
     /// Ends the stream: returns the remaining bytes (the last one zero-padded).
     pub fn finish(mut self) -> Vec<u8> {
         let rest = self.nacc.div_ceil(8) as usize;
-        self.bytes
-            .extend_from_slice(&self.acc.to_le_bytes()[..rest.min(8)]);
+        if self.bytes.len() < self.done + 8 {
+            Self::grow(&mut self.bytes, self.done);
+        }
+        self.bytes[self.done..self.done + 8].copy_from_slice(&self.acc.to_le_bytes());
+        self.bytes.truncate(self.done + rest);
         self.bytes
     }
 }
@@ -233,6 +257,25 @@ mod tests {
         let mut r = BitReader::new(&streamed);
         for (&v, &b) in vals.iter().zip(&widths) {
             assert_eq!(r.read_u128(b), v & mask128(b));
+        }
+    }
+
+    /// A reused buffer's old contents never leak into the stream, whatever
+    /// its length.
+    #[test]
+    fn reused_buffer_is_overwritten() {
+        let vals: Vec<u64> = (0..77u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        for stale in [0usize, 3, 9, 500] {
+            let mut w = BitWriter::reuse(vec![0xa5; stale], 0);
+            let mut f = BitWriter::new();
+            for (i, &v) in vals.iter().enumerate() {
+                let b = (i as u32 * 5) % 64 + 1;
+                w.push(v, b);
+                f.push(v, b);
+            }
+            assert_eq!(w.finish(), f.finish(), "stale {stale}");
         }
     }
 

@@ -1,9 +1,10 @@
 //! The 128-bit [`Block`] and its zero-copy view as AES blocks.
 //!
-//! This module holds one `unsafe` operation: reinterpreting a slice of
+//! This module holds two `unsafe` operations: reinterpreting a slice of
 //! [`Block`]s as a slice of the `aes` crate's 16-byte blocks, so that AES runs
 //! in place on our data (`encrypt_blocks` on whole slices is what makes the
-//! AES-NI/VAES backends fast). It is tested against a byte-wise copy below.
+//! AES-NI/VAES backends fast), and as a slice of 64-bit words. Both are
+//! tested against a copy below.
 
 use std::fmt;
 use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not};
@@ -59,6 +60,18 @@ impl Block {
     #[inline]
     pub fn bit(self, i: usize) -> bool {
         (self.0 >> (i & 127)) & 1 == 1
+    }
+
+    /// The blocks as 64-bit words: block `t` gives words `2t` (its low half,
+    /// [`Block::lo`]) and `2t + 1` ([`Block::hi`]).
+    #[inline]
+    pub fn as_words(b: &[Block]) -> &[u64] {
+        // SAFETY: `Block` is `repr(transparent)` over `u128`: 16 bytes, align
+        // 16, so `2·len` `u64`s (8 bytes, align 8) fit exactly with their
+        // alignment met, every bit pattern is valid for both, and the shared
+        // borrow is carried over. On the little-endian hosts we support (the
+        // `compile_error!` above), word `2t` is the low half of block `t`.
+        unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<u64>(), 2 * b.len()) }
     }
 
     /// All ones if `b`, else all zeros.
@@ -162,5 +175,8 @@ mod tests {
         assert_eq!(!Block::ZERO, Block::ONES);
         assert_eq!(Block::splat(true), Block::ONES);
         assert_eq!(Block::from_bytes(a.to_bytes()), a);
+        let bs = [a, Block::from_u64s(7, u64::MAX), Block::ZERO];
+        let words: Vec<u64> = bs.iter().flat_map(|b| [b.lo(), b.hi()]).collect();
+        assert_eq!(Block::as_words(&bs), &words[..]);
     }
 }

@@ -25,8 +25,9 @@ use super::{Block, as_aes_blocks_mut};
 /// Blocks hashed per inner step (kept in L1).
 const STEP: usize = 64;
 
-/// Blocks encrypted per call in [`Mmo::expand_into`] (16 KiB, in L1): the
-/// `aes` crate's VAES kernel pays a key broadcast per call.
+/// Blocks encrypted per call in [`Mmo::hash_blocks`] and
+/// [`Mmo::expand_children`] (16 KiB, in L1): the `aes` crate's VAES kernel
+/// pays a key broadcast per call.
 const EXPAND_STEP: usize = 1024;
 
 /// The fixed public AES-128 key of the random permutation π (the first 128
@@ -104,7 +105,7 @@ const MMO_KEY: u128 = 0xb7e1_5162_8aed_2a6a_bf71_5880_9cf4_f3c7;
 #[derive(Clone)]
 pub struct Mmo {
     pi: Aes128,
-    /// The inputs `y ⊕ t` of a batch.
+    /// A copy of the inputs of a step of [`Mmo::hash_blocks`].
     buf: Vec<Block>,
 }
 
@@ -129,35 +130,18 @@ impl Mmo {
         }
     }
 
-    /// Appends `G(y)`'s first `blocks` blocks to `out` for each `(y, blocks)`
-    /// of `pads`, in order, as 64-bit words (block `t` gives the words `2t`,
-    /// its low half, and `2t + 1`): one AES pass over all of them (a batch
-    /// keeps the AES pipeline full, where one short pad at a time does not).
-    /// Cost: one AES block per output block.
-    pub fn expand_into(
-        &mut self,
-        pads: impl IntoIterator<Item = (u128, usize)>,
-        out: &mut Vec<u64>,
-    ) {
-        self.buf.clear();
-        for (y, nb) in pads {
-            self.buf.extend((0..nb).map(|t| Block(y ^ t as u128)));
-        }
-        let start = out.len();
-        out.resize(start + 2 * self.buf.len(), 0);
-        let mut enc = [Block::ZERO; EXPAND_STEP];
-        for (x, o) in self
-            .buf
-            .chunks(EXPAND_STEP)
-            .zip(out[start..].chunks_mut(2 * EXPAND_STEP))
-        {
-            let enc = &mut enc[..x.len()];
-            enc.copy_from_slice(x);
-            self.pi.encrypt_blocks(as_aes_blocks_mut(enc));
-            for ((o, e), x) in o.chunks_exact_mut(2).zip(enc.iter()).zip(x) {
-                let v = e.0 ^ x.0;
-                o[0] = v as u64;
-                o[1] = (v >> 64) as u64;
+    /// In place, `x[i] ← h(x[i]) = π'(x[i]) ⊕ x[i]`: block `t` of `G(y)`
+    /// for an input `y ⊕ t`. Callers lay out the inputs of many pads and
+    /// hash them in one call (a long slice keeps the AES pipeline full,
+    /// where one short pad at a time does not). Cost: one AES block per
+    /// block.
+    pub fn hash_blocks(&mut self, x: &mut [Block]) {
+        for chunk in x.chunks_mut(EXPAND_STEP) {
+            self.buf.clear();
+            self.buf.extend_from_slice(chunk);
+            self.pi.encrypt_blocks(as_aes_blocks_mut(chunk));
+            for (c, x) in chunk.iter_mut().zip(&self.buf) {
+                *c ^= *x;
             }
         }
     }
@@ -250,23 +234,14 @@ mod tests {
             pi.encrypt_blocks(as_aes_blocks_mut(&mut b));
             b[0].0 ^ x
         };
-        let ys = [0x0123_4567_89ab_cdef_fedc_ba98_7654_3210u128, 7, u128::MAX];
-        let lens = [1usize, 33, 2];
-        let mut out = vec![5u64];
-        ex.expand_into(ys.iter().copied().zip(lens), &mut out);
-        assert_eq!(out.len(), 1 + 2 * lens.iter().sum::<usize>());
-        assert_eq!(out[0], 5, "appended, not overwritten");
-        let mut k = 1;
-        for (y, n) in ys.into_iter().zip(lens) {
-            for t in 0..n {
-                let b = h(y ^ t as u128);
-                assert_eq!(
-                    [out[k], out[k + 1]],
-                    [b as u64, (b >> 64) as u64],
-                    "pad {y:x} block {t}"
-                );
-                k += 2;
-            }
+        // Longer than a step, so the copy of the inputs is refreshed.
+        let xs: Vec<Block> = (0..2 * EXPAND_STEP as u128 + 3)
+            .map(|i| Block(i.wrapping_mul(0x0123_4567_89ab_cdef_fedc_ba98_7654_3211)))
+            .collect();
+        let mut got = xs.clone();
+        ex.hash_blocks(&mut got);
+        for (x, g) in xs.iter().zip(&got) {
+            assert_eq!(g.0, h(x.0), "input {x:?}");
         }
     }
 
@@ -278,11 +253,9 @@ mod tests {
             .collect();
         let mut children = vec![Block::ZERO; 2 * parents.len()];
         ex.expand_children(&parents, &mut children);
-        let mut words = Vec::new();
-        ex.expand_into(parents.iter().map(|p| (p.0, 2)), &mut words);
-        for (c, w) in children.iter().zip(words.chunks_exact(2)) {
-            assert_eq!(*c, Block::from_u64s(w[0], w[1]));
-        }
+        let mut g: Vec<Block> = parents.iter().flat_map(|p| [*p, *p ^ Block(1)]).collect();
+        ex.hash_blocks(&mut g);
+        assert_eq!(children, g);
     }
 
     #[test]

@@ -51,8 +51,10 @@ pub const MAGIC: [u8; 8] = *b"SCI-RUN\0";
 /// categories instead of free text; 3 — every connection starts with a lane preamble
 /// ([`crate::net::session`]) and hellos carry the session id; 4 — the client's hello
 /// carries the number of inferences of the session (batched inference); 5 — plans over
-/// an HE field run their linear layers by HE (key set-up, ciphertexts; [`crate::he`]).
-pub const WIRE_VERSION: u32 = 5;
+/// an HE field run their linear layers by HE (key set-up, ciphertexts; [`crate::he`]);
+/// 6 — independent instructions run in waves (same-kind protocol steps of a level as
+/// one call), and correlated-OT elements come from consecutive bit fields of the pad.
+pub const WIRE_VERSION: u32 = 6;
 
 /// The plan format version sent in the hello.
 pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
@@ -440,7 +442,7 @@ mod tests {
     /// (and then this test's figures).
     #[test]
     fn wire_version_is_pinned() {
-        assert_eq!(WIRE_VERSION, 5);
+        assert_eq!(WIRE_VERSION, 6);
         let mut h = Hello::new(Party::Client, 3, [9; 32], Status::Ready);
         h.software = "0.1.0".into();
         h.plan_format = 1;
@@ -450,7 +452,7 @@ mod tests {
         assert_eq!(bytes.len(), HELLO_LEN + 5);
         assert_eq!(
             &bytes[..28],
-            b"SCI-RUN\0\x05\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
+            b"SCI-RUN\0\x06\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
         );
         assert_eq!(&bytes[58..74], &[0xee; 16]);
         assert_eq!(&bytes[74..], b"\x000.1.0");

@@ -20,14 +20,19 @@
 //!   sender inputs `Δ_j` and gets random `r_j = G_0`, sends `d_j = r_j + Δ_j
 //!   − G_1` elementwise, the receiver with choice `c_j` outputs `G_c + c·d =
 //!   r_j + c_j·Δ_j`. `G_b` are the elements derived from the pad `y_b`:
-//!   consecutive bit fields of `y_b` (`w` bits for `Z_{2^w}`, exactly
-//!   uniform; 128 bits reduced mod an odd `n`, within `2^−65` of uniform)
-//!   while they fit in 128 bits, else the low bits of whole 64-bit words of
-//!   its [`Mmo`] expansion, each element starting a new word — total `λ +
-//!   W`, `W = Σ ⌈log₂ n_e⌉`. This is the multiplexer's and B2A's OT, and the
-//!   `NKℓ` wide OTs of the OT-based matrix product (§5.1.1), whose
-//!   correlations are read and outputs consumed through closures, step by
-//!   step, so nothing of size `n·k` is built.
+//!   consecutive bit fields (`w` bits for `Z_{2^w}`, exactly uniform; 128
+//!   bits reduced mod an odd `n`, within `2^−65` of uniform) of `y_b` itself
+//!   while they fit in its 128 bits, else of the first `⌈P/128⌉` blocks of
+//!   its [`Mmo`] expansion `G(y_b)`, `P` the elements' pad bits (so a
+//!   payload costs one AES block per 128 pad bits, e.g. `⌈64·w/128⌉` for
+//!   the matrix product's 64 elements of `w` bits) — total `λ + W`, `W = Σ
+//!   ⌈log₂ n_e⌉`. This is the multiplexer's and B2A's OT, and the `NKℓ`
+//!   wide OTs of the OT-based matrix product (§5.1.1), whose correlations
+//!   are read and outputs consumed through closures, step by step, so
+//!   nothing of size `n·k` is built. The element loops (`CotSend`,
+//!   `CotRecv`) run an AVX2/BMI2 build when the CPU has it (run-time
+//!   detection) and read or write two elements per access when their bits
+//!   fit in a word.
 //!
 //! All are two messages (receiver → sender → receiver; random OT only the
 //! first): one round for the receiver. The sender buffers its answer until
@@ -104,10 +109,9 @@ impl CotRing for u32 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CotFields<'a, R = u32> {
     fields: &'a [R],
+    /// Pad bits of all the elements, `P = Σ pad_bits`.
     pad: u32,
-    /// 64-bit words of an expanded pad: `Σ ⌈pad_bits/64⌉`.
-    words: u32,
-    pub(crate) wire: u32,
+    wire: u32,
     /// The ring of every element, if they are all the same.
     uniform: Option<R>,
 }
@@ -122,7 +126,6 @@ impl<'a, R: CotRing> CotFields<'a, R> {
         Ok(CotFields {
             fields,
             pad: fields.iter().map(|f| f.pad_bits()).sum(),
-            words: fields.iter().map(|f| f.pad_bits().div_ceil(64)).sum(),
             uniform: fields.iter().all(|f| *f == fields[0]).then_some(fields[0]),
             wire: fields.iter().map(|f| f.wire_bits()).sum(),
         })
@@ -137,122 +140,387 @@ impl<'a, R: CotRing> CotFields<'a, R> {
     pub fn wire_bits(&self) -> u32 {
         self.wire
     }
+
+    /// Blocks of `G(y)` the elements are read from: `⌈P/128⌉`, or none when
+    /// they fit in the pad itself (`P ≤ 128`).
+    fn expanded_blocks(&self) -> usize {
+        if self.pad <= 128 {
+            0
+        } else {
+            self.pad.div_ceil(128) as usize
+        }
+    }
 }
 
 /// Exact bits on the wire of one correlated-OT batch: the cost model's
 /// ([`sci_ir::cost::ot::cot`]).
 pub use sci_ir::cost::ot::cot_bits;
 
-/// Instances whose pads are expanded in one AES pass ([`PadFields::fill`]):
-/// a few hundred keeps the blocks of both pads of a group in L2.
-pub(crate) const GROUP: usize = 256;
+/// Instances whose pads are expanded together ([`PadStreams::fill`]): a few
+/// dozen keep the streams of both pads of a group in L1 (16 KiB for the
+/// matrix product's at ℓ = 32), with AES runs long enough to pipeline.
+const GROUP: usize = 32;
 
-/// The pads of a group of instances, from which both sides derive the
-/// same elements ([`elements`]): instance `i`'s stream `words[start[i]..]`
-/// is its 128-bit pad `y` itself when its fields take at most 128 pad bits,
-/// else `y`'s [`Mmo`] expansion `G(y)`.
+/// The pad streams of a group of instances, from which both sides derive
+/// the same elements: instance `i`'s stream is its 128-bit pad `y` itself
+/// when its fields take at most 128 pad bits (followed by a zero block, see
+/// [`PadStreams::of`]), else the first `⌈P/128⌉` blocks of `y`'s [`Mmo`]
+/// expansion `G(y)`, from block `start[i]` of `blocks`. A zero block ends
+/// the group, so that reading a few bits past a stream stays in bounds.
 #[derive(Default)]
-pub(crate) struct PadFields {
-    words: Vec<u64>,
+struct PadStreams {
+    blocks: Vec<Block>,
     start: Vec<usize>,
 }
 
-impl PadFields {
+impl PadStreams {
     /// Derives the streams of the instances `(y, fields)` of a group: one
-    /// AES block per two words of each expanded pad, all in one pass.
-    pub(crate) fn fill<'w, R: CotRing>(
+    /// AES block per expanded block, all in one pass.
+    fn fill<'w, R: CotRing>(
         &mut self,
         ex: &mut Mmo,
-        pads: impl Iterator<Item = (u128, CotFields<'w, R>)> + Clone,
+        pads: impl Iterator<Item = (u128, CotFields<'w, R>)>,
     ) {
-        let (words, start) = (&mut self.words, &mut self.start);
-        words.clear();
+        let PadStreams { blocks, start } = self;
+        blocks.clear();
         start.clear();
-        // Whole blocks of G(y), or the pad (one block).
-        let blocks = |f: &CotFields<'w, R>| {
-            if f.pad > 128 {
-                f.words.div_ceil(2) as usize
-            } else {
-                1
-            }
-        };
-        if pads.clone().any(|(_, f)| f.pad > 128) {
-            ex.expand_into(pads.clone().map(|(y, f)| (y, blocks(&f))), words);
-            let mut k = 0;
-            for (y, f) in pads {
-                start.push(k);
-                if f.pad <= 128 {
-                    words[k..k + 2].copy_from_slice(&[y as u64, (y >> 64) as u64]);
-                }
-                k += 2 * blocks(&f);
-            }
-        } else {
-            for (y, _) in pads {
-                start.push(words.len());
-                words.extend_from_slice(&[y as u64, (y >> 64) as u64]);
-            }
+        for (y, f) in pads {
+            start.push(blocks.len());
+            blocks.extend((0..f.expanded_blocks()).map(|t| Block(y ^ t as u128)));
         }
+        ex.hash_blocks(blocks);
+        blocks.push(Block::ZERO);
     }
 
-    /// The stream of instance `i` of the group.
+    /// The stream of instance `i` of the group, with fields `f` and the
+    /// pad and a zero block in `pad`, as 64-bit words (block `t` gives words
+    /// `2t`, its low half, and `2t + 1`), up to the group's end.
     #[inline]
-    pub(crate) fn of(&self, i: usize) -> &[u64] {
-        &self.words[self.start[i]..]
-    }
-}
-
-/// The elements of the fields `f` derived from each of the pad streams `s`
-/// ([`PadFields`]), calling `each(e, ring, elems)` for element `e` with its
-/// ring and its element in each stream: consecutive bit fields of the pad
-/// `y` (`s[0..2]`) when they take at most 128 bits (exactly uniform for
-/// `Z_{2^w}`), else word-aligned ones of `G(y)`, each element starting a new
-/// 64-bit word (a load and a mask per element; the unused high bits of its
-/// words cost AES blocks, which are cheaper than bit-unaligned reads). The
-/// loop is compiled apart for payloads of one ring (the matrix product's),
-/// whose parameters are then loop invariants.
-#[inline(always)]
-pub(crate) fn elements<R: CotRing, const N: usize>(
-    s: [&[u64]; N],
-    f: CotFields<'_, R>,
-    each: impl FnMut(usize, R, [u64; N]),
-) {
-    match f.uniform {
-        Some(r) => elements_of(s, f, |_| r, each),
-        None => elements_of(s, f, |e| f.fields[e], each),
-    }
-}
-
-#[inline(always)]
-fn elements_of<R: CotRing, const N: usize>(
-    s: [&[u64]; N],
-    f: CotFields<'_, R>,
-    ring: impl Fn(usize) -> R,
-    mut each: impl FnMut(usize, R, [u64; N]),
-) {
-    let k = f.fields.len();
-    if f.pad <= 128 {
-        let mut y = s.map(|s| s[0] as u128 | (s[1] as u128) << 64);
-        for e in 0..k {
-            let r = ring(e);
-            let w = r.pad_bits();
-            each(e, r, y.map(|y| r.elem_of_pad(y & mask128(w))));
-            y = y.map(|y| y.checked_shr(w).unwrap_or(0));
+    fn of<'a, R: CotRing>(
+        &'a self,
+        i: usize,
+        f: CotFields<'_, R>,
+        pad: &'a [Block; 2],
+    ) -> &'a [u64] {
+        if f.expanded_blocks() == 0 {
+            Block::as_words(pad)
+        } else {
+            &Block::as_words(&self.blocks)[2 * self.start[i]..]
         }
-    } else {
-        let mut i = 0;
-        for e in 0..k {
-            let r = ring(e);
-            let w = r.pad_bits();
-            let v = s.map(|s| {
-                if w <= 64 {
-                    (s[i] & mask(w)) as u128
+    }
+}
+
+/// Bits `pos..pos + w` (`w` ≤ 128) of the stream `s`, which must hold the
+/// two words after the word of bit `pos` (three for `w > 64`; a
+/// [`PadStreams`] stream does). Two or three loads and a shift, no branch
+/// for a loop-invariant `w`.
+#[inline(always)]
+fn bits_at(s: &[u64], pos: usize, w: u32) -> u128 {
+    let (i, sh) = (pos / 64, (pos % 64) as u32);
+    let mut v = (s[i] as u128 | (s[i + 1] as u128) << 64) >> sh;
+    if w > 64 {
+        // `s[i + 2] << (128 − sh)`, 0 for `sh = 0`.
+        v |= ((s[i + 2] as u128) << 1) << (127 - sh);
+    }
+    v & mask128(w)
+}
+
+// The element loops below go two elements at a time: two elements whose
+// bits fit in one 64-bit word are read or written with one access (the
+// matrix product's widths are at most 32). They are compiled apart for
+// payloads of one ring (`ring` a constant), whose widths and masks are then
+// loop invariants.
+
+/// `out[e]` ← element `e` of ring `ring(e)`, derived from bits `Σ_{e' < e}
+/// pad_bits .. + pad_bits(e)` of the stream `s`.
+#[inline(always)]
+fn unpack_elems<R: CotRing>(ring: impl Fn(usize) -> R, s: &[u64], out: &mut [u64]) {
+    let (mut pos, k) = (0, out.len());
+    let mut pairs = out.chunks_exact_mut(2);
+    for (h, o) in (&mut pairs).enumerate() {
+        let (r0, r1) = (ring(2 * h), ring(2 * h + 1));
+        let (w0, w1) = (r0.pad_bits(), r1.pad_bits());
+        let (b0, b1) = if w0 + w1 <= 64 {
+            let b = bits_at(s, pos, w0 + w1);
+            (b & mask128(w0), b >> w0)
+        } else {
+            (bits_at(s, pos, w0), bits_at(s, pos + w0 as usize, w1))
+        };
+        o[0] = r0.elem_of_pad(b0);
+        o[1] = r1.elem_of_pad(b1);
+        pos += (w0 + w1) as usize;
+    }
+    if let [o] = pairs.into_remainder() {
+        let r = ring(k - 1);
+        *o = r.elem_of_pad(bits_at(s, pos, r.pad_bits()));
+    }
+}
+
+/// Appends `d[e]` at `wire_bits(ring(e))` bits to `w`.
+#[inline(always)]
+fn pack_elems<R: CotRing>(ring: impl Fn(usize) -> R, d: &[u64], w: &mut BitWriter) {
+    let mut pairs = d.chunks_exact(2);
+    for (h, v) in (&mut pairs).enumerate() {
+        let (w0, w1) = (ring(2 * h).wire_bits(), ring(2 * h + 1).wire_bits());
+        if w0 + w1 <= 64 {
+            w.push(v[0] | v[1] << w0, w0 + w1);
+        } else {
+            w.push(v[0], w0);
+            w.push(v[1], w1);
+        }
+    }
+    if let [v] = pairs.remainder() {
+        w.push(*v, ring(d.len() - 1).wire_bits());
+    }
+}
+
+/// `out[e]` ← the next `wire_bits(ring(e))` bits of `rd`.
+#[inline(always)]
+fn read_elems<R: CotRing>(ring: impl Fn(usize) -> R, rl: &mut BitReader<'_>, out: &mut [u64]) {
+    let k = out.len();
+    let mut pairs = out.chunks_exact_mut(2);
+    for (h, o) in (&mut pairs).enumerate() {
+        let (w0, w1) = (ring(2 * h).wire_bits(), ring(2 * h + 1).wire_bits());
+        if w0 + w1 <= 64 {
+            let b = rl.read(w0 + w1);
+            o[0] = b & mask(w0);
+            o[1] = b >> w0;
+        } else {
+            o[0] = rl.read(w0);
+            o[1] = rl.read(w1);
+        }
+    }
+    if let [o] = pairs.into_remainder() {
+        *o = rl.read(ring(k - 1).wire_bits());
+    }
+}
+
+/// [`CotSend::answer`] for one instance with correlation `x` (`k` values):
+/// `r = G_0`, `d = r + x − G_1` (`d` holds `G_1` first), `d` packed.
+#[inline(always)]
+fn answer_one<R: CotRing>(
+    ring: impl Fn(usize) -> R + Copy,
+    [s0, s1]: [&[u64]; 2],
+    x: &[u64],
+    [r, d]: [&mut [u64]; 2],
+    w: &mut BitWriter,
+) {
+    unpack_elems(ring, s0, r);
+    unpack_elems(ring, s1, d);
+    for (e, ((de, &re), &xe)) in d.iter_mut().zip(&*r).zip(x).enumerate() {
+        let ring = ring(e);
+        *de = ring.sub(ring.add(re, xe), *de);
+    }
+    pack_elems(ring, d, w);
+}
+
+/// [`CotRecv::decode`] for one instance: `v = G_c + (d & sel)`, `sel` all
+/// ones for the choice 1; `d` is scratch.
+#[inline(always)]
+fn decode_one<R: CotRing>(
+    ring: impl Fn(usize) -> R + Copy,
+    s: &[u64],
+    sel: u64,
+    rd: &mut BitReader<'_>,
+    [v, d]: [&mut [u64]; 2],
+) {
+    read_elems(ring, rd, d);
+    unpack_elems(ring, s, v);
+    for (e, (ve, &de)) in v.iter_mut().zip(&*d).enumerate() {
+        let ring = ring(e);
+        *ve = ring.add(*ve, ring.reduce(de) & sel);
+    }
+}
+
+/// Whether the element loops run their AVX2/BMI2 build (run-time
+/// detection: the crate itself targets baseline x86-64).
+#[cfg(target_arch = "x86_64")]
+fn wide_simd() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx2") && has!("bmi1") && has!("bmi2")
+}
+
+/// The sender's half of correlated OT from its random-OT pads `(y_0, y_1)`
+/// (see the [module documentation](self)): `r = G_0`, `d = r + Δ − G_1`,
+/// with its buffers (kept across calls).
+#[derive(Default)]
+pub(crate) struct CotSend {
+    ex: Mmo,
+    streams: [PadStreams; 2],
+    /// `r_j`, then `d_j`, then `Δ_j` completed with zeros.
+    r: Vec<u64>,
+}
+
+impl CotSend {
+    /// Instances `j0 + i` for `i < y0.len()`, with pads `(y0[i], y1[i])`,
+    /// fields `fields_of(j)` and correlations `corr(j)` (one value per
+    /// element; missing values are 0): appends each `d_j` to `w` and calls
+    /// `out(j, r_j)`, in instance order. Cost: one AES block per expanded
+    /// pad block ([`PadStreams`]), a few operations per element.
+    pub(crate) fn answer<'w, 'c, R: CotRing>(
+        &mut self,
+        j0: usize,
+        y: [&[Block]; 2],
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        w: &mut BitWriter,
+        out: impl FnMut(usize, &[u64]),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if wide_simd() {
+            // SAFETY: the CPU has AVX2, BMI1 and BMI2 (checked).
+            return unsafe { self.answer_avx2(j0, y, fields_of, corr, w, out) };
+        }
+        self.answer_in(j0, y, fields_of, corr, w, out)
+    }
+
+    /// [`CotSend::answer`] compiled for AVX2 and BMI2 (the element loops
+    /// and the caller's closures inlined in it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    fn answer_avx2<'w, 'c, R: CotRing>(
+        &mut self,
+        j0: usize,
+        y: [&[Block]; 2],
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        w: &mut BitWriter,
+        out: impl FnMut(usize, &[u64]),
+    ) {
+        self.answer_in(j0, y, fields_of, corr, w, out)
+    }
+
+    #[inline(always)]
+    fn answer_in<'w, 'c, R: CotRing>(
+        &mut self,
+        j0: usize,
+        [y0, y1]: [&[Block]; 2],
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        corr: impl Fn(usize) -> &'c [u64],
+        w: &mut BitWriter,
+        mut out: impl FnMut(usize, &[u64]),
+    ) {
+        let CotSend {
+            ex,
+            streams: [s0, s1],
+            r,
+        } = self;
+        // A local writer: its state stays in registers, not behind a pointer
+        // that the stores of the loops might alias.
+        let mut wl = std::mem::take(w);
+        for g in (0..y0.len().min(y1.len())).step_by(GROUP) {
+            let group = g..(g + GROUP).min(y0.len()).min(y1.len());
+            s0.fill(ex, group.clone().map(|i| (y0[i].0, fields_of(j0 + i))));
+            s1.fill(ex, group.clone().map(|i| (y1[i].0, fields_of(j0 + i))));
+            for (k, i) in group.enumerate() {
+                let j = j0 + i;
+                let f = fields_of(j);
+                let x = corr(j);
+                let n = f.fields.len();
+                r.resize(3 * n, 0);
+                let (rj, rest) = r.split_at_mut(n);
+                let (d, xs) = rest.split_at_mut(n);
+                let x = if x.len() >= n {
+                    &x[..n]
                 } else {
-                    s[i] as u128 | ((s[i + 1] & mask(w - 64)) as u128) << 64
+                    xs[..x.len()].copy_from_slice(x);
+                    xs[x.len()..].fill(0);
+                    &xs[..]
+                };
+                let pads = [[y0[i], Block::ZERO], [y1[i], Block::ZERO]];
+                let s = [s0.of(k, f, &pads[0]), s1.of(k, f, &pads[1])];
+                match f.uniform {
+                    Some(u) => answer_one(|_| u, s, x, [rj, d], &mut wl),
+                    None => answer_one(|e| f.fields[e], s, x, [rj, d], &mut wl),
                 }
-            });
-            each(e, r, v.map(|y| r.elem_of_pad(y)));
-            i += w.div_ceil(64) as usize;
+                out(j, &r[..n]);
+            }
         }
+        *w = wl;
+    }
+}
+
+/// The receiver's half of correlated OT from its chosen pads `y_c`: `G_c +
+/// c·d`, with its buffers (kept across calls).
+#[derive(Default)]
+pub(crate) struct CotRecv {
+    ex: Mmo,
+    streams: PadStreams,
+    /// `v_j`, then `d_j`.
+    v: Vec<u64>,
+}
+
+impl CotRecv {
+    /// Instances `j0 + i` for `i < y.len()`, with chosen pads `y[i]`,
+    /// choices `choice(j)` and fields `fields_of(j)`: reads each `d_j` from
+    /// `rd` and calls `out(j, r_j + c_j·Δ_j)`, in instance order. A peer's
+    /// out-of-range correction gives a wrong but reduced element, never an
+    /// unreduced one. Cost as [`CotSend::answer`] with one pad.
+    pub(crate) fn decode<'w, R: CotRing>(
+        &mut self,
+        j0: usize,
+        y: &[Block],
+        choice: impl Fn(usize) -> bool,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        rd: &mut BitReader<'_>,
+        out: impl FnMut(usize, &[u64]),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if wide_simd() {
+            // SAFETY: the CPU has AVX2, BMI1 and BMI2 (checked).
+            return unsafe { self.decode_avx2(j0, y, choice, fields_of, rd, out) };
+        }
+        self.decode_in(j0, y, choice, fields_of, rd, out)
+    }
+
+    /// [`CotRecv::decode`] compiled for AVX2 and BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    fn decode_avx2<'w, R: CotRing>(
+        &mut self,
+        j0: usize,
+        y: &[Block],
+        choice: impl Fn(usize) -> bool,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        rd: &mut BitReader<'_>,
+        out: impl FnMut(usize, &[u64]),
+    ) {
+        self.decode_in(j0, y, choice, fields_of, rd, out)
+    }
+
+    #[inline(always)]
+    fn decode_in<'w, R: CotRing>(
+        &mut self,
+        j0: usize,
+        y: &[Block],
+        choice: impl Fn(usize) -> bool,
+        fields_of: impl Fn(usize) -> CotFields<'w, R>,
+        rd: &mut BitReader<'_>,
+        mut out: impl FnMut(usize, &[u64]),
+    ) {
+        let CotRecv { ex, streams, v } = self;
+        // A local reader (see `CotSend::answer_in`).
+        let mut rl = rd.clone();
+        for g in (0..y.len()).step_by(GROUP) {
+            let group = g..(g + GROUP).min(y.len());
+            streams.fill(ex, group.clone().map(|i| (y[i].0, fields_of(j0 + i))));
+            for (k, i) in group.enumerate() {
+                let j = j0 + i;
+                let f = fields_of(j);
+                let sel = u64::from(choice(j)).wrapping_neg();
+                let n = f.fields.len();
+                v.resize(2 * n, 0);
+                let (vj, d) = v.split_at_mut(n);
+                let pad = [y[i], Block::ZERO];
+                let s = streams.of(k, f, &pad);
+                match f.uniform {
+                    Some(u) => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
+                    None => decode_one(|e| f.fields[e], s, sel, &mut rl, [vj, d]),
+                }
+                out(j, &v[..n]);
+            }
+        }
+        *rd = rl;
     }
 }
 
@@ -260,9 +528,8 @@ fn elements_of<R: CotRing, const N: usize>(
 pub struct IknpSender {
     ext: ExtSender<1>,
     h: Tccr,
-    ex: Mmo,
     pads: [Vec<Block>; 2],
-    fields: [PadFields; 2],
+    cot: CotSend,
     answer: Vec<u8>,
 }
 
@@ -301,9 +568,8 @@ impl IknpSender {
         Ok(IknpSender {
             ext: ExtSender::setup(ch, prg)?,
             h: Tccr::new(),
-            ex: Mmo::new(),
             pads: [Vec::new(), Vec::new()],
-            fields: Default::default(),
+            cot: CotSend::default(),
             answer: Vec::new(),
         })
     }
@@ -392,7 +658,7 @@ impl IknpSender {
             corr.len(),
             |_| w,
             |j| std::slice::from_ref(&corr[j]),
-            |_, rj| r.extend_from_slice(rj),
+            |_, rj| r.extend(rj.iter().copied()),
         )?;
         Ok(r)
     }
@@ -462,35 +728,13 @@ impl IknpSender {
         let IknpSender {
             ext,
             h,
-            ex,
             pads,
-            fields: [f0, f1],
+            cot,
             answer,
         } = self;
         let mut w = BitWriter::reuse(std::mem::take(answer), 0);
-        let mut r = Vec::new();
         sender_pads(ext, h, pads, ch, n, |off, y0, y1| {
-            let off = start + off;
-            for g in (0..y0.len()).step_by(GROUP) {
-                let group = g..(g + GROUP).min(y0.len());
-                f0.fill(ex, group.clone().map(|i| (y0[i].0, fields_of(off + i))));
-                f1.fill(ex, group.clone().map(|i| (y1[i].0, fields_of(off + i))));
-                for (k, i) in group.enumerate() {
-                    let j = off + i;
-                    let f = fields_of(j);
-                    let (b0, b1) = (f0.of(k), f1.of(k));
-                    let x = corr(j);
-                    r.resize(f.fields.len(), 0);
-                    // r = G_0, d = r + Δ − G_1.
-                    elements([b0, b1], f, |e, ring, [a, p]| {
-                        r[e] = a;
-                        if let Some(&xe) = x.get(e) {
-                            w.push(ring.sub(ring.add(a, xe), p), ring.wire_bits());
-                        }
-                    });
-                    out(j, &r);
-                }
-            }
+            cot.answer(start + off, [y0, y1], &fields_of, &corr, &mut w, &mut out);
         })?;
         self.send_answer(ch, w)
     }
@@ -507,11 +751,10 @@ const WINDOW: usize = 4;
 pub struct IknpReceiver {
     ext: ExtReceiver<1>,
     h: Tccr,
-    ex: Mmo,
     /// The chosen pads of a step, then of a whole batch.
     step: Vec<Block>,
     pads: Vec<Block>,
-    fields: PadFields,
+    cot: CotRecv,
     answer: Vec<u8>,
 }
 
@@ -561,10 +804,9 @@ impl IknpReceiver {
         Ok(IknpReceiver {
             ext: ExtReceiver::setup(ch, prg)?,
             h: Tccr::new(),
-            ex: Mmo::new(),
             step: Vec::new(),
             pads: Vec::new(),
-            fields: PadFields::default(),
+            cot: CotRecv::default(),
             answer: Vec::new(),
         })
     }
@@ -640,7 +882,7 @@ impl IknpReceiver {
             choices.len(),
             |j| choices[j],
             |_| w,
-            |_, vj| v.extend_from_slice(vj),
+            |_, vj| v.extend(vj.iter().copied()),
         )?;
         Ok(v)
     }
@@ -683,10 +925,9 @@ impl IknpReceiver {
         let IknpReceiver {
             ext,
             h,
-            ex,
             step,
             pads,
-            fields: pf,
+            cot,
             answer,
         } = self;
         let h = &*h;
@@ -727,24 +968,7 @@ impl IknpReceiver {
             answer.resize(total.div_ceil(8) as usize, 0u8);
             rx.recv(answer)?;
             let mut rd = BitReader::new(answer);
-            let mut v = Vec::new();
-            for g in (0..n).step_by(GROUP) {
-                let group = g..(g + GROUP).min(n);
-                pf.fill(ex, group.clone().map(|i| (pads[i].0, fields_of(start + i))));
-                for (k, i) in group.enumerate() {
-                    let j = start + i;
-                    let f = fields_of(j);
-                    let sel = u64::from(choice(j)).wrapping_neg();
-                    v.resize(f.fields.len(), 0);
-                    elements([pf.of(k)], f, |e, ring, [y]| {
-                        // Reduced: a peer's out-of-range correction gives a
-                        // wrong but valid element, never an unreduced one.
-                        let d = ring.reduce(rd.read(ring.wire_bits()));
-                        v[e] = ring.add(y, d & sel);
-                    });
-                    out(j, &v);
-                }
-            }
+            cot.decode(start, &pads[..n], choice, &fields_of, &mut rd, &mut out);
             Ok(())
         };
         if batches.len() > 1 && ch.full_duplex() {
@@ -788,5 +1012,95 @@ impl IknpReceiver {
             decode(ch, b, pads)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::Modulus;
+
+    /// Pad streams: the pad itself for `P ≤ 128`, else the first `⌈P/128⌉`
+    /// blocks of `G(y)`, `h(y ⊕ t)`.
+    #[test]
+    fn pad_streams_are_the_pad_or_its_expansion() {
+        let (small, large) = ([13u32, 64, 51], [32u32; 9]);
+        let shapes = [
+            CotFields::new(&small).expect("widths"),
+            CotFields::new(&large).expect("widths"),
+        ];
+        let ys: Vec<u128> = (1..=7u128)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))
+            .collect();
+        let shape = |i: usize| shapes[usize::from(i.is_multiple_of(3))];
+        let mut ps = PadStreams::default();
+        let mut ex = Mmo::new();
+        ps.fill(&mut ex, ys.iter().enumerate().map(|(i, &y)| (y, shape(i))));
+        for (i, &y) in ys.iter().enumerate() {
+            let want: Vec<Block> = match shape(i).expanded_blocks() {
+                0 => vec![Block(y)],
+                nb => {
+                    let mut b: Vec<Block> = (0..nb).map(|t| Block(y ^ t as u128)).collect();
+                    ex.hash_blocks(&mut b);
+                    b
+                }
+            };
+            let pad = [Block(y), Block::ZERO];
+            let s = ps.of(i, shape(i), &pad);
+            assert_eq!(&s[..2 * want.len()], Block::as_words(&want), "pad {i}");
+            // Readable a block past the stream.
+            assert!(s.len() >= 2 * want.len() + 2, "pad {i}");
+        }
+    }
+
+    /// The element loops read and write consecutive fields exactly as a
+    /// field-by-field [`BitReader`] / [`BitWriter`] does, for uniform and
+    /// mixed layouts, pairs that fit in a word and pairs that do not, odd
+    /// counts and 128-bit pad fields (odd moduli).
+    #[test]
+    fn element_loops_match_field_by_field_access() {
+        let words: Vec<u64> = (0..40u64)
+            .map(|i| {
+                (i + 1)
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                    .rotate_left(i as u32)
+            })
+            .collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let layouts: [&[u32]; 6] = [
+            &[1],
+            &[32; 7],
+            &[13; 64],
+            &[5, 17, 64, 40, 3],
+            &[64, 1, 63],
+            &[33; 5],
+        ];
+        for layout in layouts {
+            let ring = |e: usize| layout[e];
+            let k = layout.len();
+            let mut got = vec![0u64; k];
+            unpack_elems(ring, &words, &mut got);
+            let mut rd = BitReader::new(&bytes);
+            let want: Vec<u64> = layout.iter().map(|&w| rd.read(w)).collect();
+            assert_eq!(got, want, "{layout:?}");
+            let mut wr = BitWriter::new();
+            pack_elems(ring, &want, &mut wr);
+            let mut fw = BitWriter::new();
+            layout.iter().zip(&want).for_each(|(&w, &v)| fw.push(v, w));
+            assert_eq!(wr.finish(), fw.finish(), "{layout:?}");
+            let mut rl = BitReader::new(&bytes);
+            read_elems(ring, &mut rl, &mut got);
+            assert_eq!(got, want, "{layout:?}");
+        }
+        // Odd moduli: a 128-bit field per element, reduced.
+        let mods = [Modulus::Odd(1_000_003), Modulus::Odd(3)];
+        let ring = |e: usize| mods[e % 2];
+        let mut got = vec![0u64; 3];
+        unpack_elems(ring, &words, &mut got);
+        let mut rd = BitReader::new(&bytes);
+        for (e, g) in got.iter().enumerate() {
+            let y = rd.read_u128(128);
+            assert_eq!(*g, (y % ring(e).value()) as u64, "element {e}");
+        }
     }
 }

@@ -26,9 +26,9 @@
 use std::ops::Range;
 
 use super::source::{FerretReceiver, FerretSender};
-use crate::crypto::{Block, Mmo, Tccr};
+use crate::crypto::{Block, Tccr};
 use crate::net::Channel;
-use crate::ot::iknp::{GROUP, PadFields, elements};
+use crate::ot::iknp::{CotRecv, CotSend};
 use crate::ot::{CotFields, CotRing, OtError, Word, check_bits};
 use crate::pack::{BitReader, BitWriter, mask128};
 
@@ -226,28 +226,9 @@ impl FerretSender {
     ) -> Result<(), OtError> {
         let ends = batch_ends(batches);
         let n = ends.last().copied().unwrap_or(0);
-        let (mut ex, mut f0, mut f1) = (Mmo::new(), PadFields::default(), PadFields::default());
-        let mut r = Vec::new();
+        let mut cot = CotSend::default();
         self.send_derived(ch, n, &ends, |_, j0, y0, y1, w| {
-            for g in (0..y0.len()).step_by(GROUP) {
-                let group = g..(g + GROUP).min(y0.len());
-                f0.fill(&mut ex, group.clone().map(|i| (y0[i].0, fields_of(j0 + i))));
-                f1.fill(&mut ex, group.clone().map(|i| (y1[i].0, fields_of(j0 + i))));
-                for (k, i) in group.enumerate() {
-                    let j = j0 + i;
-                    let f = fields_of(j);
-                    let x = corr(j);
-                    r.resize(f.fields().len(), 0);
-                    // r = G_0, d = r + Δ − G_1.
-                    elements([f0.of(k), f1.of(k)], f, |e, ring, [a, p]| {
-                        r[e] = a;
-                        if let Some(&xe) = x.get(e) {
-                            w.push(ring.sub(ring.add(a, xe), p), ring.wire_bits());
-                        }
-                    });
-                    out(j, &r);
-                }
-            }
+            cot.answer(j0, [y0, y1], &fields_of, &corr, w, &mut out)
         })
     }
 }
@@ -411,33 +392,14 @@ impl FerretReceiver {
     ) -> Result<(), OtError> {
         let ends = batch_ends(batches);
         let n = ends.last().copied().unwrap_or(0);
-        let (mut ex, mut pf) = (Mmo::new(), PadFields::default());
-        let mut v = Vec::new();
+        let mut cot = CotRecv::default();
         self.recv_derived(
             ch,
             n,
             &choice,
             &ends,
-            |r| r.map(|j| u64::from(fields_of(j).wire)).sum(),
-            |_, j0, y, rd| {
-                for g in (0..y.len()).step_by(GROUP) {
-                    let group = g..(g + GROUP).min(y.len());
-                    pf.fill(&mut ex, group.clone().map(|i| (y[i].0, fields_of(j0 + i))));
-                    for (k, i) in group.enumerate() {
-                        let j = j0 + i;
-                        let f = fields_of(j);
-                        let sel = u64::from(choice(j)).wrapping_neg();
-                        v.resize(f.fields().len(), 0);
-                        elements([pf.of(k)], f, |e, ring, [y]| {
-                            // Reduced: a peer's out-of-range correction gives
-                            // a wrong but valid element, never an unreduced one.
-                            let d = ring.reduce(rd.read(ring.wire_bits()));
-                            v[e] = ring.add(y, d & sel);
-                        });
-                        out(j, &v);
-                    }
-                }
-            },
+            |r| r.map(|j| u64::from(fields_of(j).wire_bits())).sum(),
+            |_, j0, y, rd| cot.decode(j0, y, &choice, &fields_of, rd, &mut out),
         )
     }
 }
