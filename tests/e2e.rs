@@ -289,6 +289,12 @@ fn single_op_models() {
 /// batch of 2; `X·W` and `W·X` products; elementwise products — and the rest by the
 /// protocols over the field; `--local` and two processes equal `--cleartext` byte for
 /// byte, with 1 and 2 threads.
+///
+/// This is the process-level check on a representative subset; every testdata model is
+/// checked under SCI_HE in process by `tests/cost_model.rs` (outputs bit for bit
+/// against the interpreter, costs against the prediction), which runs the same
+/// executor on the same plan bytes over the same loopback TCP as these two processes
+/// (`run_pair`, which `sci-run --local` is), without the process spawns.
 #[test]
 fn he_backend_models() {
     check_model_for(Backend::He, "digits/digits_lenet.onnx", None, 2, 1);
