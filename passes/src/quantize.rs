@@ -365,3 +365,92 @@ impl Quantizer<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `x → relu → out` plus the given float instructions over `[1, 4]` values; `%k1`,
+    /// `%k2`, `%k3` are constants and `%r` a non-product activation.
+    fn program(body: &str) -> Program {
+        let mut src = String::from(
+            "%x: client f32[1,4] = input \"x\"\n\
+             %r: client f32[1,4] = relu %x\n\
+             %k1: server f32[4] = const [0.5, -1.0, 2.0, 0.25]\n\
+             %k2: server f32[4] = const [1.5, 0.5, -0.5, 1.0]\n\
+             %k3: server f32[4] = const [-0.25, 0.75, 1.0, -2.0]\n",
+        );
+        src.push_str(body);
+        Program::parse(&src).expect("valid IR")
+    }
+
+    /// The names of the fused sums and of the deferred values.
+    fn sums(p: &Program) -> (Vec<&str>, Vec<&str>) {
+        let s = Sums::of(p);
+        let names = |flags: &[bool]| {
+            p.ids()
+                .filter(|v| flags[v.index()])
+                .map(|v| p.name(v))
+                .collect::<Vec<_>>()
+        };
+        (names(&s.fused), names(&s.deferred))
+    }
+
+    /// The number of truncations after quantization at ℓ = 24, s = 6.
+    fn truncs(p: &Program) -> usize {
+        let q = Quantize { bits: 24, scale: 6 }.run(p).expect("quantizes");
+        q.ids()
+            .filter(|&v| matches!(q.instr(v).op, Op::Trunc { .. }))
+            .count()
+    }
+
+    #[test]
+    fn a_sum_of_two_single_use_products_is_truncated_once() {
+        let p = program(
+            "%m1: shared f32[1,4] = mul %r, %k1\n\
+             %m2: shared f32[1,4] = mul %x, %k2\n\
+             %s: shared f32[1,4] = sub %m1, %m2\n\
+             %y: client f32[1,4] = output %s \"y\"\n",
+        );
+        assert_eq!(sums(&p), (vec!["s"], vec!["m1", "m2"]));
+        assert_eq!(truncs(&p), 1);
+    }
+
+    #[test]
+    fn nested_sums_are_truncated_once_at_the_outermost() {
+        let p = program(
+            "%m1: shared f32[1,4] = mul %r, %k1\n\
+             %m2: shared f32[1,4] = mul %x, %k2\n\
+             %m3: shared f32[1,4] = mul %x, %k3\n\
+             %s: shared f32[1,4] = add %m1, %m2\n\
+             %t: shared f32[1,4] = add %m3, %s\n\
+             %y: client f32[1,4] = output %t \"y\"\n",
+        );
+        assert_eq!(sums(&p), (vec!["s", "t"], vec!["m1", "m2", "m3", "s"]));
+        assert_eq!(truncs(&p), 1);
+    }
+
+    #[test]
+    fn products_with_other_uses_or_other_partners_keep_their_truncation() {
+        // %m1 is also an output; %m3 + %m3 adds one value to itself; %m4 + %r and
+        // %m5 + %k3 have a partner that is no product (place_truncs handles those).
+        let p = program(
+            "%m1: shared f32[1,4] = mul %r, %k1\n\
+             %m2: shared f32[1,4] = mul %x, %k2\n\
+             %s: shared f32[1,4] = add %m1, %m2\n\
+             %y: client f32[1,4] = output %s \"y\"\n\
+             %y1: client f32[1,4] = output %m1 \"m1\"\n\
+             %m3: shared f32[1,4] = mul %x, %k3\n\
+             %d: shared f32[1,4] = add %m3, %m3\n\
+             %yd: client f32[1,4] = output %d \"d\"\n\
+             %m4: shared f32[1,4] = mul %x, %k1\n\
+             %a: shared f32[1,4] = add %m4, %r\n\
+             %ya: client f32[1,4] = output %a \"a\"\n\
+             %m5: shared f32[1,4] = mul %x, %k2\n\
+             %b: shared f32[1,4] = add %m5, %k3\n\
+             %yb: client f32[1,4] = output %b \"b\"\n",
+        );
+        assert_eq!(sums(&p), (vec![], vec![]));
+        assert_eq!(truncs(&p), 5);
+    }
+}
