@@ -58,6 +58,9 @@ fn ciphertext_counts_equal_the_packings() {
             (3, 1, 2, 2),
             (5, 2, 2, 1),
             (7, 2, 3, 1),
+            // Polyphase with dilation: phases without a kernel element at some steps.
+            (3, 2, 1, 3),
+            (2, 3, 0, 1),
         ] {
             for (c, co, g) in [
                 (3usize, 64usize, 1usize),

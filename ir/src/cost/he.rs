@@ -54,31 +54,43 @@ pub struct Counts {
     pub down: usize,
 }
 
-/// Convolution by Gazelle's channel packing (runtime `he/conv.rs`): a block of
-/// `ROW/c_n` slots holds a tile of `t_h + (k_h − 1)d_h` padded input rows of padded
-/// width `W_p`, where `t_h = min(rows_needed, ⌊ROW/W_p⌋ − (k_h − 1)d_h)` stride-1
-/// output rows (`rows_needed = (H_out − 1)·s_h + 1`) and `c_n` is the largest power of
-/// two with `c_n·(t_h + (k_h − 1)d_h)·W_p ≤ ROW`; each ciphertext holds `2c_n`
-/// channels of one tile. Up: `N_batch·tiles·⌈C_in/2c_n⌉`; down:
-/// `N_batch·tiles·⌈C_out/2c_n⌉`. `None` for a geometry the packing refuses (a padded
-/// row with its kernel span wider than a row, or an empty output).
+/// Convolution by Gazelle's channel packing (runtime `he/conv.rs`), polyphase for
+/// strides: the padded input is split into the phases `(φ_h, φ_w)` in use (the residues
+/// mod `s` of the kernel's offsets `k·d` per axis), each a phase image of width `W_v =
+/// W_out + ⌊(k_w − 1)d_w/s_w⌋`, and the convolution runs at stride 1 on the `C_v =
+/// C_in·(phases)` phase channels with the kernel's phases (at stride 1: one phase, the
+/// padded image). A block of `ROW/c_n` slots holds a tile of `t_h + span_h` phase-image
+/// rows (`span_h = ⌊(k_h − 1)d_h/s_h⌋`), `t_h = min(H_out, ⌊ROW/W_v⌋ − span_h)` output
+/// rows, where `c_n` is the largest power of two with `c_n·(t_h + span_h)·W_v ≤ ROW`;
+/// each ciphertext holds `2c_n` channels of one tile. Up: `N_batch·tiles·⌈C_v/2c_n⌉`;
+/// down: `N_batch·tiles·⌈C_out/2c_n⌉`. `None` for a geometry the packing refuses (a
+/// phase-image row with its kernel span wider than a row, or an empty output).
 pub fn conv(geom: &ConvGeom) -> Option<Counts> {
-    let [n, c, h, w] = geom.input;
-    let (pads, dil) = (geom.conv.pads, geom.conv.dilations);
-    let hp = h + pads[0] + pads[2];
-    let wp = w + pads[1] + pads[3];
-    let span = dil[0] * geom.kernel[0].checked_sub(1)?;
+    let [n, c, _, _] = geom.input;
     let [oh, ow] = geom.output_hw();
-    if n == 0 || oh == 0 || ow == 0 || hp <= span || wp > ROW {
+    // An output implies kernels and strides of at least 1.
+    if n == 0 || oh == 0 || ow == 0 {
         return None;
     }
-    let rows_needed = (oh - 1) * geom.conv.strides[0] + 1;
-    let th_max = (ROW / wp).checked_sub(span).filter(|&t| t >= 1)?;
-    let th = rows_needed.min(th_max);
-    let tiles = rows_needed.div_ceil(th);
-    let cn = 1usize << (ROW / ((th + span) * wp)).ilog2();
+    // Per axis: the phases in use and the phase image's span.
+    let axis = |a: usize| {
+        let (k, d, s) = (geom.kernel[a], geom.conv.dilations[a], geom.conv.strides[a]);
+        let mut phases: Vec<usize> = (0..k).map(|i| i * d % s).collect();
+        phases.sort_unstable();
+        phases.dedup();
+        (phases.len(), (k - 1) * d / s)
+    };
+    let ((ph, span), (pw, span_w)) = (axis(0), axis(1));
+    let wv = ow + span_w;
+    if wv > ROW {
+        return None;
+    }
+    let th_max = (ROW / wv).checked_sub(span).filter(|&t| t >= 1)?;
+    let th = oh.min(th_max);
+    let tiles = oh.div_ceil(th);
+    let cn = 1usize << (ROW / ((th + span) * wv)).ilog2();
     Some(Counts {
-        up: n * tiles * c.div_ceil(2 * cn),
+        up: n * tiles * (c * ph * pw).div_ceil(2 * cn),
         down: n * tiles * geom.c_out.div_ceil(2 * cn),
     })
 }

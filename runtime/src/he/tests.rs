@@ -77,37 +77,23 @@ type Case = (
     usize,
 );
 
-#[test]
-fn convolutions_equal_the_interpreter() {
-    let md = Modulus::Odd(T32);
-    let mut keys = setup(T32);
-    let mut g = Prg::new(Block(1));
-    // (input, c_out, kernel, strides, pads, dilations, groups)
-    // The first six and the last replicate the input channels (C_in ≤ c_n),
-    // the seventh (c_n = 1) and the eighth (C_in > c_n = 64) do not.
-    let cases: [Case; 9] = [
-        ([1, 1, 8, 8], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
-        ([1, 3, 7, 9], 5, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
-        ([1, 5, 6, 6], 4, [1, 1], [1, 1], [0; 4], [1, 1], 1),
-        ([1, 4, 9, 8], 6, [3, 2], [2, 2], [1, 0, 2, 1], [1, 1], 2),
-        ([2, 2, 5, 5], 3, [2, 2], [1, 1], [0; 4], [2, 2], 1),
-        ([1, 17, 4, 4], 33, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
-        // Wider than a row: tiles with halos, stride 2.
-        ([1, 3, 70, 100], 2, [3, 3], [2, 2], [0; 4], [1, 1], 1),
-        ([1, 100, 6, 6], 20, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
-        ([1, 6, 5, 5], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 6),
-    ];
-    for (input, c_out, kernel, strides, pads, dilations, groups) in cases {
+/// Runs each convolution by HE over `Z_t` and compares it with the interpreter.
+fn convolutions_equal_the_interpreter_mod(t: u64, seed: u128, cases: &[Case]) {
+    let md = Modulus::Odd(t);
+    let mut keys = setup(t);
+    let mut g = Prg::new(Block(seed));
+    for &(input, c_out, kernel, strides, pads, dilations, groups) in cases {
+        let conv = sci_ir::Conv2d {
+            strides,
+            pads,
+            dilations,
+            groups,
+        };
         let geom = ConvGeom {
             input,
             c_out,
             kernel,
-            conv: sci_ir::Conv2d {
-                strides,
-                pads,
-                dilations,
-                groups,
-            },
+            conv,
         };
         let x = elems(&mut g, input.iter().product(), md, None);
         let wshape = [c_out, input[1] / groups, kernel[0], kernel[1]];
@@ -123,16 +109,52 @@ fn convolutions_equal_the_interpreter() {
                 x: v[0],
                 w: v[1],
                 bias: None,
-                conv: sci_ir::Conv2d {
-                    strides,
-                    pads,
-                    dilations,
-                    groups,
-                },
+                conv,
             },
         );
-        assert_eq!(y, want.0, "{geom:?}");
+        assert_eq!(y, want.0, "t = {t}: {geom:?}");
     }
+}
+
+#[test]
+fn convolutions_equal_the_interpreter() {
+    // (input, c_out, kernel, strides, pads, dilations, groups)
+    // Of the stride-1 ones, the first five and the last replicate the input
+    // channels (C_in ≤ c_n), the tiled one (c_n = 1) and the 100-channel one
+    // (C_in > c_n = 64) do not. The strided ones run polyphase (module `conv`): a 7×7/2 first layer, a 3×3/2
+    // with dilation 3 (two phases per axis, steps 0, 1, 3: phase channels
+    // without a kernel element at some steps), dilations equal to the strides
+    // (one phase), a depthwise 3×3/2, a 1×1/2 (one phase), a 2×2/3 (the stride
+    // skips input rows), a batch of two, phase images cut into tiles, and
+    // phase channels of several phases in one ciphertext without replication.
+    let strided: [Case; 11] = [
+        ([1, 4, 9, 8], 6, [3, 2], [2, 2], [1, 0, 2, 1], [1, 1], 2),
+        ([1, 3, 15, 13], 4, [7, 7], [2, 2], [3, 3, 3, 3], [1, 1], 1),
+        ([1, 3, 13, 14], 5, [3, 3], [2, 2], [2, 1, 1, 2], [3, 3], 1),
+        ([1, 2, 11, 12], 3, [3, 3], [2, 3], [1, 2, 0, 1], [2, 3], 1),
+        ([1, 8, 9, 9], 8, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 8),
+        ([1, 5, 9, 10], 3, [1, 1], [2, 2], [0; 4], [1, 1], 1),
+        ([1, 4, 10, 11], 2, [2, 2], [3, 3], [0, 1, 1, 0], [1, 1], 2),
+        ([2, 3, 9, 8], 4, [3, 3], [2, 1], [1, 0, 0, 1], [1, 2], 1),
+        ([1, 2, 200, 150], 3, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 1),
+        ([1, 10, 45, 45], 6, [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 1),
+        ([1, 3, 70, 100], 2, [3, 3], [2, 2], [0; 4], [1, 1], 1),
+    ];
+    let mut cases = vec![
+        ([1, 1, 8, 8], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
+        ([1, 3, 7, 9], 5, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
+        ([1, 5, 6, 6], 4, [1, 1], [1, 1], [0; 4], [1, 1], 1),
+        ([2, 2, 5, 5], 3, [2, 2], [1, 1], [0; 4], [2, 2], 1),
+        ([1, 17, 4, 4], 33, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
+        // Wider than a row: tiles with halos.
+        ([1, 3, 70, 100], 2, [3, 3], [1, 1], [0; 4], [1, 1], 1),
+        ([1, 100, 6, 6], 20, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1),
+        ([1, 6, 5, 5], 6, [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 6),
+    ];
+    cases.extend(strided);
+    convolutions_equal_the_interpreter_mod(T32, 1, &cases);
+    // The 41-bit field rotates the outputs (Horner over sparse steps).
+    convolutions_equal_the_interpreter_mod(T41, 5, &strided[..4]);
 }
 
 #[test]
@@ -190,24 +212,39 @@ fn noise_bounds_hold_and_communication_is_the_ciphertext_count() {
 }
 
 fn noise_bounds_hold(t: u64) {
-    let md = Modulus::Odd(t);
     let mut keys = setup(t);
     let mut g = Prg::new(Block(3));
-    let geom = ConvGeom {
-        input: [1, 8, 16, 16],
-        c_out: 8,
-        kernel: [3, 3],
-        conv: sci_ir::Conv2d {
-            strides: [1, 1],
-            pads: [1, 1, 1, 1],
-            dilations: [1, 1],
-            groups: 1,
-        },
-    };
-    let x = elems(&mut g, 8 * 256, md, None);
+    // A 3×3 at stride 1, and at stride 2 (polyphase: 4 phases of 8 channels,
+    // replicated, 32 alignments of 4 offsets).
+    for (input, strides) in [([1, 8, 16, 16], [1, 1]), ([1, 8, 17, 17], [2, 2])] {
+        let geom = ConvGeom {
+            input,
+            c_out: 8,
+            kernel: [3, 3],
+            conv: sci_ir::Conv2d {
+                strides,
+                pads: [1, 1, 1, 1],
+                dilations: [1, 1],
+                groups: 1,
+            },
+        };
+        noise_bound_holds(&mut keys, &mut g, t, &geom);
+    }
+}
+
+/// The noise of every output ciphertext of `geom`, measured with the client's
+/// key, is below the server's bound, and the bytes are the ciphertext counts.
+fn noise_bound_holds(
+    keys: &mut ((Keys, Channel), (Keys, Channel)),
+    g: &mut Prg,
+    t: u64,
+    geom: &ConvGeom,
+) {
+    let md = Modulus::Odd(t);
+    let x = elems(g, geom.input.iter().product(), md, None);
     // Full-range weights: the bound must hold for any plaintext.
-    let w = elems(&mut g, 8 * 8 * 9, md, None);
-    let conv = Conv::new(&geom, Some(&w)).expect("packing");
+    let w = elems(g, geom.c_out * geom.input[1] * 9, md, None);
+    let conv = Conv::new(geom, Some(&w)).expect("packing");
     // The server's computation decrypted with the client's key: measured
     // noise below the bound.
     let ((Keys::Server { params, ek, .. }, _), (Keys::Client { sk, .. }, _)) = &keys else {
@@ -236,7 +273,7 @@ fn noise_bounds_hold(t: u64) {
             ct
         })
         .collect();
-    assert_eq!(conv.rotate_inputs(&ev), t == T32, "t = {t}");
+    assert_eq!(conv.rotate_inputs(&ev), t == T32, "t = {t}: {geom:?}");
     let prepared = conv.prepare(&ev, inputs).expect("prepare");
     for u in 0..conv.units() {
         for (_, v) in conv.eval(&ev, &prepared, u).expect("eval") {
@@ -253,9 +290,9 @@ fn noise_bounds_hold(t: u64) {
         }
     }
     // Communication: the client's ciphertexts up, the server's down.
-    let (x0, x1) = share(&mut g, &x, md);
-    let client = Conv::new(&geom, None).expect("packing");
-    let (_, stats) = run_layer(&mut keys, &conv, &client, &x0, &x1, md);
+    let (x0, x1) = share(g, &x, md);
+    let client = Conv::new(geom, None).expect("packing");
+    let (_, stats) = run_layer(keys, &conv, &client, &x0, &x1, md);
     let (up, down) = (stats.bytes_recv as f64, stats.bytes_sent as f64);
     let per_up = up / conv.in_cts() as f64;
     let per_down = down / conv.out_cts() as f64;
