@@ -303,6 +303,20 @@ mod tests {
             },
         };
         assert_eq!(conv(&geom), Some(Counts { up: 16, down: 16 }));
+        // SqueezeNet's conv1, 3 → 64 channels, 3×3 at stride 2 on 224×224: 12 phase
+        // channels of 112 columns, 4 tiles of 35 output rows, one channel per row.
+        let conv1 = ConvGeom {
+            input: [1, 3, 224, 224],
+            c_out: 64,
+            kernel: [3, 3],
+            conv: crate::Conv2d {
+                strides: [2, 2],
+                pads: [0; 4],
+                dilations: [1, 1],
+                groups: 1,
+            },
+        };
+        assert_eq!(conv(&conv1), Some(Counts { up: 24, down: 128 }));
         assert_eq!(matmul(1, 1024, 10), Some(Counts { up: 1, down: 1 }));
         assert_eq!(matmul(2, 5000, 3), Some(Counts { up: 4, down: 2 }));
         assert_eq!(mul(9000), Some(Counts { up: 2, down: 2 }));
