@@ -289,33 +289,25 @@ mod tests {
 
     #[test]
     fn packings() {
-        // 64 → 64 channels, 3×3, 32×32 padded to 34×34: three channels' tiles per row
+        // A 3×3 convolution without dilation or groups.
+        let conv3x3 = |input, c_out, strides, pads| ConvGeom {
+            input,
+            c_out,
+            kernel: [3, 3],
+            conv: crate::Conv2d {
+                strides,
+                pads,
+                dilations: [1, 1],
+                groups: 1,
+            },
+        };
+        // 64 → 64 channels, 32×32 padded to 34×34: three channels' tiles per row
         // rounded down to two, four channels per ciphertext.
-        let geom = ConvGeom {
-            input: [1, 64, 32, 32],
-            c_out: 64,
-            kernel: [3, 3],
-            conv: crate::Conv2d {
-                strides: [1, 1],
-                pads: [1, 1, 1, 1],
-                dilations: [1, 1],
-                groups: 1,
-            },
-        };
+        let geom = conv3x3([1, 64, 32, 32], 64, [1, 1], [1; 4]);
         assert_eq!(conv(&geom), Some(Counts { up: 16, down: 16 }));
-        // SqueezeNet's conv1, 3 → 64 channels, 3×3 at stride 2 on 224×224: 12 phase
+        // SqueezeNet's conv1, 3 → 64 channels at stride 2 on 224×224: 12 phase
         // channels of 112 columns, 4 tiles of 35 output rows, one channel per row.
-        let conv1 = ConvGeom {
-            input: [1, 3, 224, 224],
-            c_out: 64,
-            kernel: [3, 3],
-            conv: crate::Conv2d {
-                strides: [2, 2],
-                pads: [0; 4],
-                dilations: [1, 1],
-                groups: 1,
-            },
-        };
+        let conv1 = conv3x3([1, 3, 224, 224], 64, [2, 2], [0; 4]);
         assert_eq!(conv(&conv1), Some(Counts { up: 24, down: 128 }));
         assert_eq!(matmul(1, 1024, 10), Some(Counts { up: 1, down: 1 }));
         assert_eq!(matmul(2, 5000, 3), Some(Counts { up: 4, down: 2 }));
