@@ -118,6 +118,41 @@ impl BitWriter {
         }
     }
 
+    /// Appends `vals`, each at `w` bits (`w` in 1..=64, values reduced mod
+    /// `2^w`): the same stream as one [`BitWriter::push`] per value, but
+    /// with up to four values joined per 64-bit access (`⌊64/w⌋` of them)
+    /// and the writer's state kept in registers. Cost: about one push per
+    /// `min(4, ⌊64/w⌋)` values.
+    pub fn push_fields(&mut self, vals: &[u64], w: u32) {
+        match 64 / w.clamp(1, 64) {
+            1 => self.push_joined::<1>(vals, w),
+            2 | 3 => self.push_joined::<2>(vals, w),
+            _ => self.push_joined::<4>(vals, w),
+        }
+    }
+
+    /// [`BitWriter::push_fields`] with `N` values (`N·w ≤ 64`) per push.
+    #[inline(always)]
+    fn push_joined<const N: usize>(&mut self, vals: &[u64], w: u32) {
+        let m = mask(w);
+        let join = |c: &[u64]| {
+            c.iter()
+                .rev()
+                .fold(0u64, |a, &v| ((a << 1) << (w - 1)) | (v & m))
+        };
+        let mut chunks = vals.chunks_exact(N);
+        // A local copy: its state stays in registers (the stores into
+        // `bytes` cannot alias it).
+        let mut wl = std::mem::take(self);
+        for c in &mut chunks {
+            wl.push(join(c), N as u32 * w);
+        }
+        for &v in chunks.remainder() {
+            wl.push(v, w);
+        }
+        *self = wl;
+    }
+
     /// Number of bits pushed so far.
     pub fn bit_len(&self) -> u64 {
         self.bit_len
@@ -199,6 +234,106 @@ impl<'a> BitReader<'a> {
     }
 }
 
+impl BitReader<'_> {
+    /// Reads `out.len()` values of `w` bits (`w` in 1..=64), as that many
+    /// [`BitReader::read`]s ([`unpack_fields`]).
+    pub fn read_fields(&mut self, w: u32, out: &mut [u64]) {
+        unpack_fields(self.bytes, self.pos, w, out);
+        self.skip(out.len() as u64 * w as u64);
+    }
+
+    /// Moves `bits` bits forward.
+    pub fn skip(&mut self, bits: u64) {
+        self.pos += bits;
+    }
+}
+
+/// `out[e]` ← bits `pos + e·w .. pos + (e+1)·w` of `bytes` (`w` in 1..=64;
+/// zero bits past the end), as [`BitReader::read`] reads them. With AVX2
+/// (run-time detection) and `w ≤ 56`, four values take two 16-byte loads,
+/// a byte shuffle, a shift and a mask, where they fit in `bytes`; the rest
+/// are read one by one.
+pub fn unpack_fields(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    let done = if (1..=56).contains(&w) && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked).
+        unsafe { x86::unpack_fields_avx2(bytes, pos, w, out) }
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    let mut r = BitReader::new(bytes);
+    r.seek(pos + done as u64 * w as u64);
+    out[done..].iter_mut().for_each(|o| *o = r.read(w));
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::mask;
+    use std::arch::x86_64::*;
+
+    /// The AVX2 part of [`super::unpack_fields`] (`w ≤ 56`): values `4g ..
+    /// 4g + 4` for every `g` whose loads stay in `bytes`; returns how many
+    /// values it wrote (a multiple of 4). Value `e` at bit `o_e = pos + e·w`
+    /// is the 64-bit little-endian word at byte `o_e / 8` shifted right by
+    /// `o_e % 8` (`w + 7 ≤ 64` bits, so one word holds it) and masked; the
+    /// 128-bit lane `l` of a group loads the 16 bytes at the word of value
+    /// `4g + 2l`, which hold the next value's word too (`⌈(7 + w)/8⌉ + 8 ≤
+    /// 16` bytes). `o_e % 8` has period 8 in `e`, so two shuffle and shift
+    /// patterns, for even and odd groups, serve the whole call.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn unpack_fields_avx2(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) -> usize {
+        let w64 = w as u64;
+        // Groups whose second load, at byte (pos + (4g + 2)·w) / 8, ends in
+        // `bytes`: (pos + (4g + 2)·w) / 8 + 16 ≤ len.
+        let Some(room) = (bytes.len() as u64)
+            .checked_sub(16)
+            .map(|last| 8 * last + 7)
+            .and_then(|top| top.checked_sub(pos + 2 * w64))
+        else {
+            return 0;
+        };
+        let groups = (out.len() / 4).min((room / (4 * w64) + 1) as usize);
+        let pattern = |o: u64| {
+            let mut ctrl = [0u8; 32];
+            let mut sh = [0i64; 4];
+            for l in 0..2 {
+                let s0 = (o + 2 * l as u64 * w64) % 8;
+                let delta = (s0 + w64) / 8;
+                for b in 0..8 {
+                    ctrl[16 * l + b] = b as u8;
+                    ctrl[16 * l + 8 + b] = (delta + b as u64) as u8;
+                }
+                sh[2 * l] = s0 as i64;
+                sh[2 * l + 1] = ((s0 + w64) % 8) as i64;
+            }
+            // SAFETY: both arrays are 32 bytes; the loads are unaligned.
+            unsafe {
+                (
+                    _mm256_loadu_si256(ctrl.as_ptr().cast()),
+                    _mm256_loadu_si256(sh.as_ptr().cast()),
+                )
+            }
+        };
+        let pats = [pattern(pos), pattern(pos + 4 * w64)];
+        let m = _mm256_set1_epi64x(mask(w) as i64);
+        for (g, o4) in out[..4 * groups].chunks_exact_mut(4).enumerate() {
+            let o = pos + 4 * g as u64 * w64;
+            let b0 = (o / 8) as usize;
+            let b1 = ((o + 2 * w64) / 8) as usize;
+            let (lo, hi) = (&bytes[b0..b0 + 16], &bytes[b1..b1 + 16]);
+            let (ctrl, sh) = pats[g % 2];
+            // SAFETY: `lo` and `hi` are 16 bytes; the loads are unaligned.
+            let v = unsafe { _mm256_loadu2_m128i(hi.as_ptr().cast(), lo.as_ptr().cast()) };
+            let v = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(v, ctrl), sh), m);
+            // SAFETY: `o4` is 4 words (32 bytes); the store is unaligned.
+            unsafe { _mm256_storeu_si256(o4.as_mut_ptr().cast(), v) };
+        }
+        4 * groups
+    }
+}
+
 /// Packs `values` at `bits` bits each (reduced mod `2^bits`).
 pub fn pack_u64s(values: &[u64], bits: u32) -> Vec<u8> {
     let mut w = BitWriter::with_capacity_bits(values.len() as u64 * bits as u64);
@@ -276,6 +411,43 @@ mod tests {
                 f.push(v, b);
             }
             assert_eq!(w.finish(), f.finish(), "stale {stale}");
+        }
+    }
+
+    /// [`unpack_fields`] and [`BitReader::read_fields`] read what
+    /// [`BitReader::read`] reads, and [`BitWriter::push_fields`] writes what
+    /// [`BitWriter::push`] writes, for every width, bit offset and length
+    /// (vector groups, scalar tails, reads past the end).
+    #[test]
+    fn field_runs_match_one_by_one() {
+        let bytes: Vec<u8> = (0..203u64)
+            .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 29) as u8)
+            .collect();
+        for w in 1..=64u32 {
+            for pos in [0u64, 1, 5, 7, 8, 13, 64, 100] {
+                for n in [0usize, 1, 3, 4, 7, 9, 64, 70] {
+                    let mut got = vec![u64::MAX; n];
+                    unpack_fields(&bytes, pos, w, &mut got);
+                    let mut r = BitReader::new(&bytes);
+                    r.seek(pos);
+                    let want: Vec<u64> = (0..n).map(|_| r.read(w)).collect();
+                    assert_eq!(got, want, "w {w} pos {pos} n {n}");
+                    let mut rf = BitReader::new(&bytes);
+                    rf.seek(pos);
+                    rf.read_fields(w, &mut got);
+                    assert_eq!(got, want, "w {w} pos {pos} n {n}");
+                    assert_eq!((rf.read(64), rf.read(3)), (r.read(64), r.read(3)));
+                    // After a few odd bits, as in a stream of instances.
+                    let (mut a, mut b) = (BitWriter::new(), BitWriter::new());
+                    a.push(0b101, 3);
+                    b.push(0b101, 3);
+                    let vals: Vec<u64> = want.iter().map(|v| v ^ (u64::MAX << 3)).collect();
+                    a.push_fields(&vals, w);
+                    vals.iter().for_each(|&v| b.push(v, w));
+                    assert_eq!(a.bit_len(), b.bit_len());
+                    assert_eq!(a.finish(), b.finish(), "w {w} n {n}");
+                }
+            }
         }
     }
 

@@ -47,7 +47,7 @@ use super::ext::{ExtReceiver, ExtSender};
 use super::{OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::{Channel, Inbox, Outbox};
-use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len};
+use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len, unpack_fields};
 use std::sync::mpsc;
 
 /// The ring of one element of a correlated-OT payload: `Z_{2^w}` for a
@@ -70,6 +70,13 @@ pub trait CotRing: Copy + PartialEq + 'static {
     fn sub(self, a: u64, b: u64) -> u64;
     /// `x mod n` for any `x` (a value read from the wire).
     fn reduce(self, x: u64) -> u64;
+    /// `Some(w)` if the ring is `Z_{2^w}` with `w` pad and wire bits and
+    /// the element of a pad its low `w` bits: a payload of such elements,
+    /// all alike, runs through the whole-instance element loops
+    /// ([`unpack_fields`], [`BitWriter::push_fields`]). `None` by default.
+    fn pow2_bits(self) -> Option<u32> {
+        None
+    }
 }
 
 /// `Z_{2^w}`: `w` bits on the wire and of the pad, exactly uniform.
@@ -100,6 +107,10 @@ impl CotRing for u32 {
     #[inline]
     fn reduce(self, x: u64) -> u64 {
         x & mask(self)
+    }
+    #[inline]
+    fn pow2_bits(self) -> Option<u32> {
+        Some(self)
     }
 }
 
@@ -193,19 +204,19 @@ impl PadStreams {
     }
 
     /// The stream of instance `i` of the group, with fields `f` and the
-    /// pad and a zero block in `pad`, as 64-bit words (block `t` gives words
-    /// `2t`, its low half, and `2t + 1`), up to the group's end.
+    /// pad and a zero block in `pad`, up to the group's end (bit `b` of the
+    /// stream is bit `b % 128` of block `b / 128`).
     #[inline]
     fn of<'a, R: CotRing>(
         &'a self,
         i: usize,
         f: CotFields<'_, R>,
         pad: &'a [Block; 2],
-    ) -> &'a [u64] {
+    ) -> &'a [Block] {
         if f.expanded_blocks() == 0 {
-            Block::as_words(pad)
+            pad
         } else {
-            &Block::as_words(&self.blocks)[2 * self.start[i]..]
+            &self.blocks[self.start[i]..]
         }
     }
 }
@@ -300,13 +311,13 @@ fn read_elems<R: CotRing>(ring: impl Fn(usize) -> R, rl: &mut BitReader<'_>, out
 #[inline(always)]
 fn answer_one<R: CotRing>(
     ring: impl Fn(usize) -> R + Copy,
-    [s0, s1]: [&[u64]; 2],
+    [s0, s1]: [&[Block]; 2],
     x: &[u64],
     [r, d]: [&mut [u64]; 2],
     w: &mut BitWriter,
 ) {
-    unpack_elems(ring, s0, r);
-    unpack_elems(ring, s1, d);
+    unpack_elems(ring, Block::as_words(s0), r);
+    unpack_elems(ring, Block::as_words(s1), d);
     for (e, ((de, &re), &xe)) in d.iter_mut().zip(&*r).zip(x).enumerate() {
         let ring = ring(e);
         *de = ring.sub(ring.add(re, xe), *de);
@@ -314,21 +325,54 @@ fn answer_one<R: CotRing>(
     pack_elems(ring, d, w);
 }
 
+/// [`answer_one`] for `k` elements of `Z_{2^b}` ([`CotRing::pow2_bits`]),
+/// a pass per step over the whole instance: the `k` fields of each stream
+/// ([`unpack_fields`]), the arithmetic, then the packing
+/// ([`BitWriter::push_fields`]).
+#[inline(always)]
+fn answer_pow2(
+    b: u32,
+    [s0, s1]: [&[Block]; 2],
+    x: &[u64],
+    [r, d]: [&mut [u64]; 2],
+    w: &mut BitWriter,
+) {
+    unpack_fields(Block::as_bytes(s0), 0, b, r);
+    unpack_fields(Block::as_bytes(s1), 0, b, d);
+    let m = mask(b);
+    for ((de, &re), &xe) in d.iter_mut().zip(&*r).zip(x) {
+        *de = re.wrapping_add(xe).wrapping_sub(*de) & m;
+    }
+    w.push_fields(d, b);
+}
+
 /// [`CotRecv::decode`] for one instance: `v = G_c + (d & sel)`, `sel` all
 /// ones for the choice 1; `d` is scratch.
 #[inline(always)]
 fn decode_one<R: CotRing>(
     ring: impl Fn(usize) -> R + Copy,
-    s: &[u64],
+    s: &[Block],
     sel: u64,
     rd: &mut BitReader<'_>,
     [v, d]: [&mut [u64]; 2],
 ) {
     read_elems(ring, rd, d);
-    unpack_elems(ring, s, v);
+    unpack_elems(ring, Block::as_words(s), v);
     for (e, (ve, &de)) in v.iter_mut().zip(&*d).enumerate() {
         let ring = ring(e);
         *ve = ring.add(*ve, ring.reduce(de) & sel);
+    }
+}
+
+/// [`decode_one`] for `k` elements of `Z_{2^b}`, whole-instance passes as
+/// in [`answer_pow2`].
+#[inline(always)]
+fn decode_pow2(b: u32, s: &[Block], sel: u64, rd: &mut BitReader<'_>, [v, d]: [&mut [u64]; 2]) {
+    rd.read_fields(b, d);
+    unpack_fields(Block::as_bytes(s), 0, b, v);
+    let m = mask(b);
+    for (ve, &de) in v.iter_mut().zip(&*d) {
+        *ve = ve.wrapping_add(de & sel) & m;
     }
 }
 
@@ -430,7 +474,10 @@ impl CotSend {
                 let pads = [[y0[i], Block::ZERO], [y1[i], Block::ZERO]];
                 let s = [s0.of(k, f, &pads[0]), s1.of(k, f, &pads[1])];
                 match f.uniform {
-                    Some(u) => answer_one(|_| u, s, x, [rj, d], &mut wl),
+                    Some(u) => match u.pow2_bits() {
+                        Some(b) => answer_pow2(b, s, x, [rj, d], &mut wl),
+                        None => answer_one(|_| u, s, x, [rj, d], &mut wl),
+                    },
                     None => answer_one(|e| f.fields[e], s, x, [rj, d], &mut wl),
                 }
                 out(j, &r[..n]);
@@ -514,7 +561,10 @@ impl CotRecv {
                 let pad = [y[i], Block::ZERO];
                 let s = streams.of(k, f, &pad);
                 match f.uniform {
-                    Some(u) => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
+                    Some(u) => match u.pow2_bits() {
+                        Some(b) => decode_pow2(b, s, sel, &mut rl, [vj, d]),
+                        None => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
+                    },
                     None => decode_one(|e| f.fields[e], s, sel, &mut rl, [vj, d]),
                 }
                 out(j, &v[..n]);
@@ -1047,9 +1097,9 @@ mod tests {
             };
             let pad = [Block(y), Block::ZERO];
             let s = ps.of(i, shape(i), &pad);
-            assert_eq!(&s[..2 * want.len()], Block::as_words(&want), "pad {i}");
+            assert_eq!(&s[..want.len()], &want[..], "pad {i}");
             // Readable a block past the stream.
-            assert!(s.len() >= 2 * want.len() + 2, "pad {i}");
+            assert!(s.len() > want.len(), "pad {i}");
         }
     }
 
