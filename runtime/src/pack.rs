@@ -123,6 +123,7 @@ impl BitWriter {
     /// with up to four values joined per 64-bit access (`⌊64/w⌋` of them)
     /// and the writer's state kept in registers. Cost: about one push per
     /// `min(4, ⌊64/w⌋)` values.
+    #[inline]
     pub fn push_fields(&mut self, vals: &[u64], w: u32) {
         match 64 / w.clamp(1, 64) {
             1 => self.push_joined::<1>(vals, w),
@@ -131,26 +132,43 @@ impl BitWriter {
         }
     }
 
-    /// [`BitWriter::push_fields`] with `N` values (`N·w ≤ 64`) per push.
+    /// [`BitWriter::push_fields`] with `N` values (`N·w ≤ 64`) joined per
+    /// push: the steps of [`BitWriter::push`] on local copies of the state
+    /// (in registers: the buffer is grown once, up front, so no reference
+    /// to the writer escapes the loop).
     #[inline(always)]
     fn push_joined<const N: usize>(&mut self, vals: &[u64], w: u32) {
+        let bits = vals.len() as u64 * w as u64;
+        let need = self.done + 8 * ((self.nacc as u64 + bits) / 64) as usize + 8;
+        if self.bytes.len() < need {
+            Self::grow(&mut self.bytes, need - 8);
+        }
         let m = mask(w);
-        let join = |c: &[u64]| {
-            c.iter()
-                .rev()
-                .fold(0u64, |a, &v| ((a << 1) << (w - 1)) | (v & m))
+        let (mut acc, mut nacc, mut done) = (self.acc, self.nacc, self.done);
+        let bytes = &mut self.bytes[..];
+        let mut put = |v: u64, vw: u32| {
+            let lo = acc | (v << nacc);
+            let hi = (v >> 1) >> (63 - nacc);
+            bytes[done..done + 8].copy_from_slice(&lo.to_le_bytes());
+            let total = nacc + vw;
+            let full = total >= 64;
+            done += 8 * usize::from(full);
+            acc = if full { hi } else { lo };
+            nacc = total & 63;
         };
         let mut chunks = vals.chunks_exact(N);
-        // A local copy: its state stays in registers (the stores into
-        // `bytes` cannot alias it).
-        let mut wl = std::mem::take(self);
         for c in &mut chunks {
-            wl.push(join(c), N as u32 * w);
+            let v = c
+                .iter()
+                .rev()
+                .fold(0u64, |a, &v| ((a << 1) << (w - 1)) | (v & m));
+            put(v, N as u32 * w);
         }
         for &v in chunks.remainder() {
-            wl.push(v, w);
+            put(v & m, w);
         }
-        *self = wl;
+        (self.acc, self.nacc, self.done) = (acc, nacc, done);
+        self.bit_len += bits;
     }
 
     /// Number of bits pushed so far.
@@ -286,35 +304,31 @@ mod x86 {
     pub(super) fn unpack_fields_avx2(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) -> usize {
         let w64 = w as u64;
         // Groups whose second load, at byte (pos + (4g + 2)·w) / 8, ends in
-        // `bytes`: (pos + (4g + 2)·w) / 8 + 16 ≤ len.
-        let Some(room) = (bytes.len() as u64)
-            .checked_sub(16)
-            .map(|last| 8 * last + 7)
-            .and_then(|top| top.checked_sub(pos + 2 * w64))
-        else {
-            return 0;
-        };
-        let groups = (out.len() / 4).min((room / (4 * w64) + 1) as usize);
+        // `bytes` (all of them but for a stream's last 16 bytes).
+        let last_load = |g: usize| ((pos + (4 * g as u64 + 2) * w64) / 8) as usize + 16;
+        let mut groups = out.len() / 4;
+        while groups > 0 && last_load(groups - 1) > bytes.len() {
+            groups -= 1;
+        }
+        // The shuffle and shift patterns of a group whose first value is at
+        // bit `o`: lane `l` (values at `o_l = o + 2l·w` and `o_l + w`) moves
+        // bytes `0..8` and `δ_l..δ_l + 8`, `δ_l = (o_l % 8 + w) / 8`, of its
+        // 16 to its two words, shifted right by `o_l % 8` and `(o_l + w) % 8`.
         let pattern = |o: u64| {
-            let mut ctrl = [0u8; 32];
-            let mut sh = [0i64; 4];
-            for l in 0..2 {
-                let s0 = (o + 2 * l as u64 * w64) % 8;
-                let delta = (s0 + w64) / 8;
-                for b in 0..8 {
-                    ctrl[16 * l + b] = b as u8;
-                    ctrl[16 * l + 8 + b] = (delta + b as u64) as u8;
-                }
-                sh[2 * l] = s0 as i64;
-                sh[2 * l + 1] = ((s0 + w64) % 8) as i64;
-            }
-            // SAFETY: both arrays are 32 bytes; the loads are unaligned.
-            unsafe {
-                (
-                    _mm256_loadu_si256(ctrl.as_ptr().cast()),
-                    _mm256_loadu_si256(sh.as_ptr().cast()),
-                )
-            }
+            let (s0, s1) = (o % 8, (o + 2 * w64) % 8);
+            let (d0, d1) = ((s0 + w64) / 8, (s1 + w64) / 8);
+            let ones = 0x0101_0101_0101_0101u64;
+            let ctrl = _mm256_add_epi8(
+                _mm256_set1_epi64x(0x0706_0504_0302_0100),
+                _mm256_set_epi64x((d1 * ones) as i64, 0, (d0 * ones) as i64, 0),
+            );
+            let sh = _mm256_set_epi64x(
+                ((s1 + w64) % 8) as i64,
+                s1 as i64,
+                ((s0 + w64) % 8) as i64,
+                s0 as i64,
+            );
+            (ctrl, sh)
         };
         let pats = [pattern(pos), pattern(pos + 4 * w64)];
         let m = _mm256_set1_epi64x(mask(w) as i64);

@@ -782,7 +782,10 @@ impl IknpSender {
             cot,
             answer,
         } = self;
-        let mut w = BitWriter::reuse(std::mem::take(answer), 0);
+        // Sized for the whole answer: the buffer of the last batch (the same
+        // size, in a matrix product) is reused without growing or zeroing.
+        let bits = (start..start + n).map(|j| fields_of(j).wire as u64).sum();
+        let mut w = BitWriter::reuse(std::mem::take(answer), bits);
         sender_pads(ext, h, pads, ch, n, |off, y0, y1| {
             cot.answer(start + off, [y0, y1], &fields_of, &corr, &mut w, &mut out);
         })?;
