@@ -325,6 +325,11 @@ fn answer_one<R: CotRing>(
     pack_elems(ring, d, w);
 }
 
+/// Elements of one ring per instance from which the whole-instance loops
+/// ([`answer_pow2`], [`decode_pow2`]) run: below, their fixed set-up costs
+/// more than the pairwise loops ([`answer_one`], [`decode_one`]).
+const WHOLE_MIN: usize = 8;
+
 /// [`answer_one`] for `k` elements of `Z_{2^b}` ([`CotRing::pow2_bits`]),
 /// a pass per step over the whole instance: the `k` fields of each stream
 /// ([`unpack_fields`]), the arithmetic, then the packing
@@ -474,7 +479,7 @@ impl CotSend {
                 let pads = [[y0[i], Block::ZERO], [y1[i], Block::ZERO]];
                 let s = [s0.of(k, f, &pads[0]), s1.of(k, f, &pads[1])];
                 match f.uniform {
-                    Some(u) => match u.pow2_bits() {
+                    Some(u) => match u.pow2_bits().filter(|_| n >= WHOLE_MIN) {
                         Some(b) => answer_pow2(b, s, x, [rj, d], &mut wl),
                         None => answer_one(|_| u, s, x, [rj, d], &mut wl),
                     },
@@ -561,7 +566,7 @@ impl CotRecv {
                 let pad = [y[i], Block::ZERO];
                 let s = streams.of(k, f, &pad);
                 match f.uniform {
-                    Some(u) => match u.pow2_bits() {
+                    Some(u) => match u.pow2_bits().filter(|_| n >= WHOLE_MIN) {
                         Some(b) => decode_pow2(b, s, sel, &mut rl, [vj, d]),
                         None => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
                     },
