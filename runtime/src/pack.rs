@@ -260,6 +260,11 @@ impl BitReader<'_> {
         self.skip(out.len() as u64 * w as u64);
     }
 
+    /// The stream and the position of the next bit.
+    pub(crate) fn parts(&self) -> (&[u8], u64) {
+        (self.bytes, self.pos)
+    }
+
     /// Moves `bits` bits forward.
     pub fn skip(&mut self, bits: u64) {
         self.pos += bits;
@@ -272,6 +277,9 @@ impl BitReader<'_> {
 /// a byte shuffle, a shift and a mask, where they fit in `bytes`; the rest
 /// are read one by one.
 pub fn unpack_fields(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) {
+    if out.is_empty() {
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     let done = if (1..=56).contains(&w) && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked).
@@ -286,63 +294,122 @@ pub fn unpack_fields(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) {
     out[done..].iter_mut().for_each(|o| *o = r.read(w));
 }
 
+/// The AVX2 field extraction of [`unpack_fields`], for callers that
+/// combine the fields of several streams in registers.
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     use super::mask;
     use std::arch::x86_64::*;
 
-    /// The AVX2 part of [`super::unpack_fields`] (`w ≤ 56`): values `4g ..
-    /// 4g + 4` for every `g` whose loads stay in `bytes`; returns how many
-    /// values it wrote (a multiple of 4). Value `e` at bit `o_e = pos + e·w`
-    /// is the 64-bit little-endian word at byte `o_e / 8` shifted right by
-    /// `o_e % 8` (`w + 7 ≤ 64` bits, so one word holds it) and masked; the
-    /// 128-bit lane `l` of a group loads the 16 bytes at the word of value
-    /// `4g + 2l`, which hold the next value's word too (`⌈(7 + w)/8⌉ + 8 ≤
-    /// 16` bytes). `o_e % 8` has period 8 in `e`, so two shuffle and shift
-    /// patterns, for even and odd groups, serve the whole call.
-    #[target_feature(enable = "avx2")]
-    pub(super) fn unpack_fields_avx2(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) -> usize {
-        let w64 = w as u64;
-        // Groups whose second load, at byte (pos + (4g + 2)·w) / 8, ends in
-        // `bytes` (all of them but for a stream's last 16 bytes).
-        let last_load = |g: usize| ((pos + (4 * g as u64 + 2) * w64) / 8) as usize + 16;
-        let mut groups = out.len() / 4;
-        while groups > 0 && last_load(groups - 1) > bytes.len() {
-            groups -= 1;
+    /// Groups of four `w`-bit fields (`w` in 1..=56) of a stream from bit
+    /// `pos`: value `e` at bit `o_e = pos + e·w` is the 64-bit little-endian
+    /// word at byte `o_e / 8` shifted right by `o_e % 8` (`w + 7 ≤ 63`
+    /// bits, so one word holds it) and masked; the 128-bit lane `l` of group
+    /// `g` loads the 16 bytes at the word of value `4g + 2l`, which hold
+    /// the next value's word too (`⌈(7 + w)/8⌉ + 8 ≤ 16` bytes). `o_e % 8`
+    /// has period 8 in `e`, so two shuffle and shift patterns, for even and
+    /// odd groups, serve the whole run.
+    #[derive(Clone, Copy)]
+    pub(crate) struct FieldGroups {
+        pos: u64,
+        w: u64,
+        pats: [(__m256i, __m256i); 2],
+        m: __m256i,
+    }
+
+    impl FieldGroups {
+        /// The groups of `w`-bit fields from bit `pos` (`w` in 1..=56).
+        #[target_feature(enable = "avx2")]
+        pub(crate) fn new(pos: u64, w: u32) -> Self {
+            debug_assert!((1..=56).contains(&w));
+            let w = w as u64;
+            // Lane `l` (values at `o_l = o + 2l·w` and `o_l + w`) moves bytes
+            // `0..8` and `δ_l..δ_l + 8`, `δ_l = (o_l % 8 + w) / 8`, of its 16
+            // to its two words, shifted right by `o_l % 8` and `(o_l + w) % 8`.
+            let pattern = |o: u64| {
+                let (s0, s1) = (o % 8, (o + 2 * w) % 8);
+                let (d0, d1) = ((s0 + w) / 8, (s1 + w) / 8);
+                let ones = 0x0101_0101_0101_0101u64;
+                let ctrl = _mm256_add_epi8(
+                    _mm256_set1_epi64x(0x0706_0504_0302_0100),
+                    _mm256_set_epi64x((d1 * ones) as i64, 0, (d0 * ones) as i64, 0),
+                );
+                let sh = _mm256_set_epi64x(
+                    ((s1 + w) % 8) as i64,
+                    s1 as i64,
+                    ((s0 + w) % 8) as i64,
+                    s0 as i64,
+                );
+                (ctrl, sh)
+            };
+            FieldGroups {
+                pos,
+                w,
+                pats: [pattern(pos), pattern(pos + 4 * w)],
+                m: _mm256_set1_epi64x(mask(w as u32) as i64),
+            }
         }
-        // The shuffle and shift patterns of a group whose first value is at
-        // bit `o`: lane `l` (values at `o_l = o + 2l·w` and `o_l + w`) moves
-        // bytes `0..8` and `δ_l..δ_l + 8`, `δ_l = (o_l % 8 + w) / 8`, of its
-        // 16 to its two words, shifted right by `o_l % 8` and `(o_l + w) % 8`.
-        let pattern = |o: u64| {
-            let (s0, s1) = (o % 8, (o + 2 * w64) % 8);
-            let (d0, d1) = ((s0 + w64) / 8, (s1 + w64) / 8);
-            let ones = 0x0101_0101_0101_0101u64;
-            let ctrl = _mm256_add_epi8(
-                _mm256_set1_epi64x(0x0706_0504_0302_0100),
-                _mm256_set_epi64x((d1 * ones) as i64, 0, (d0 * ones) as i64, 0),
-            );
-            let sh = _mm256_set_epi64x(
-                ((s1 + w64) % 8) as i64,
-                s1 as i64,
-                ((s0 + w64) % 8) as i64,
-                s0 as i64,
-            );
-            (ctrl, sh)
-        };
-        let pats = [pattern(pos), pattern(pos + 4 * w64)];
-        let m = _mm256_set1_epi64x(mask(w) as i64);
-        for (g, o4) in out[..4 * groups].chunks_exact_mut(4).enumerate() {
-            let o = pos + 4 * g as u64 * w64;
+
+        /// How many of the first `n / 4` groups have their loads inside a
+        /// stream of `len` bytes (all but those in its last 16 bytes).
+        #[inline(always)]
+        pub(crate) fn groups(&self, len: usize, n: usize) -> usize {
+            let last_load = |g: usize| ((self.pos + (4 * g as u64 + 2) * self.w) / 8) as usize + 16;
+            let mut groups = n / 4;
+            while groups > 0 && last_load(groups - 1) > len {
+                groups -= 1;
+            }
+            groups
+        }
+
+        /// Values `4g .. 4g + 4` of `bytes`, for `g` below
+        /// [`FieldGroups::groups`] (panics otherwise).
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        pub(crate) fn get(&self, bytes: &[u8], g: usize) -> __m256i {
+            let o = self.pos + 4 * g as u64 * self.w;
             let b0 = (o / 8) as usize;
-            let b1 = ((o + 2 * w64) / 8) as usize;
+            let b1 = ((o + 2 * self.w) / 8) as usize;
             let (lo, hi) = (&bytes[b0..b0 + 16], &bytes[b1..b1 + 16]);
-            let (ctrl, sh) = pats[g % 2];
+            let (ctrl, sh) = self.pats[g % 2];
             // SAFETY: `lo` and `hi` are 16 bytes; the loads are unaligned.
             let v = unsafe { _mm256_loadu2_m128i(hi.as_ptr().cast(), lo.as_ptr().cast()) };
-            let v = _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(v, ctrl), sh), m);
-            // SAFETY: `o4` is 4 words (32 bytes); the store is unaligned.
-            unsafe { _mm256_storeu_si256(o4.as_mut_ptr().cast(), v) };
+            _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(v, ctrl), sh), self.m)
+        }
+
+        /// The field mask, `2^w − 1` in each word.
+        pub(crate) fn mask(&self) -> __m256i {
+            self.m
+        }
+    }
+
+    /// Loads words `4g .. 4g + 4` of `s` (panics past its end).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn load4(s: &[u64], g: usize) -> __m256i {
+        let s = &s[4 * g..4 * g + 4];
+        // SAFETY: `s` is 4 words (32 bytes); the load is unaligned.
+        unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+    }
+
+    /// Stores `v` to words `4g .. 4g + 4` of `s` (panics past its end).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn store4(s: &mut [u64], g: usize, v: __m256i) {
+        let s = &mut s[4 * g..4 * g + 4];
+        // SAFETY: `s` is 4 words (32 bytes); the store is unaligned.
+        unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), v) }
+    }
+
+    /// The AVX2 part of [`super::unpack_fields`] (`w` in 1..=56): the
+    /// values of every group whose loads stay in `bytes`; returns how many
+    /// it wrote (a multiple of 4).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn unpack_fields_avx2(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) -> usize {
+        let f = FieldGroups::new(pos, w);
+        let groups = f.groups(bytes.len(), out.len());
+        for g in 0..groups {
+            store4(out, g, f.get(bytes, g));
         }
         4 * groups
     }

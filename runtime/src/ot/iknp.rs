@@ -331,8 +331,9 @@ fn answer_one<R: CotRing>(
 const WHOLE_MIN: usize = 8;
 
 /// [`answer_one`] for `k` elements of `Z_{2^b}` ([`CotRing::pow2_bits`]),
-/// a pass per step over the whole instance: the `k` fields of each stream
-/// ([`unpack_fields`]), the arithmetic, then the packing
+/// on the whole instance: with AVX2 and `b ≤ 56`, four elements at a time
+/// in registers from both streams ([`x86::answer_groups`]), the rest a
+/// pass per step ([`unpack_fields`]); then the packing
 /// ([`BitWriter::push_fields`]).
 #[inline(always)]
 fn answer_pow2(
@@ -342,10 +343,21 @@ fn answer_pow2(
     [r, d]: [&mut [u64]; 2],
     w: &mut BitWriter,
 ) {
-    unpack_fields(Block::as_bytes(s0), 0, b, r);
-    unpack_fields(Block::as_bytes(s1), 0, b, d);
+    let (s0, s1) = (Block::as_bytes(s0), Block::as_bytes(s1));
+    #[cfg(target_arch = "x86_64")]
+    let done = if b <= 56 && wide_simd() {
+        // SAFETY: the CPU has AVX2 (checked).
+        unsafe { x86::answer_groups(b, [s0, s1], x, [&mut *r, &mut *d]) }
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    let from = done as u64 * b as u64;
+    unpack_fields(s0, from, b, &mut r[done..]);
+    unpack_fields(s1, from, b, &mut d[done..]);
     let m = mask(b);
-    for ((de, &re), &xe) in d.iter_mut().zip(&*r).zip(x) {
+    for ((de, &re), &xe) in d.iter_mut().zip(&*r).zip(x).skip(done) {
         *de = re.wrapping_add(xe).wrapping_sub(*de) & m;
     }
     w.push_fields(d, b);
@@ -369,15 +381,79 @@ fn decode_one<R: CotRing>(
     }
 }
 
-/// [`decode_one`] for `k` elements of `Z_{2^b}`, whole-instance passes as
-/// in [`answer_pow2`].
+/// [`decode_one`] for `k` elements of `Z_{2^b}`, on the whole instance as
+/// in [`answer_pow2`] ([`x86::decode_groups`]).
 #[inline(always)]
 fn decode_pow2(b: u32, s: &[Block], sel: u64, rd: &mut BitReader<'_>, [v, d]: [&mut [u64]; 2]) {
-    rd.read_fields(b, d);
-    unpack_fields(Block::as_bytes(s), 0, b, v);
+    let s = Block::as_bytes(s);
+    #[cfg(target_arch = "x86_64")]
+    let done = if b <= 56 && wide_simd() {
+        let (wire, pos) = rd.parts();
+        // SAFETY: the CPU has AVX2 (checked).
+        unsafe { x86::decode_groups(b, s, (wire, pos), sel, &mut *v) }
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    rd.skip(done as u64 * b as u64);
+    rd.read_fields(b, &mut d[done..]);
+    unpack_fields(s, done as u64 * b as u64, b, &mut v[done..]);
     let m = mask(b);
-    for (ve, &de) in v.iter_mut().zip(&*d) {
+    for (ve, &de) in v.iter_mut().zip(&*d).skip(done) {
         *ve = ve.wrapping_add(de & sel) & m;
+    }
+}
+
+/// The AVX2 groups of [`answer_pow2`] and [`decode_pow2`].
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use crate::pack::x86::{FieldGroups, load4, store4};
+    use std::arch::x86_64::*;
+
+    /// `r = G_0`, `d = r + x − G_1` mod `2^b` for the elements of the groups
+    /// of four whose loads stay in both streams; returns how many (a
+    /// multiple of 4).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn answer_groups(
+        b: u32,
+        [s0, s1]: [&[u8]; 2],
+        x: &[u64],
+        [r, d]: [&mut [u64]; 2],
+    ) -> usize {
+        let f = FieldGroups::new(0, b);
+        let n = r.len().min(d.len()).min(x.len());
+        let groups = f.groups(s0.len().min(s1.len()), n);
+        for g in 0..groups {
+            let (rv, gv) = (f.get(s0, g), f.get(s1, g));
+            let dv = _mm256_sub_epi64(_mm256_add_epi64(rv, load4(x, g)), gv);
+            store4(r, g, rv);
+            store4(d, g, _mm256_and_si256(dv, f.mask()));
+        }
+        4 * groups
+    }
+
+    /// `v = G_c + (d & sel)` mod `2^b`, `d` read from `wire` at bit `pos`,
+    /// for the groups of four whose loads stay in both; returns how many.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn decode_groups(
+        b: u32,
+        s: &[u8],
+        (wire, pos): (&[u8], u64),
+        sel: u64,
+        v: &mut [u64],
+    ) -> usize {
+        let (fs, fw) = (FieldGroups::new(0, b), FieldGroups::new(pos, b));
+        let groups = fs
+            .groups(s.len(), v.len())
+            .min(fw.groups(wire.len(), v.len()));
+        let sel = _mm256_set1_epi64x(sel as i64);
+        for g in 0..groups {
+            let dv = _mm256_and_si256(fw.get(wire, g), sel);
+            let vv = _mm256_add_epi64(fs.get(s, g), dv);
+            store4(v, g, _mm256_and_si256(vv, fs.mask()));
+        }
+        4 * groups
     }
 }
 
@@ -1159,6 +1235,72 @@ mod tests {
         for (e, g) in got.iter().enumerate() {
             let y = rd.read_u128(128);
             assert_eq!(*g, (y % ring(e).value()) as u64, "element {e}");
+        }
+    }
+
+    /// The whole-instance loops for `Z_{2^b}` payloads ([`answer_pow2`],
+    /// [`decode_pow2`]: AVX2 groups, then the rest field by field) give the
+    /// pairwise loops' results bit for bit: every width 1..=64, counts with
+    /// and without a partial group, streams ending a block after their
+    /// fields (as [`PadStreams`] gives them, so the last groups fall back),
+    /// a wire read from an odd bit position to its very end, both choices.
+    #[test]
+    fn whole_instance_loops_match_the_pairwise_loops() {
+        let mut z = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            z
+        };
+        for b in 1..=64u32 {
+            for k in [8usize, 9, 13, 16, 31, 64] {
+                let blocks = (k * b as usize).div_ceil(128) + 1;
+                let mut stream = || -> Vec<Block> {
+                    let mut s: Vec<Block> = (0..blocks)
+                        .map(|_| Block(u128::from(next()) << 64 | u128::from(next())))
+                        .collect();
+                    s[blocks - 1] = Block::ZERO;
+                    s
+                };
+                let s = [stream(), stream()];
+                let s = [&s[0][..], &s[1][..]];
+                let x: Vec<u64> = (0..k).map(|_| next() & mask(b)).collect();
+                let run = |pow2: bool| {
+                    let (mut r, mut d) = (vec![0u64; k], vec![0u64; k]);
+                    let mut w = BitWriter::new();
+                    w.push(0b101, 3);
+                    if pow2 {
+                        answer_pow2(b, s, &x, [&mut r, &mut d], &mut w);
+                    } else {
+                        answer_one(|_| b, s, &x, [&mut r, &mut d], &mut w);
+                    }
+                    (r, d, w.finish())
+                };
+                let (want, got) = (run(false), run(true));
+                assert_eq!(got, want, "answer, b = {b}, k = {k}");
+                let wire = want.2;
+                for sel in [0, u64::MAX] {
+                    let decode = |pow2: bool| {
+                        let (mut v, mut d) = (vec![0u64; k], vec![0u64; k]);
+                        let mut rd = BitReader::new(&wire);
+                        rd.skip(3);
+                        let sc = s[usize::from(sel != 0)];
+                        if pow2 {
+                            decode_pow2(b, sc, sel, &mut rd, [&mut v, &mut d]);
+                        } else {
+                            decode_one(|_| b, sc, sel, &mut rd, [&mut v, &mut d]);
+                        }
+                        (v, rd.parts().1)
+                    };
+                    let want = decode(false);
+                    assert_eq!(decode(true), want, "decode, b = {b}, k = {k}");
+                    // The receiver holds r + c·x.
+                    let rx = |e: usize| got.0[e].wrapping_add(x[e] & sel) & mask(b);
+                    assert!((0..k).all(|e| want.0[e] == rx(e)), "b = {b}, k = {k}");
+                    assert_eq!(want.1, 3 + (k * b as usize) as u64, "b = {b}, k = {k}");
+                }
+            }
         }
     }
 }
