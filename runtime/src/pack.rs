@@ -118,6 +118,59 @@ impl BitWriter {
         }
     }
 
+    /// Appends `vals`, each at `w` bits (`w` in 1..=64, values reduced mod
+    /// `2^w`): the same stream as one [`BitWriter::push`] per value, but
+    /// with up to four values joined per 64-bit access (`⌊64/w⌋` of them)
+    /// and the writer's state kept in registers. Cost: about one push per
+    /// `min(4, ⌊64/w⌋)` values.
+    #[inline]
+    pub fn push_fields(&mut self, vals: &[u64], w: u32) {
+        match 64 / w.clamp(1, 64) {
+            1 => self.push_joined::<1>(vals, w),
+            2 | 3 => self.push_joined::<2>(vals, w),
+            _ => self.push_joined::<4>(vals, w),
+        }
+    }
+
+    /// [`BitWriter::push_fields`] with `N` values (`N·w ≤ 64`) joined per
+    /// push: the steps of [`BitWriter::push`] on local copies of the state
+    /// (in registers: the buffer is grown once, up front, so no reference
+    /// to the writer escapes the loop).
+    #[inline(always)]
+    fn push_joined<const N: usize>(&mut self, vals: &[u64], w: u32) {
+        let bits = vals.len() as u64 * w as u64;
+        let need = self.done + 8 * ((self.nacc as u64 + bits) / 64) as usize + 8;
+        if self.bytes.len() < need {
+            Self::grow(&mut self.bytes, need - 8);
+        }
+        let m = mask(w);
+        let (mut acc, mut nacc, mut done) = (self.acc, self.nacc, self.done);
+        let bytes = &mut self.bytes[..];
+        let mut put = |v: u64, vw: u32| {
+            let lo = acc | (v << nacc);
+            let hi = (v >> 1) >> (63 - nacc);
+            bytes[done..done + 8].copy_from_slice(&lo.to_le_bytes());
+            let total = nacc + vw;
+            let full = total >= 64;
+            done += 8 * usize::from(full);
+            acc = if full { hi } else { lo };
+            nacc = total & 63;
+        };
+        let mut chunks = vals.chunks_exact(N);
+        for c in &mut chunks {
+            let v = c
+                .iter()
+                .rev()
+                .fold(0u64, |a, &v| ((a << 1) << (w - 1)) | (v & m));
+            put(v, N as u32 * w);
+        }
+        for &v in chunks.remainder() {
+            put(v & m, w);
+        }
+        (self.acc, self.nacc, self.done) = (acc, nacc, done);
+        self.bit_len += bits;
+    }
+
     /// Number of bits pushed so far.
     pub fn bit_len(&self) -> u64 {
         self.bit_len
@@ -199,6 +252,169 @@ impl<'a> BitReader<'a> {
     }
 }
 
+impl BitReader<'_> {
+    /// Reads `out.len()` values of `w` bits (`w` in 1..=64), as that many
+    /// [`BitReader::read`]s ([`unpack_fields`]).
+    pub fn read_fields(&mut self, w: u32, out: &mut [u64]) {
+        unpack_fields(self.bytes, self.pos, w, out);
+        self.skip(out.len() as u64 * w as u64);
+    }
+
+    /// The stream and the position of the next bit.
+    pub(crate) fn parts(&self) -> (&[u8], u64) {
+        (self.bytes, self.pos)
+    }
+
+    /// Moves `bits` bits forward.
+    pub fn skip(&mut self, bits: u64) {
+        self.pos += bits;
+    }
+}
+
+/// `out[e]` ← bits `pos + e·w .. pos + (e+1)·w` of `bytes` (`w` in 1..=64;
+/// zero bits past the end), as [`BitReader::read`] reads them. With AVX2
+/// (run-time detection) and `w ≤ 56`, four values take two 16-byte loads,
+/// a byte shuffle, a shift and a mask, where they fit in `bytes`; the rest
+/// are read one by one.
+pub fn unpack_fields(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) {
+    if out.is_empty() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    let done = if (1..=56).contains(&w) && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked).
+        unsafe { x86::unpack_fields_avx2(bytes, pos, w, out) }
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    let mut r = BitReader::new(bytes);
+    r.seek(pos + done as u64 * w as u64);
+    out[done..].iter_mut().for_each(|o| *o = r.read(w));
+}
+
+/// The AVX2 field extraction of [`unpack_fields`], for callers that
+/// combine the fields of several streams in registers.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86 {
+    use super::mask;
+    use std::arch::x86_64::*;
+
+    /// Groups of four `w`-bit fields (`w` in 1..=56) of a stream from bit
+    /// `pos`: value `e` at bit `o_e = pos + e·w` is the 64-bit little-endian
+    /// word at byte `o_e / 8` shifted right by `o_e % 8` (`w + 7 ≤ 63`
+    /// bits, so one word holds it) and masked; the 128-bit lane `l` of group
+    /// `g` loads the 16 bytes at the word of value `4g + 2l`, which hold
+    /// the next value's word too (`⌈(7 + w)/8⌉ + 8 ≤ 16` bytes). `o_e % 8`
+    /// has period 8 in `e`, so two shuffle and shift patterns, for even and
+    /// odd groups, serve the whole run.
+    #[derive(Clone, Copy)]
+    pub(crate) struct FieldGroups {
+        pos: u64,
+        w: u64,
+        pats: [(__m256i, __m256i); 2],
+        m: __m256i,
+    }
+
+    impl FieldGroups {
+        /// The groups of `w`-bit fields from bit `pos` (`w` in 1..=56).
+        #[target_feature(enable = "avx2")]
+        pub(crate) fn new(pos: u64, w: u32) -> Self {
+            debug_assert!((1..=56).contains(&w));
+            let w = w as u64;
+            // Lane `l` (values at `o_l = o + 2l·w` and `o_l + w`) moves bytes
+            // `0..8` and `δ_l..δ_l + 8`, `δ_l = (o_l % 8 + w) / 8`, of its 16
+            // to its two words, shifted right by `o_l % 8` and `(o_l + w) % 8`.
+            let pattern = |o: u64| {
+                let (s0, s1) = (o % 8, (o + 2 * w) % 8);
+                let (d0, d1) = ((s0 + w) / 8, (s1 + w) / 8);
+                let ones = 0x0101_0101_0101_0101u64;
+                let ctrl = _mm256_add_epi8(
+                    _mm256_set1_epi64x(0x0706_0504_0302_0100),
+                    _mm256_set_epi64x((d1 * ones) as i64, 0, (d0 * ones) as i64, 0),
+                );
+                let sh = _mm256_set_epi64x(
+                    ((s1 + w) % 8) as i64,
+                    s1 as i64,
+                    ((s0 + w) % 8) as i64,
+                    s0 as i64,
+                );
+                (ctrl, sh)
+            };
+            FieldGroups {
+                pos,
+                w,
+                pats: [pattern(pos), pattern(pos + 4 * w)],
+                m: _mm256_set1_epi64x(mask(w as u32) as i64),
+            }
+        }
+
+        /// How many of the first `n / 4` groups have their loads inside a
+        /// stream of `len` bytes (all but those in its last 16 bytes).
+        #[inline(always)]
+        pub(crate) fn groups(&self, len: usize, n: usize) -> usize {
+            let last_load = |g: usize| ((self.pos + (4 * g as u64 + 2) * self.w) / 8) as usize + 16;
+            let mut groups = n / 4;
+            while groups > 0 && last_load(groups - 1) > len {
+                groups -= 1;
+            }
+            groups
+        }
+
+        /// Values `4g .. 4g + 4` of `bytes`, for `g` below
+        /// [`FieldGroups::groups`] (panics otherwise).
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        pub(crate) fn get(&self, bytes: &[u8], g: usize) -> __m256i {
+            let o = self.pos + 4 * g as u64 * self.w;
+            let b0 = (o / 8) as usize;
+            let b1 = ((o + 2 * self.w) / 8) as usize;
+            let (lo, hi) = (&bytes[b0..b0 + 16], &bytes[b1..b1 + 16]);
+            let (ctrl, sh) = self.pats[g % 2];
+            // SAFETY: `lo` and `hi` are 16 bytes; the loads are unaligned.
+            let v = unsafe { _mm256_loadu2_m128i(hi.as_ptr().cast(), lo.as_ptr().cast()) };
+            _mm256_and_si256(_mm256_srlv_epi64(_mm256_shuffle_epi8(v, ctrl), sh), self.m)
+        }
+
+        /// The field mask, `2^w − 1` in each word.
+        pub(crate) fn mask(&self) -> __m256i {
+            self.m
+        }
+    }
+
+    /// Loads words `4g .. 4g + 4` of `s` (panics past its end).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn load4(s: &[u64], g: usize) -> __m256i {
+        let s = &s[4 * g..4 * g + 4];
+        // SAFETY: `s` is 4 words (32 bytes); the load is unaligned.
+        unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+    }
+
+    /// Stores `v` to words `4g .. 4g + 4` of `s` (panics past its end).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn store4(s: &mut [u64], g: usize, v: __m256i) {
+        let s = &mut s[4 * g..4 * g + 4];
+        // SAFETY: `s` is 4 words (32 bytes); the store is unaligned.
+        unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), v) }
+    }
+
+    /// The AVX2 part of [`super::unpack_fields`] (`w` in 1..=56): the
+    /// values of every group whose loads stay in `bytes`; returns how many
+    /// it wrote (a multiple of 4).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn unpack_fields_avx2(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) -> usize {
+        let f = FieldGroups::new(pos, w);
+        let groups = f.groups(bytes.len(), out.len());
+        for g in 0..groups {
+            store4(out, g, f.get(bytes, g));
+        }
+        4 * groups
+    }
+}
+
 /// Packs `values` at `bits` bits each (reduced mod `2^bits`).
 pub fn pack_u64s(values: &[u64], bits: u32) -> Vec<u8> {
     let mut w = BitWriter::with_capacity_bits(values.len() as u64 * bits as u64);
@@ -276,6 +492,43 @@ mod tests {
                 f.push(v, b);
             }
             assert_eq!(w.finish(), f.finish(), "stale {stale}");
+        }
+    }
+
+    /// [`unpack_fields`] and [`BitReader::read_fields`] read what
+    /// [`BitReader::read`] reads, and [`BitWriter::push_fields`] writes what
+    /// [`BitWriter::push`] writes, for every width, bit offset and length
+    /// (vector groups, scalar tails, reads past the end).
+    #[test]
+    fn field_runs_match_one_by_one() {
+        let bytes: Vec<u8> = (0..203u64)
+            .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 29) as u8)
+            .collect();
+        for w in 1..=64u32 {
+            for pos in [0u64, 1, 5, 7, 8, 13, 64, 100] {
+                for n in [0usize, 1, 3, 4, 7, 9, 64, 70] {
+                    let mut got = vec![u64::MAX; n];
+                    unpack_fields(&bytes, pos, w, &mut got);
+                    let mut r = BitReader::new(&bytes);
+                    r.seek(pos);
+                    let want: Vec<u64> = (0..n).map(|_| r.read(w)).collect();
+                    assert_eq!(got, want, "w {w} pos {pos} n {n}");
+                    let mut rf = BitReader::new(&bytes);
+                    rf.seek(pos);
+                    rf.read_fields(w, &mut got);
+                    assert_eq!(got, want, "w {w} pos {pos} n {n}");
+                    assert_eq!((rf.read(64), rf.read(3)), (r.read(64), r.read(3)));
+                    // After a few odd bits, as in a stream of instances.
+                    let (mut a, mut b) = (BitWriter::new(), BitWriter::new());
+                    a.push(0b101, 3);
+                    b.push(0b101, 3);
+                    let vals: Vec<u64> = want.iter().map(|v| v ^ (u64::MAX << 3)).collect();
+                    a.push_fields(&vals, w);
+                    vals.iter().for_each(|&v| b.push(v, w));
+                    assert_eq!(a.bit_len(), b.bit_len());
+                    assert_eq!(a.finish(), b.finish(), "w {w} n {n}");
+                }
+            }
         }
     }
 

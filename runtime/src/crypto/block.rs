@@ -1,9 +1,9 @@
 //! The 128-bit [`Block`] and its zero-copy view as AES blocks.
 //!
-//! This module holds two `unsafe` operations: reinterpreting a slice of
+//! This module holds three `unsafe` operations: reinterpreting a slice of
 //! [`Block`]s as a slice of the `aes` crate's 16-byte blocks, so that AES runs
 //! in place on our data (`encrypt_blocks` on whole slices is what makes the
-//! AES-NI/VAES backends fast), and as a slice of 64-bit words. Both are
+//! AES-NI/VAES backends fast), and as a slice of 64-bit words or of bytes. All are
 //! tested against a copy below.
 
 use std::fmt;
@@ -72,6 +72,18 @@ impl Block {
         // borrow is carried over. On the little-endian hosts we support (the
         // `compile_error!` above), word `2t` is the low half of block `t`.
         unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<u64>(), 2 * b.len()) }
+    }
+
+    /// The blocks as bytes: block `t` gives bytes `16t .. 16t + 16`, its
+    /// little-endian form ([`Block::to_bytes`]), so bit `i` of the
+    /// sequence is bit `i % 128` of block `i / 128`.
+    #[inline]
+    pub fn as_bytes(b: &[Block]) -> &[u8] {
+        // SAFETY: `Block` is `repr(transparent)` over `u128`: 16 bytes, so
+        // `16·len` bytes (align 1) fit exactly, every bit pattern is valid,
+        // and the shared borrow is carried over. On the little-endian hosts
+        // we support, byte `16t + k` is byte `k` of `to_bytes` of block `t`.
+        unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<u8>(), 16 * b.len()) }
     }
 
     /// All ones if `b`, else all zeros.
@@ -178,5 +190,7 @@ mod tests {
         let bs = [a, Block::from_u64s(7, u64::MAX), Block::ZERO];
         let words: Vec<u64> = bs.iter().flat_map(|b| [b.lo(), b.hi()]).collect();
         assert_eq!(Block::as_words(&bs), &words[..]);
+        let bytes: Vec<u8> = bs.iter().flat_map(|b| b.to_bytes()).collect();
+        assert_eq!(Block::as_bytes(&bs), &bytes[..]);
     }
 }

@@ -47,7 +47,7 @@ use super::ext::{ExtReceiver, ExtSender};
 use super::{OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::{Channel, Inbox, Outbox};
-use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len};
+use crate::pack::{BitReader, BitWriter, mask, mask128, packed_len, unpack_fields};
 use std::sync::mpsc;
 
 /// The ring of one element of a correlated-OT payload: `Z_{2^w}` for a
@@ -70,6 +70,13 @@ pub trait CotRing: Copy + PartialEq + 'static {
     fn sub(self, a: u64, b: u64) -> u64;
     /// `x mod n` for any `x` (a value read from the wire).
     fn reduce(self, x: u64) -> u64;
+    /// `Some(w)` if the ring is `Z_{2^w}` with `w` pad and wire bits and
+    /// the element of a pad its low `w` bits: a payload of such elements,
+    /// all alike, runs through the whole-instance element loops
+    /// ([`unpack_fields`], [`BitWriter::push_fields`]). `None` by default.
+    fn pow2_bits(self) -> Option<u32> {
+        None
+    }
 }
 
 /// `Z_{2^w}`: `w` bits on the wire and of the pad, exactly uniform.
@@ -100,6 +107,10 @@ impl CotRing for u32 {
     #[inline]
     fn reduce(self, x: u64) -> u64 {
         x & mask(self)
+    }
+    #[inline]
+    fn pow2_bits(self) -> Option<u32> {
+        Some(self)
     }
 }
 
@@ -193,19 +204,19 @@ impl PadStreams {
     }
 
     /// The stream of instance `i` of the group, with fields `f` and the
-    /// pad and a zero block in `pad`, as 64-bit words (block `t` gives words
-    /// `2t`, its low half, and `2t + 1`), up to the group's end.
+    /// pad and a zero block in `pad`, up to the group's end (bit `b` of the
+    /// stream is bit `b % 128` of block `b / 128`).
     #[inline]
     fn of<'a, R: CotRing>(
         &'a self,
         i: usize,
         f: CotFields<'_, R>,
         pad: &'a [Block; 2],
-    ) -> &'a [u64] {
+    ) -> &'a [Block] {
         if f.expanded_blocks() == 0 {
-            Block::as_words(pad)
+            pad
         } else {
-            &Block::as_words(&self.blocks)[2 * self.start[i]..]
+            &self.blocks[self.start[i]..]
         }
     }
 }
@@ -300,13 +311,13 @@ fn read_elems<R: CotRing>(ring: impl Fn(usize) -> R, rl: &mut BitReader<'_>, out
 #[inline(always)]
 fn answer_one<R: CotRing>(
     ring: impl Fn(usize) -> R + Copy,
-    [s0, s1]: [&[u64]; 2],
+    [s0, s1]: [&[Block]; 2],
     x: &[u64],
     [r, d]: [&mut [u64]; 2],
     w: &mut BitWriter,
 ) {
-    unpack_elems(ring, s0, r);
-    unpack_elems(ring, s1, d);
+    unpack_elems(ring, Block::as_words(s0), r);
+    unpack_elems(ring, Block::as_words(s1), d);
     for (e, ((de, &re), &xe)) in d.iter_mut().zip(&*r).zip(x).enumerate() {
         let ring = ring(e);
         *de = ring.sub(ring.add(re, xe), *de);
@@ -314,21 +325,135 @@ fn answer_one<R: CotRing>(
     pack_elems(ring, d, w);
 }
 
+/// Elements of one ring per instance from which the whole-instance loops
+/// ([`answer_pow2`], [`decode_pow2`]) run: below, their fixed set-up costs
+/// more than the pairwise loops ([`answer_one`], [`decode_one`]).
+const WHOLE_MIN: usize = 8;
+
+/// [`answer_one`] for `k` elements of `Z_{2^b}` ([`CotRing::pow2_bits`]),
+/// on the whole instance: with AVX2 and `b ≤ 56`, four elements at a time
+/// in registers from both streams ([`x86::answer_groups`]), the rest a
+/// pass per step ([`unpack_fields`]); then the packing
+/// ([`BitWriter::push_fields`]).
+#[inline(always)]
+fn answer_pow2(
+    b: u32,
+    [s0, s1]: [&[Block]; 2],
+    x: &[u64],
+    [r, d]: [&mut [u64]; 2],
+    w: &mut BitWriter,
+) {
+    let (s0, s1) = (Block::as_bytes(s0), Block::as_bytes(s1));
+    #[cfg(target_arch = "x86_64")]
+    let done = if b <= 56 && wide_simd() {
+        // SAFETY: the CPU has AVX2 (checked).
+        unsafe { x86::answer_groups(b, [s0, s1], x, [&mut *r, &mut *d]) }
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    let from = done as u64 * b as u64;
+    unpack_fields(s0, from, b, &mut r[done..]);
+    unpack_fields(s1, from, b, &mut d[done..]);
+    let m = mask(b);
+    for ((de, &re), &xe) in d.iter_mut().zip(&*r).zip(x).skip(done) {
+        *de = re.wrapping_add(xe).wrapping_sub(*de) & m;
+    }
+    w.push_fields(d, b);
+}
+
 /// [`CotRecv::decode`] for one instance: `v = G_c + (d & sel)`, `sel` all
 /// ones for the choice 1; `d` is scratch.
 #[inline(always)]
 fn decode_one<R: CotRing>(
     ring: impl Fn(usize) -> R + Copy,
-    s: &[u64],
+    s: &[Block],
     sel: u64,
     rd: &mut BitReader<'_>,
     [v, d]: [&mut [u64]; 2],
 ) {
     read_elems(ring, rd, d);
-    unpack_elems(ring, s, v);
+    unpack_elems(ring, Block::as_words(s), v);
     for (e, (ve, &de)) in v.iter_mut().zip(&*d).enumerate() {
         let ring = ring(e);
         *ve = ring.add(*ve, ring.reduce(de) & sel);
+    }
+}
+
+/// [`decode_one`] for `k` elements of `Z_{2^b}`, on the whole instance as
+/// in [`answer_pow2`] ([`x86::decode_groups`]).
+#[inline(always)]
+fn decode_pow2(b: u32, s: &[Block], sel: u64, rd: &mut BitReader<'_>, [v, d]: [&mut [u64]; 2]) {
+    let s = Block::as_bytes(s);
+    #[cfg(target_arch = "x86_64")]
+    let done = if b <= 56 && wide_simd() {
+        let (wire, pos) = rd.parts();
+        // SAFETY: the CPU has AVX2 (checked).
+        unsafe { x86::decode_groups(b, s, (wire, pos), sel, &mut *v) }
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    rd.skip(done as u64 * b as u64);
+    rd.read_fields(b, &mut d[done..]);
+    unpack_fields(s, done as u64 * b as u64, b, &mut v[done..]);
+    let m = mask(b);
+    for (ve, &de) in v.iter_mut().zip(&*d).skip(done) {
+        *ve = ve.wrapping_add(de & sel) & m;
+    }
+}
+
+/// The AVX2 groups of [`answer_pow2`] and [`decode_pow2`].
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use crate::pack::x86::{FieldGroups, load4, store4};
+    use std::arch::x86_64::*;
+
+    /// `r = G_0`, `d = r + x − G_1` mod `2^b` for the elements of the groups
+    /// of four whose loads stay in both streams; returns how many (a
+    /// multiple of 4).
+    #[target_feature(enable = "avx2")]
+    pub(super) fn answer_groups(
+        b: u32,
+        [s0, s1]: [&[u8]; 2],
+        x: &[u64],
+        [r, d]: [&mut [u64]; 2],
+    ) -> usize {
+        let f = FieldGroups::new(0, b);
+        let n = r.len().min(d.len()).min(x.len());
+        let groups = f.groups(s0.len().min(s1.len()), n);
+        for g in 0..groups {
+            let (rv, gv) = (f.get(s0, g), f.get(s1, g));
+            let dv = _mm256_sub_epi64(_mm256_add_epi64(rv, load4(x, g)), gv);
+            store4(r, g, rv);
+            store4(d, g, _mm256_and_si256(dv, f.mask()));
+        }
+        4 * groups
+    }
+
+    /// `v = G_c + (d & sel)` mod `2^b`, `d` read from `wire` at bit `pos`,
+    /// for the groups of four whose loads stay in both; returns how many.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn decode_groups(
+        b: u32,
+        s: &[u8],
+        (wire, pos): (&[u8], u64),
+        sel: u64,
+        v: &mut [u64],
+    ) -> usize {
+        let (fs, fw) = (FieldGroups::new(0, b), FieldGroups::new(pos, b));
+        let groups = fs
+            .groups(s.len(), v.len())
+            .min(fw.groups(wire.len(), v.len()));
+        let sel = _mm256_set1_epi64x(sel as i64);
+        for g in 0..groups {
+            let dv = _mm256_and_si256(fw.get(wire, g), sel);
+            let vv = _mm256_add_epi64(fs.get(s, g), dv);
+            store4(v, g, _mm256_and_si256(vv, fs.mask()));
+        }
+        4 * groups
     }
 }
 
@@ -430,7 +555,10 @@ impl CotSend {
                 let pads = [[y0[i], Block::ZERO], [y1[i], Block::ZERO]];
                 let s = [s0.of(k, f, &pads[0]), s1.of(k, f, &pads[1])];
                 match f.uniform {
-                    Some(u) => answer_one(|_| u, s, x, [rj, d], &mut wl),
+                    Some(u) => match u.pow2_bits().filter(|_| n >= WHOLE_MIN) {
+                        Some(b) => answer_pow2(b, s, x, [rj, d], &mut wl),
+                        None => answer_one(|_| u, s, x, [rj, d], &mut wl),
+                    },
                     None => answer_one(|e| f.fields[e], s, x, [rj, d], &mut wl),
                 }
                 out(j, &r[..n]);
@@ -514,7 +642,10 @@ impl CotRecv {
                 let pad = [y[i], Block::ZERO];
                 let s = streams.of(k, f, &pad);
                 match f.uniform {
-                    Some(u) => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
+                    Some(u) => match u.pow2_bits().filter(|_| n >= WHOLE_MIN) {
+                        Some(b) => decode_pow2(b, s, sel, &mut rl, [vj, d]),
+                        None => decode_one(|_| u, s, sel, &mut rl, [vj, d]),
+                    },
                     None => decode_one(|e| f.fields[e], s, sel, &mut rl, [vj, d]),
                 }
                 out(j, &v[..n]);
@@ -732,7 +863,10 @@ impl IknpSender {
             cot,
             answer,
         } = self;
-        let mut w = BitWriter::reuse(std::mem::take(answer), 0);
+        // Sized for the whole answer: the buffer of the last batch (the same
+        // size, in a matrix product) is reused without growing or zeroing.
+        let bits = (start..start + n).map(|j| fields_of(j).wire as u64).sum();
+        let mut w = BitWriter::reuse(std::mem::take(answer), bits);
         sender_pads(ext, h, pads, ch, n, |off, y0, y1| {
             cot.answer(start + off, [y0, y1], &fields_of, &corr, &mut w, &mut out);
         })?;
@@ -1047,9 +1181,9 @@ mod tests {
             };
             let pad = [Block(y), Block::ZERO];
             let s = ps.of(i, shape(i), &pad);
-            assert_eq!(&s[..2 * want.len()], Block::as_words(&want), "pad {i}");
+            assert_eq!(&s[..want.len()], &want[..], "pad {i}");
             // Readable a block past the stream.
-            assert!(s.len() >= 2 * want.len() + 2, "pad {i}");
+            assert!(s.len() > want.len(), "pad {i}");
         }
     }
 
@@ -1101,6 +1235,72 @@ mod tests {
         for (e, g) in got.iter().enumerate() {
             let y = rd.read_u128(128);
             assert_eq!(*g, (y % ring(e).value()) as u64, "element {e}");
+        }
+    }
+
+    /// The whole-instance loops for `Z_{2^b}` payloads ([`answer_pow2`],
+    /// [`decode_pow2`]: AVX2 groups, then the rest field by field) give the
+    /// pairwise loops' results bit for bit: every width 1..=64, counts with
+    /// and without a partial group, streams ending a block after their
+    /// fields (as [`PadStreams`] gives them, so the last groups fall back),
+    /// a wire read from an odd bit position to its very end, both choices.
+    #[test]
+    fn whole_instance_loops_match_the_pairwise_loops() {
+        let mut z = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            z
+        };
+        for b in 1..=64u32 {
+            for k in [8usize, 9, 13, 16, 31, 64] {
+                let blocks = (k * b as usize).div_ceil(128) + 1;
+                let mut stream = || -> Vec<Block> {
+                    let mut s: Vec<Block> = (0..blocks)
+                        .map(|_| Block(u128::from(next()) << 64 | u128::from(next())))
+                        .collect();
+                    s[blocks - 1] = Block::ZERO;
+                    s
+                };
+                let s = [stream(), stream()];
+                let s = [&s[0][..], &s[1][..]];
+                let x: Vec<u64> = (0..k).map(|_| next() & mask(b)).collect();
+                let run = |pow2: bool| {
+                    let (mut r, mut d) = (vec![0u64; k], vec![0u64; k]);
+                    let mut w = BitWriter::new();
+                    w.push(0b101, 3);
+                    if pow2 {
+                        answer_pow2(b, s, &x, [&mut r, &mut d], &mut w);
+                    } else {
+                        answer_one(|_| b, s, &x, [&mut r, &mut d], &mut w);
+                    }
+                    (r, d, w.finish())
+                };
+                let (want, got) = (run(false), run(true));
+                assert_eq!(got, want, "answer, b = {b}, k = {k}");
+                let wire = want.2;
+                for sel in [0, u64::MAX] {
+                    let decode = |pow2: bool| {
+                        let (mut v, mut d) = (vec![0u64; k], vec![0u64; k]);
+                        let mut rd = BitReader::new(&wire);
+                        rd.skip(3);
+                        let sc = s[usize::from(sel != 0)];
+                        if pow2 {
+                            decode_pow2(b, sc, sel, &mut rd, [&mut v, &mut d]);
+                        } else {
+                            decode_one(|_| b, sc, sel, &mut rd, [&mut v, &mut d]);
+                        }
+                        (v, rd.parts().1)
+                    };
+                    let want = decode(false);
+                    assert_eq!(decode(true), want, "decode, b = {b}, k = {k}");
+                    // The receiver holds r + c·x.
+                    let rx = |e: usize| got.0[e].wrapping_add(x[e] & sel) & mask(b);
+                    assert!((0..k).all(|e| want.0[e] == rx(e)), "b = {b}, k = {k}");
+                    assert_eq!(want.1, 3 + (k * b as usize) as u64, "b = {b}, k = {k}");
+                }
+            }
         }
     }
 }

@@ -63,6 +63,69 @@ pub const BATCH_WORDS: usize = cost::linear::BATCH_WORDS;
 /// first message after the server last spoke.
 pub const ROUNDS: u64 = 1;
 
+/// Division of instance indices by a fixed `d ≥ 1` with one multiplication
+/// for `j < 2^32` (Lemire, Kaser and Kurz, "Faster remainder by direct
+/// computation", 2019: `⌊j/d⌋ = ⌊M·j / 2^64⌋` with `M = ⌊(2^64 − 1)/d⌋ + 1`,
+/// exact for 32-bit `j` and `d`), a hardware division otherwise. The OT
+/// callbacks map every instance to its pair and bit this way, several
+/// times per instance.
+#[derive(Clone, Copy)]
+struct IndexDiv {
+    d: usize,
+    m: u128,
+}
+
+impl IndexDiv {
+    fn new(d: usize) -> Self {
+        IndexDiv {
+            d,
+            m: u128::from(u64::MAX) / d.max(1) as u128 + 1,
+        }
+    }
+
+    /// `(j / d, j % d)`.
+    #[inline(always)]
+    fn div_rem(self, j: usize) -> (usize, usize) {
+        let q = if j >> 32 == 0 && self.d >> 32 == 0 {
+            ((self.m * j as u128) >> 64) as usize
+        } else {
+            j / self.d
+        };
+        (q, j - q * self.d)
+    }
+}
+
+/// `y ← y ± (v << sh)` mod `2^64`, element by element (`−` for `neg`, the
+/// server's side): one instance's output, times `2^i`, into its output
+/// row. Also compiled for AVX2, chosen at run time: four words per
+/// operation (the OT callbacks that call it are compiled for baseline
+/// x86-64).
+#[inline]
+fn add_shifted(y: &mut [u64], v: &[u64], sh: usize, neg: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked).
+        return unsafe { add_shifted_avx2(y, v, sh, neg) };
+    }
+    add_shifted_in(y, v, sh, neg)
+}
+
+/// [`add_shifted`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn add_shifted_avx2(y: &mut [u64], v: &[u64], sh: usize, neg: bool) {
+    add_shifted_in(y, v, sh, neg)
+}
+
+#[inline(always)]
+fn add_shifted_in(y: &mut [u64], v: &[u64], sh: usize, neg: bool) {
+    // `(t ^ s) − s` is `t` for `s = 0` and `−t` for `s = −1`.
+    let s = u64::from(neg).wrapping_neg();
+    for (a, &e) in y.iter_mut().zip(v) {
+        *a = a.wrapping_add(((e << sh) ^ s).wrapping_sub(s));
+    }
+}
+
 /// The server's weights for a product: a row of weights for each
 /// `(r, c)` pair of the shared operand.
 trait Weights: Sync {
@@ -141,29 +204,29 @@ fn product(
         .map(|np| np * l)
         .collect();
     // Instance j: pair j / ℓ (row-major (r, c)), bit j % ℓ.
-    let row = |j: usize| j / l / cols;
-    let width = |j: usize| shapes[j % l];
+    let (by_bits, by_cols) = (IndexDiv::new(l), IndexDiv::new(cols));
+    let bit = |j: usize| by_bits.div_rem(j).1;
+    let row = |j: usize| by_cols.div_rem(by_bits.div_rem(j).0).0;
+    let width = |j: usize| shapes[bit(j)];
     match weights {
         Some(w) => {
-            let corr = |j: usize| w.row(row(j), j / l % cols);
+            let corr = |j: usize| {
+                let (r, c) = by_cols.div_rem(by_bits.div_rem(j).0);
+                w.row(r, c)
+            };
             ctx.ot
                 .send_cot_batches(ctx.ch, &batches, width, corr, |j, r| {
-                    let yr = &mut y[row(j) * outs..][..outs];
-                    let sh = j % l;
-                    for (a, &v) in yr.iter_mut().zip(r) {
-                        *a = a.wrapping_sub(v << sh);
-                    }
+                    add_shifted(&mut y[row(j) * outs..][..outs], r, bit(j), true);
                 })?;
         }
         None => {
-            let choice = |j: usize| (x[j / l] >> (j % l)) & 1 == 1;
+            let choice = |j: usize| {
+                let (p, i) = by_bits.div_rem(j);
+                (x[p] >> i) & 1 == 1
+            };
             ctx.ot
                 .recv_cot_batches(ctx.ch, &batches, choice, width, |j, v| {
-                    let yr = &mut y[row(j) * outs..][..outs];
-                    let sh = j % l;
-                    for (a, &e) in yr.iter_mut().zip(v) {
-                        *a = a.wrapping_add(e << sh);
-                    }
+                    add_shifted(&mut y[row(j) * outs..][..outs], v, bit(j), false);
                 })?;
         }
     }
@@ -368,6 +431,34 @@ mod tests {
     use crate::proto::testutil;
     use crate::proto::testutil::{ELLS, costed, measured, open, pin, prg, run2, run2_tcp, share};
     use sci_ir::{Op, Owner, ValueId};
+
+    /// [`IndexDiv`] is exact: 32-bit indices and divisors at the edges, and
+    /// the hardware fallback beyond.
+    #[test]
+    fn index_division_is_exact() {
+        let ds = [1usize, 2, 3, 7, 32, 144, 1000, 65_537, u32::MAX as usize];
+        let js = [
+            0usize,
+            1,
+            2,
+            31,
+            32,
+            33,
+            13_939_199,
+            1 << 31,
+            u32::MAX as usize,
+        ];
+        for &d in &ds {
+            let f = IndexDiv::new(d);
+            for &j in js.iter().chain(&[(u32::MAX as usize) + 5, usize::MAX]) {
+                assert_eq!(f.div_rem(j), (j / d, j % d), "{j} / {d}");
+            }
+            for j in 0..10_000usize {
+                let j = j.wrapping_mul(0x9e37_79b9) % (1 << 32);
+                assert_eq!(f.div_rem(j), (j / d, j % d), "{j} / {d}");
+            }
+        }
+    }
 
     /// The reference interpreter on `op(x, w)` with `x` a client input and
     /// `w` a server constant.
