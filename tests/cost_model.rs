@@ -87,6 +87,7 @@ fn compile(model: &str, threads: u32, backend: Backend) -> sci_ir::Program {
                 scale: Some(12),
             },
             mill_radix: None,
+            ot: None,
             threads: Some(threads),
             backend,
             batch: 1,

@@ -124,6 +124,7 @@ fn plan_file(seed: &Seed) -> Vec<u8> {
                 scale: None,
             },
             mill_radix: None,
+            ot: None,
             threads: None,
             backend: seed.backend,
             batch: seed.batch,

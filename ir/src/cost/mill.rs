@@ -14,6 +14,23 @@
 use super::ot::{self, KkClass};
 use super::{Role, Transcript, bytes_of};
 
+/// Default radix `m` on the IKNP engine (the paper's fastest for ℓ = 32, §6.1).
+pub const DEFAULT_RADIX: u32 = 4;
+
+/// Default radix `m` on the silent engine: a `(2^m 1)-OT_ℓ` costs `m + 2^m·ℓ` bits
+/// there instead of `2λ + 2^m·ℓ`, so small digits win (ReLU over `Z_{2^32}`,
+/// measured with `sci-bench relu --ot silent`).
+pub const SILENT_RADIX: u32 = 2;
+
+/// The default radix on an OT engine: [`DEFAULT_RADIX`] for IKNP, [`SILENT_RADIX`]
+/// for the silent engine (`sci-compile` uses it unless `--mill-radix` is given).
+pub fn default_radix(ot: crate::OtKind) -> u32 {
+    match ot {
+        crate::OtKind::Iknp => DEFAULT_RADIX,
+        crate::OtKind::Silent => SILENT_RADIX,
+    }
+}
+
 /// Largest number of comparisons per element.
 pub const MAX_K: usize = 4;
 

@@ -51,37 +51,10 @@ pub struct OtPack {
     ferret: FerretParams,
 }
 
-/// The OT engine of a pack: every call of [`OtPack`] runs on it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum OtKind {
-    /// IKNP OT extension (λ = 128 bits up per OT) and KK13 for 1-of-N.
-    #[default]
-    Iknp,
-    /// Ferret silent OT ([`super::ferret`], production parameters
-    /// [`FERRET`]): 1 bit up per OT plus under 0.45 bits of the engine's
-    /// iterations, after a set-up of 1,409,520 bytes per direction.
-    Silent,
-}
-
-impl std::fmt::Display for OtKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            OtKind::Iknp => "iknp",
-            OtKind::Silent => "silent",
-        })
-    }
-}
-
-impl std::str::FromStr for OtKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "iknp" => Ok(OtKind::Iknp),
-            "silent" => Ok(OtKind::Silent),
-            _ => Err(format!("unknown OT engine {s:?} (iknp or silent)")),
-        }
-    }
-}
+/// The OT engine of a pack (every call of [`OtPack`] runs on it): the plan's
+/// [`sci_ir::OtKind`]. With [`OtKind::Silent`] a pack runs Ferret with the
+/// production set [`FERRET`] unless given another ([`OtPack::set_ferret_params`]).
+pub use sci_ir::OtKind;
 
 /// The Ferret sender's set-up with parameters `p` (run on first use).
 fn ferret_sender(
