@@ -170,9 +170,15 @@ fn check_program(model: &str, program: &sci_ir::Program, threads: u32) -> usize 
     };
     assert_eq!(got_total, want.total, "{model}, {threads} lanes: totals");
     // The set-up: the OT set-up of every lane plus the two hellos on lane 0.
-    let hello = Hello::new(Party::Server, threads, plan.hash(), Status::Ready)
-        .to_bytes()
-        .len() as u64;
+    let hello = Hello::new(
+        Party::Server,
+        threads,
+        sci_ir::OtKind::Iknp,
+        plan.hash(),
+        Status::Ready,
+    )
+    .to_bytes()
+    .len() as u64;
     assert_eq!(
         (server.setup.bytes_sent, client.setup.bytes_sent),
         (

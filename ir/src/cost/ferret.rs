@@ -237,11 +237,11 @@ mod tests {
         assert_eq!(FERRET_SMALL.bytes_for(0), FERRET.bytes_for(0));
         assert_eq!(params_for(0), FERRET_SMALL);
         // Up to two small iterations beyond the set-up's COTs.
-        let last = 3 * 531_848;
+        let last: usize = 3 * 531_848;
         assert_eq!(last, 1_595_544);
-        assert_eq!(params_for(last), FERRET_SMALL);
+        assert_eq!(params_for(last as u64), FERRET_SMALL);
         assert!(FERRET_SMALL.bytes_for(last) <= FERRET.bytes_for(last));
-        assert_eq!(params_for(last + 1), FERRET);
+        assert_eq!(params_for(last as u64 + 1), FERRET);
         assert!(FERRET_SMALL.bytes_for(last + 1) > FERRET.bytes_for(last + 1));
         assert_eq!(params_for(u64::MAX), FERRET);
     }

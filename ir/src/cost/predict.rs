@@ -37,9 +37,9 @@
 //! predictions; `sci-run` reports no per-instruction prediction for it. A SCI_HE program with HE products first sets up the
 //! HE keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
+use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
 use super::schedule::schedule;
-use super::ferret::{self, FerretParams};
 use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, select};
 use crate::analysis::nonneg::nonneg;
 use crate::{Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
@@ -296,8 +296,9 @@ impl LaneState {
 pub fn setup(threads: usize, kind: OtKind) -> Cost {
     let t = match kind {
         OtKind::Iknp => ot::setup(Role::P0),
-        OtKind::Silent => ferret::setup(Role::P0, &ferret::FERRET)
-            .then(ferret::setup(Role::P1, &ferret::FERRET)),
+        OtKind::Silent => {
+            ferret::setup(Role::P0, &ferret::FERRET).then(ferret::setup(Role::P1, &ferret::FERRET))
+        }
     };
     let lanes = threads.max(1) as u64;
     Cost {

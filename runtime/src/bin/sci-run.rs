@@ -536,9 +536,9 @@ fn session(
     let program = plan.program();
     let run = link::accept_incoming(acceptor, incoming, Party::Server, (program, hello), cfg)
         .and_then(|c| {
-        id = Some(c.id.to_string());
-        serve_inferences(plan.program(), c, false)
-    });
+            id = Some(c.id.to_string());
+            serve_inferences(plan.program(), c, false)
+        });
     let seconds = t0.elapsed().as_secs_f64();
     let mut line = serde_json::json!({
         "session": id,
@@ -607,13 +607,16 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) 
         inferences: n,
         ..Hello::new(party, threads, ot(cli, &plan), plan.hash(), Status::Ready)
     };
-    let conn = open(cli, acceptor.as_ref(), party, (plan.program(), &hello), cfg).map_err(|e| match e {
-        ExecError::Connect(_) => anyhow::Error::new(e).context(format!(
-            "is the server running? (sci-run --party 0 plan.bin, at {})",
-            endpoint(cli, party).0
-        )),
-        e => e.into(),
-    })?;
+    let conn =
+        open(cli, acceptor.as_ref(), party, (plan.program(), &hello), cfg).map_err(
+            |e| match e {
+                ExecError::Connect(_) => anyhow::Error::new(e).context(format!(
+                    "is the server running? (sci-run --party 0 plan.bin, at {})",
+                    endpoint(cli, party).0
+                )),
+                e => e.into(),
+            },
+        )?;
     let exs = execute(
         plan.program(),
         conn,

@@ -93,7 +93,13 @@ pub fn run_pair_on(
             let hello = Hello {
                 inferences: u32::try_from(inputs.len())
                     .map_err(|_| ExecError::Inputs("more than 2^32 input sets".into()))?,
-                ..Hello::new(Party::Client, threads, ot, client_plan.hash(), Status::Ready)
+                ..Hello::new(
+                    Party::Client,
+                    threads,
+                    ot,
+                    client_plan.hash(),
+                    Status::Ready,
+                )
             };
             let conn = link::connect(
                 &addr,
