@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Secure inference benchmarks of whole models: the digits LeNet, MiniONN-CIFAR and
-# SqueezeNet (testdata/bench, random weights), compiled at ℓ = 32, s = 12 and run by
+# SqueezeNet (testdata/bench, random weights; or ResNet-50, testdata/bench-large),
+# compiled at ℓ = 32 (ResNet-50: 37), s = 12 and run by
 # two sci-run processes (server and client) over loopback TCP, each under
 # /usr/bin/time -v. Prints one markdown table row per model and thread count: wall
 # time, communication (bytes each party sent), rounds, and peak memory (maximum
@@ -8,45 +9,23 @@
 # matmul, mul: OT-based products) apart from the rest (ReLU, truncation, pooling,
 # division, output); the JSON reports and time logs stay in $OUT.
 #
-# usage: scripts/bench-models.sh [MODEL...]   (MODEL: lenet minionn squeezenet; default all)
-# env:   THREADS="1 2"  OUT=target/bench-models  BITS=32  SCALE=12  PORT=7171
+# usage: scripts/bench-models.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50;
+#        default lenet minionn squeezenet)
+# env:   THREADS="1 2"  OUT=target/bench-models  SCALE=12  PORT=7171
+#        BITS=ℓ (default 32, and 37 for ResNet-50)
 #        BACKEND=ot|he (SCI_OT, or SCI_HE: HE linear layers over the ℓ-bit field; its key
 #        set-up is reported in its own column)
 #
-# Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time). The preamble (models,
+# build) is shared with scripts/bench-net.sh: scripts/bench-common.sh.
 THREADS=${THREADS:-1}
 OUT=${OUT:-target/bench-models}
-BITS=${BITS:-32}
+BITS=${BITS:-}
 SCALE=${SCALE:-12}
 BACKEND=${BACKEND:-ot}
 PORT=${PORT:-7171}
-MODELS=("$@")
-[ ${#MODELS[@]} -eq 0 ] && MODELS=(lenet minionn squeezenet)
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install -y time)" >&2; exit 1; }
-
-cargo build --release -q -p sci-compiler --bin sci-compile -p sci-runtime --bin sci-run
-TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-COMPILE=$TARGET/release/sci-compile
-RUN=$TARGET/release/sci-run
-mkdir -p "$OUT"
-
-model_file() {
-  case $1 in
-    lenet) echo testdata/digits/digits_lenet.onnx ;;
-    minionn) echo testdata/bench/minionn_cifar.onnx ;;
-    squeezenet) echo testdata/bench/squeezenet.onnx ;;
-    *) echo "unknown model $1" >&2; exit 1 ;;
-  esac
-}
-model_input() {
-  case $1 in
-    lenet) echo testdata/digits/samples/digit_3.npy ;;
-    minionn) echo testdata/bench/minionn_cifar.cases/0/input_0.npy ;;
-    squeezenet) echo testdata/bench/squeezenet.cases/0/input_0.npy ;;
-  esac
-}
+DEFAULT_MODELS=(lenet minionn squeezenet)
+. "$(dirname "$0")/bench-common.sh" "$@"
 
 # Field of a /usr/bin/time -v log.
 field() { grep "$2" "$1" | sed 's/.*: //'; }
@@ -58,21 +37,22 @@ total() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['parti
 echo "| model | backend | ℓ | threads | wall s (client) | server sent MiB | client sent MiB | total GiB | linear GiB | non-linear GiB | key set-up GiB | rounds | server peak MiB | client peak MiB |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for m in "${MODELS[@]}"; do
+  bits=${BITS:-$(model_bits "$m")}
   plan=$OUT/$m.bin client=$OUT/${m}_client.bin
-  "$COMPILE" "$(model_file "$m")" -o "$plan" --client-plan "$client" --bits "$BITS" --scale "$SCALE" --backend "$BACKEND" \
+  "$COMPILE" "$(model_file "$m")" -o "$plan" --client-plan "$client" --bits "$bits" --scale "$SCALE" --backend "$BACKEND" \
     --report "$OUT/$m.compile.json" > "$OUT/$m.compile.txt"
   for t in $THREADS; do
     tag=$OUT/$m.t$t
-    /usr/bin/time -v -o "$tag.server.time" "$RUN" --party 0 "$plan" --listen "127.0.0.1:$PORT" \
+    /usr/bin/time -v -o "$tag.server.time" "$SCIRUN" --party 0 "$plan" --listen "127.0.0.1:$PORT" \
       --threads "$t" --report "$tag.server.json" --timeout 600 > "$tag.server.out" 2>&1 &
     srv=$!
-    /usr/bin/time -v -o "$tag.client.time" "$RUN" --party 1 "$client" --connect "127.0.0.1:$PORT" \
+    /usr/bin/time -v -o "$tag.client.time" "$SCIRUN" --party 1 "$client" --connect "127.0.0.1:$PORT" \
       --threads "$t" --input "$(model_input "$m")" --output "$tag.y.npy" \
       --report "$tag.client.json" --timeout 600 > "$tag.client.out" 2>&1
     wait $srv
     s_sent=$(total "$tag.server.json" bytes_sent)
     c_sent=$(total "$tag.client.json" bytes_sent)
-    python3 - "$m" "$BACKEND" "$BITS" "$t" "$(total "$tag.client.json" seconds)" "$s_sent" "$c_sent" \
+    python3 - "$m" "$BACKEND" "$bits" "$t" "$(total "$tag.client.json" seconds)" "$s_sent" "$c_sent" \
       "$(total "$tag.client.json" rounds)" "$(peak "$tag.server.time")" "$(peak "$tag.client.time")" \
       "$tag.client.json" <<'PY'
 import json, sys

@@ -10,7 +10,8 @@
 # together), its wall time, bytes, rounds and CPU seconds, and the load average at its
 # end (the machine is shared: wall times under load are not the protocol's).
 #
-# usage: scripts/bench-net.sh [MODEL...]   (MODEL: minionn squeezenet resnet50; default all)
+# usage: scripts/bench-net.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50;
+#        default minionn squeezenet resnet50)
 # env:   BACKENDS="ot he auto"  NETS="lan wan"  THREADS=2  OUT=target/bench-net
 #        RUN="minionn:ot:lan resnet50:he:lan ..."   combinations to measure (default none)
 #        UPTO_resnet50=VALUE   compile (and measure) ResNet-50 only up to the ONNX value
@@ -19,35 +20,16 @@
 #        computes ResNet-50's first convolution for longer than sci-run's default 120 s
 #        on a loaded machine); a failed run prints its error in the row
 #
-# Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time). The preamble (models,
+# build) is shared with scripts/bench-models.sh: scripts/bench-common.sh.
 BACKENDS=${BACKENDS:-ot he auto}
 NETS=${NETS:-lan wan}
 THREADS=${THREADS:-2}
 OUT=${OUT:-target/bench-net}
 RUN=${RUN:-}
 TIMEOUT=${TIMEOUT:-3600}
-MODELS=("$@")
-[ ${#MODELS[@]} -eq 0 ] && MODELS=(minionn squeezenet resnet50)
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install -y time)" >&2; exit 1; }
-
-cargo build --release -q -p sci-compiler --bin sci-compile -p sci-runtime --bin sci-run
-TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-COMPILE=$TARGET/release/sci-compile
-SCIRUN=$TARGET/release/sci-run
-mkdir -p "$OUT"
-
-model_file() {
-  case $1 in
-    minionn) echo testdata/bench/minionn_cifar.onnx ;;
-    squeezenet) echo testdata/bench/squeezenet.onnx ;;
-    resnet50) echo testdata/bench-large/resnet50.onnx ;;
-    *) echo "unknown model $1" >&2; exit 1 ;;
-  esac
-}
-model_input() { echo "${1%.onnx}.cases/0/input_0.npy"; }
-model_bits() { case $1 in resnet50) echo 37 ;; *) echo 32 ;; esac; }
+DEFAULT_MODELS=(minionn squeezenet resnet50)
+. "$(dirname "$0")/bench-common.sh" "$@"
 
 echo "| model | ℓ | backend | profile | predicted comm. GiB | predicted rounds | predicted network s | measured wall s | measured comm. GiB | measured rounds | CPU s (user+sys) | peak RSS MiB (both parties) | load avg |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -64,7 +46,7 @@ for m in "${MODELS[@]}"; do
         --backend "$b" --net "$n" ${upto:+--output "$upto"} --report "$tag.compile.json" > "$tag.compile.txt"
       measured=""
       if [[ " $RUN " == *" $m:$b:$n "* ]]; then
-        if /usr/bin/time -v -o "$tag.time" "$SCIRUN" --local "$tag.plan" --input "$(model_input "$file")" \
+        if /usr/bin/time -v -o "$tag.time" "$SCIRUN" --local "$tag.plan" --input "$(model_input "$m")" \
           --net "$n" --timeout "$TIMEOUT" --report "$tag.run.json" > "$tag.run.txt" 2>&1; then
           measured="$tag.run.json $tag.time"
         else

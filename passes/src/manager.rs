@@ -16,7 +16,7 @@
 //! | 6 | [`dce`] | float | dead code |
 //! | 7 | [`quantize`](crate::quantize) | float → fixed | ring types, encoded constants, `trunc` after products |
 //! | 8 | [`swap_relu_maxpool`] | fixed | again, for already-quantized input files |
-//! | 9 | [`place_truncs`] | fixed | move `trunc` past ReLU/MaxPool/add (§6.2) |
+//! | 9 | [`place_truncs`] | fixed | move `trunc` past ReLU/MaxPool/add, merge those of a concat (§6.2) |
 //! | 10 | [`fold_constants`] | fixed | e.g. `scale_up` of constants left by 9 |
 //! | 11 | [`mark_nonneg`](crate::nonneg) | fixed | `trunc nonneg` where the input is provably ≥ 0 |
 //! | 12 | [`dce`] | fixed | dead code |

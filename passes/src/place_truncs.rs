@@ -21,10 +21,17 @@
 //! op already on another truncation's chain. The moved truncation keeps its name; the ops
 //! it passed now carry values at the wider scale.
 //!
+//! Then a `concat` of truncations `trunc(x_i, k)` by the same `k`, each used by the concat
+//! only, whose single user a chain can enter, becomes `trunc(concat(x_i), k)` (named
+//! `<concat>.trunc`), and that truncation is placed as above; repeated while such concats
+//! remain (nested ones). So SqueezeNet's fire module followed by a pool,
+//! `maxpool(concat(relu(e1) ▹ trunc, relu(e3) ▹ trunc))`, truncates once after the pool:
+//! a quarter of the elements (3×3/2 pool).
+//!
 //! **Why it is exact:** write `T(x) = ⌊x / 2^k⌋`, the truncation of the signed value.
 //! `T` is monotone with `T(0) = 0`, so `max(T(x), 0) = T(max(x, 0))` (ReLU) and
 //! `max_i T(x_i) = T(max_i x_i)` (MaxPool; padded positions are never compared). Data
-//! movement permutes elements. And `T(x) + b = T(x + b·2^k)`, `T(x) − b = T(x − b·2^k)`,
+//! movement (and `concat`) permutes elements. And `T(x) + b = T(x + b·2^k)`, `T(x) − b = T(x − b·2^k)`,
 //! because `b·2^k` is a multiple of `2^k`. (Not `b − T(x)`, which rounds the other way:
 //! that `sub` stops the chain; nor `avgpool`, whose division does not commute with `T`.)
 //! These identities hold over the integers, hence in `Z_{2^ℓ}` as long as the wider
@@ -47,6 +54,81 @@ struct Plan {
 
 /// The pass: see the module docs.
 pub fn run(p: &Program) -> Result<Program, PassError> {
+    let mut cur = move_truncs(p)?;
+    // Each round merges at least two truncations into one, so this terminates.
+    while let Some(merged) = merge_concats(&cur)? {
+        cur = move_truncs(&merged)?;
+    }
+    Ok(cur)
+}
+
+/// `concat(trunc(x_1, k), …, trunc(x_n, k))` → `trunc(concat(x_1, …, x_n), k)` where each
+/// truncation is used by the concat only and the concat's single user is an op a chain
+/// can enter (so the merged truncation may move on); `None` if there is no such concat.
+/// Exact: the truncation acts elementwise and the concat only places elements.
+fn merge_concats(p: &Program) -> Result<Option<Program>, PassError> {
+    let users = p.users();
+    // The shift and the nonneg flag of the truncations merged into each concat.
+    let merge = |v: ValueId| -> Option<(u32, bool)> {
+        let Op::Concat { xs, .. } = &p.instr(v).op else {
+            return None;
+        };
+        let [u] = users[v.index()][..] else {
+            return None;
+        };
+        if !movable(&p.instr(u).op, v) {
+            return None;
+        }
+        let mut shift = None;
+        let mut all_nonneg = true;
+        for x in xs {
+            let Op::Trunc { s, nonneg, .. } = p.instr(*x).op else {
+                return None;
+            };
+            if users[x.index()] != [v] || shift.is_some_and(|k| k != s) {
+                return None;
+            }
+            shift = Some(s);
+            all_nonneg &= nonneg;
+        }
+        shift.map(|k| (k, all_nonneg))
+    };
+    let merges: Vec<Option<(u32, bool)>> = p.ids().map(merge).collect();
+    if merges.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let mut rw = Rewriter::new(p);
+    for v in p.ids() {
+        let instr = p.instr(v);
+        let (Some((s, nonneg)), Op::Concat { xs, axis }) = (merges[v.index()], &instr.op) else {
+            rw.copy(v)?;
+            continue;
+        };
+        let wide = xs
+            .iter()
+            .map(|x| match &p.instr(*x).op {
+                Op::Trunc { x, .. } => rw.get(*x),
+                _ => Err(PassError::Internal("merged operand is not a trunc".into())),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let c = rw.push(
+            &instr.name,
+            Op::Concat {
+                xs: wide,
+                axis: *axis,
+            },
+        )?;
+        let t = rw.push(
+            &format!("{}.trunc", instr.name),
+            Op::Trunc { x: c, s, nonneg },
+        )?;
+        rw.set(v, t);
+    }
+    rw.finish().map(Some)
+}
+
+/// Moves every truncation along its chain (the first part of the module docs).
+fn move_truncs(p: &Program) -> Result<Program, PassError> {
     let plans = plan(p);
     if plans.is_empty() {
         return Ok(p.clone());

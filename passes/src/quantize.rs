@@ -7,9 +7,28 @@
 //! added to); a constant used at two scales is emitted twice. Every product —
 //! `conv2d`, `matmul`, `mul` (by a constant tensor; ONNX `Div` by a non-integer constant
 //! arrives as `mul` by its reciprocal) — has scale `2s` and is followed by `trunc(s)`, so
-//! that every activation is back at scale `s`; `pad` values are encoded at the operand's
-//! scale; `argmax` yields scale-0 indices. Operands whose scale differs from what an op
-//! needs (only possible after `argmax`) are converted with `scale_up`/`trunc`.
+//! that every activation is back at scale `s`, with one exception, a **sum of
+//! products** (below); `pad` values are encoded at the operand's scale; `argmax` yields
+//! scale-0 indices. Operands whose scale differs from what an op needs (only possible
+//! after `argmax`) are converted with `scale_up`/`trunc`.
+//!
+//! **Sums of products are truncated once.** An `add`/`sub` of two distinct operands that
+//! are both products (or, recursively, such sums), each used by that `add`/`sub` only, is
+//! computed at scale `2s` and truncated once, after the sum: `⌊(p + q) / 2^s⌋` instead of
+//! `⌊p / 2^s⌋ + ⌊q / 2^s⌋`. This is the residual block with a projection shortcut
+//! (ResNet's `relu(bn(conv3(…)) + bn(downsample(x)))`): one rounding instead of two, and
+//! one truncation of the block's output instead of two, which [`crate::place_truncs`]
+//! then moves past the ReLU, where it skips the DReLU of CrypTFlow2's Algorithm 5.
+//! Without it, one product's truncation moves past the add and the ReLU but the other's
+//! cannot (the add is on the other truncation's chain), so that product is truncated by
+//! the general protocol and scaled back up. The fusion lives here and not in
+//! [`crate::place_truncs`] because it changes the result: the two expressions differ by
+//! the carry of the two fractional parts (0 or 1 in the last place), so it is a choice of
+//! where the fixed-point program rounds — quantization's job — while every later pass
+//! stays exact (bit-identical to the program quantization produced). Both roundings are
+//! floors of exact sums: the fused one is within one unit in the last place of the real
+//! sum, the unfused one within two. A product with other uses keeps its own truncation
+//! (those uses need it at scale `s`).
 //!
 //! **Why it is well-typed and faithful:** the type checker accepts exactly these scales
 //! (products add scales, additive ops need equal ones); each op then computes the
@@ -17,7 +36,10 @@
 //! shift of Corollary 4.2 and `div_public`/pooling divisions are the paper's `rdiv`. A
 //! constant that does not fit the ring at its scale is reported by name
 //! ([`PassError::DoesNotFit`]). Whether intermediate values fit ℓ bits is data-dependent:
-//! [`crate::autotune`] measures it on a validation set.
+//! [`crate::autotune`] measures it on a validation set, on the final pipeline, so it sees
+//! a fused sum at scale `2s` (one bit wider than either product; the unfused pipeline
+//! computed the same sum at `2s` too, after [`crate::place_truncs`] moved the other
+//! product's truncation past the add) with the magnitudes it really reaches.
 
 use crate::error::PassError;
 use crate::pass::Pass;
@@ -25,6 +47,46 @@ use crate::rewrite::Rewriter;
 use sci_ir::fixed::encode_tensor;
 use sci_ir::{Encoding, Op, Owner, Program, Scalar, Type, ValueId};
 use std::collections::HashMap;
+
+/// Whether `op` is a product (scale `2s` after quantization).
+fn is_product(op: &Op) -> bool {
+    matches!(op, Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. })
+}
+
+/// The sums of products of `p` (see the module docs), per old value: `fused[v]` if `v` is
+/// an `add`/`sub` computed at scale `2s`, `deferred[v]` if `v` (a product or such a sum)
+/// is left at `2s` for its only user, a fused sum, to truncate.
+struct Sums {
+    fused: Vec<bool>,
+    deferred: Vec<bool>,
+}
+
+impl Sums {
+    fn of(p: &Program) -> Sums {
+        let users = p.users();
+        let n = p.instrs().len();
+        let mut fused = vec![false; n];
+        // Products and fused sums: values at scale 2s before their truncation.
+        let mut wide = vec![false; n];
+        for v in p.ids() {
+            let op = &p.instr(v).op;
+            wide[v.index()] = is_product(op)
+                || match op {
+                    Op::Add { a, b } | Op::Sub { a, b } if a != b => {
+                        let only_here = |o: &ValueId| wide[o.index()] && users[o.index()] == [v];
+                        fused[v.index()] = only_here(a) && only_here(b);
+                        fused[v.index()]
+                    }
+                    _ => false,
+                };
+        }
+        let deferred = p
+            .ids()
+            .map(|v| wide[v.index()] && matches!(users[v.index()][..], [u] if fused[u.index()]))
+            .collect();
+        Sums { fused, deferred }
+    }
+}
 
 /// Quantization at bit width `bits` (ℓ) and scale `scale` (s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,6 +138,7 @@ impl Pass for Quantize {
             enc,
             s: self.scale,
             consts: HashMap::new(),
+            sums: Sums::of(p),
         };
         for v in p.ids() {
             q.instr(v)?;
@@ -90,6 +153,8 @@ struct Quantizer<'a> {
     s: u32,
     /// Encoded constants: (old constant, scale) → new value.
     consts: HashMap<(ValueId, u32), ValueId>,
+    /// The sums of products, truncated once.
+    sums: Sums,
 }
 
 impl Quantizer<'_> {
@@ -175,12 +240,21 @@ impl Quantizer<'_> {
         let instr = p.instr(v);
         let s = self.s;
         let name = instr.name.as_str();
-        // A product: operands at s, the op at 2s, then trunc back to s.
-        let product = |q: &mut Self, op: Op| -> Result<(), PassError> {
-            let y = q.rw.push(name, op)?;
-            let t = q.rescale(y, name, s)?;
+        // The result `y` of `v` at scale 2s (a product or a fused sum): truncated back to
+        // s unless its only user, a fused sum, truncates it.
+        let wide = |q: &mut Self, y: ValueId| -> Result<(), PassError> {
+            let t = if q.sums.deferred[v.index()] {
+                y
+            } else {
+                q.rescale(y, name, s)?
+            };
             q.rw.set(v, t);
             Ok(())
+        };
+        // A product: operands at s, the op at 2s.
+        let product = |q: &mut Self, op: Op| -> Result<(), PassError> {
+            let y = q.rw.push(name, op)?;
+            wide(q, y)
         };
         match &instr.op {
             Op::Const { .. } => Ok(()),
@@ -223,15 +297,21 @@ impl Quantizer<'_> {
                 product(self, op)
             }
             Op::Add { a, b } | Op::Sub { a, b } => {
-                let (a, b) = (self.at(*a, s)?, self.at(*b, s)?);
+                let fused = self.sums.fused[v.index()];
+                let at = if fused { 2 * s } else { s };
+                let (a, b) = (self.at(*a, at)?, self.at(*b, at)?);
                 let op = if matches!(instr.op, Op::Add { .. }) {
                     Op::Add { a, b }
                 } else {
                     Op::Sub { a, b }
                 };
                 let n = self.rw.push(name, op)?;
-                self.rw.set(v, n);
-                Ok(())
+                if fused {
+                    wide(self, n)
+                } else {
+                    self.rw.set(v, n);
+                    Ok(())
+                }
             }
             Op::Concat { xs, axis } => {
                 let xs = xs
@@ -283,5 +363,94 @@ impl Quantizer<'_> {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `x → relu → out` plus the given float instructions over `[1, 4]` values; `%k1`,
+    /// `%k2`, `%k3` are constants and `%r` a non-product activation.
+    fn program(body: &str) -> Program {
+        let mut src = String::from(
+            "%x: client f32[1,4] = input \"x\"\n\
+             %r: client f32[1,4] = relu %x\n\
+             %k1: server f32[4] = const [0.5, -1.0, 2.0, 0.25]\n\
+             %k2: server f32[4] = const [1.5, 0.5, -0.5, 1.0]\n\
+             %k3: server f32[4] = const [-0.25, 0.75, 1.0, -2.0]\n",
+        );
+        src.push_str(body);
+        Program::parse(&src).expect("valid IR")
+    }
+
+    /// The names of the fused sums and of the deferred values.
+    fn sums(p: &Program) -> (Vec<&str>, Vec<&str>) {
+        let s = Sums::of(p);
+        let names = |flags: &[bool]| {
+            p.ids()
+                .filter(|v| flags[v.index()])
+                .map(|v| p.name(v))
+                .collect::<Vec<_>>()
+        };
+        (names(&s.fused), names(&s.deferred))
+    }
+
+    /// The number of truncations after quantization at ℓ = 24, s = 6.
+    fn truncs(p: &Program) -> usize {
+        let q = Quantize { bits: 24, scale: 6 }.run(p).expect("quantizes");
+        q.ids()
+            .filter(|&v| matches!(q.instr(v).op, Op::Trunc { .. }))
+            .count()
+    }
+
+    #[test]
+    fn a_sum_of_two_single_use_products_is_truncated_once() {
+        let p = program(
+            "%m1: shared f32[1,4] = mul %r, %k1\n\
+             %m2: shared f32[1,4] = mul %x, %k2\n\
+             %s: shared f32[1,4] = sub %m1, %m2\n\
+             %y: client f32[1,4] = output %s \"y\"\n",
+        );
+        assert_eq!(sums(&p), (vec!["s"], vec!["m1", "m2"]));
+        assert_eq!(truncs(&p), 1);
+    }
+
+    #[test]
+    fn nested_sums_are_truncated_once_at_the_outermost() {
+        let p = program(
+            "%m1: shared f32[1,4] = mul %r, %k1\n\
+             %m2: shared f32[1,4] = mul %x, %k2\n\
+             %m3: shared f32[1,4] = mul %x, %k3\n\
+             %s: shared f32[1,4] = add %m1, %m2\n\
+             %t: shared f32[1,4] = add %m3, %s\n\
+             %y: client f32[1,4] = output %t \"y\"\n",
+        );
+        assert_eq!(sums(&p), (vec!["s", "t"], vec!["m1", "m2", "m3", "s"]));
+        assert_eq!(truncs(&p), 1);
+    }
+
+    #[test]
+    fn products_with_other_uses_or_other_partners_keep_their_truncation() {
+        // %m1 is also an output; %m3 + %m3 adds one value to itself; %m4 + %r and
+        // %m5 + %k3 have a partner that is no product (place_truncs handles those).
+        let p = program(
+            "%m1: shared f32[1,4] = mul %r, %k1\n\
+             %m2: shared f32[1,4] = mul %x, %k2\n\
+             %s: shared f32[1,4] = add %m1, %m2\n\
+             %y: client f32[1,4] = output %s \"y\"\n\
+             %y1: client f32[1,4] = output %m1 \"m1\"\n\
+             %m3: shared f32[1,4] = mul %x, %k3\n\
+             %d: shared f32[1,4] = add %m3, %m3\n\
+             %yd: client f32[1,4] = output %d \"d\"\n\
+             %m4: shared f32[1,4] = mul %x, %k1\n\
+             %a: shared f32[1,4] = add %m4, %r\n\
+             %ya: client f32[1,4] = output %a \"a\"\n\
+             %m5: shared f32[1,4] = mul %x, %k2\n\
+             %b: shared f32[1,4] = add %m5, %k3\n\
+             %yb: client f32[1,4] = output %b \"b\"\n",
+        );
+        assert_eq!(sums(&p), (vec![], vec![]));
+        assert_eq!(truncs(&p), 5);
     }
 }
