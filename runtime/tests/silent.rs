@@ -8,28 +8,14 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use sci_ir::cost::Role;
-use sci_ir::cost::ferret::{FerretParams, LpnParams, derived, setup};
+use sci_ir::cost::ferret::{derived, setup};
 use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::{Channel, Party, Stats, mem, tcp};
+use sci_runtime::ot::ferret::TEST_FERRET;
 use sci_runtime::ot::ferret::nofn::ots_per_instance;
 use sci_runtime::ot::{CotFields, KkClass, OtKind, OtPack};
 use sci_runtime::pack::mask;
 use sci_runtime::proto::Modulus;
-
-/// Iterations of `64·2^10` COTs, 60,800 handed out each (insecure, tests
-/// only).
-const SMALL: FerretParams = FerretParams {
-    boot: LpnParams {
-        k: 1024,
-        t: 16,
-        log_leaves: 9,
-    },
-    main: LpnParams {
-        k: 4096,
-        t: 64,
-        log_leaves: 10,
-    },
-};
 
 fn test_prg(label: &str, index: u64) -> Prg {
     Prg::derive(Block(sci_testkit::seed().into()), label, index)
@@ -37,7 +23,8 @@ fn test_prg(label: &str, index: u64) -> Prg {
 
 fn pack(p: u64) -> OtPack {
     let mut ot = OtPack::new(test_prg("silent-pack", p), OtKind::Silent);
-    ot.set_ferret_params(SMALL).expect("SMALL chains");
+    ot.set_ferret_params(TEST_FERRET)
+        .expect("TEST_FERRET chains");
     ot
 }
 
@@ -214,7 +201,7 @@ fn one_of_n_from_log_n_random_ots() {
         .collect();
     // A warm-up takes the set-up's COTs, so the call starts an iteration
     // and straddles the next one.
-    let warm = SMALL.first_available();
+    let warm = TEST_FERRET.first_available();
     let (d0, (got, d1), _, _) = run2(
         mem_pair(),
         |ot, ch| {
@@ -248,7 +235,7 @@ fn one_of_n_from_log_n_random_ots() {
     // two slices (an iteration's 60,800, then the rest): the receiver sends
     // one bit per OT per slice, the sender the iterations and, per slice,
     // the N messages of the instances whose last OT falls in it.
-    let per_iter = SMALL.per_iteration();
+    let per_iter = TEST_FERRET.per_iteration();
     let (mut ots, mut answer) = (0usize, [0u64; 2]);
     for k in &classes {
         let l = ots_per_instance(k.n_msgs);
@@ -258,7 +245,7 @@ fn one_of_n_from_log_n_random_ots() {
         }
     }
     assert_eq!(ots, 106_699);
-    let it = SMALL.main.iteration_bytes();
+    let it = TEST_FERRET.main.iteration_bytes();
     assert_eq!(
         d1.bytes_sent,
         per_iter.div_ceil(8) as u64 + (ots - per_iter).div_ceil(8) as u64
@@ -292,8 +279,8 @@ fn derived_ot_bytes_are_the_cost_model() {
             },
         );
         // The set-up leaves boot.n − main.reserve COTs, the warm-up took one.
-        let avail = SMALL.first_available() - 1;
-        let t = derived(Role::P0, &SMALL, avail, m, u64::from(bits));
+        let avail = TEST_FERRET.first_available() - 1;
+        let t = derived(Role::P0, &TEST_FERRET, avail, m, u64::from(bits));
         assert_eq!(d0.bytes_sent, t.sent(Role::P0), "m={m}");
         assert_eq!(d1.bytes_sent, t.sent(Role::P1), "m={m}");
     }
@@ -351,7 +338,7 @@ fn eager_setup_is_one_ferret_setup_per_direction() {
             ch.stats() - before
         },
     );
-    let t = setup(Role::P0, &SMALL).then(setup(Role::P1, &SMALL));
+    let t = setup(Role::P0, &TEST_FERRET).then(setup(Role::P1, &TEST_FERRET));
     assert_eq!(s0.bytes_sent - a.bytes_sent, t.sent(Role::P0));
     assert_eq!(s1.bytes_sent - b.bytes_sent, t.sent(Role::P1));
     assert_eq!((a.bytes_sent, b.bytes_sent), (0, 0));
