@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use sci_ir::cost::Role;
-use sci_ir::cost::ferret::{derived, setup};
+use sci_ir::cost::ferret::{derived, derived_batches, setup};
 use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::{Channel, Party, Stats, mem, tcp};
 use sci_runtime::ot::ferret::TEST_FERRET;
@@ -342,4 +342,72 @@ fn eager_setup_is_one_ferret_setup_per_direction() {
     assert_eq!(s0.bytes_sent - a.bytes_sent, t.sent(Role::P0));
     assert_eq!(s1.bytes_sent - b.bytes_sent, t.sent(Role::P1));
     assert_eq!((a.bytes_sent, b.bytes_sent), (0, 0));
+}
+
+#[test]
+fn batches_stream_in_one_round_across_iterations() {
+    // After a warm-up, correlated OTs in batches over three iterations'
+    // COTs: each party waits one round in all (the receiver streams its
+    // pieces ahead, the iterations are announced ahead), and the bytes are
+    // `derived_batches`' exactly.
+    let widths = [[5u32], [32], [64]];
+    let shapes = widths
+        .each_ref()
+        .map(|w| CotFields::new(w).expect("widths"));
+    let batches = [5000usize, 0, 30_000, 40_000, 50_000, 1, 7];
+    let n: usize = batches.iter().sum();
+    let mut g = test_prg("data", 5);
+    let x: Vec<u64> = (0..n)
+        .map(|j| g.u64s(1)[0] & mask(widths[j % 3][0]))
+        .collect();
+    let c = g.bools(n);
+    let warm = 1000;
+    let ((r, d0), (v, d1), _, _) = run2(
+        mem_pair(),
+        |ot, ch| {
+            ot.send_cot(ch, &vec![1; warm], 1).expect("warm-up");
+            let before = ch.stats();
+            let mut r = Vec::new();
+            ot.send_cot_batches(
+                ch,
+                &batches,
+                |j| shapes[j % 3],
+                |j| std::slice::from_ref(&x[j]),
+                |_, rj| r.extend_from_slice(rj),
+            )
+            .expect("send");
+            (r, ch.stats() - before)
+        },
+        |ot, ch| {
+            ot.recv_cot(ch, &vec![true; warm], 1).expect("warm-up");
+            let before = ch.stats();
+            let mut v = Vec::new();
+            ot.recv_cot_batches(
+                ch,
+                &batches,
+                |j| c[j],
+                |j| shapes[j % 3],
+                |_, vj| v.extend_from_slice(vj),
+            )
+            .expect("recv");
+            (v, ch.stats() - before)
+        },
+    );
+    for j in 0..n {
+        let m = mask(widths[j % 3][0]);
+        let want = r[j].wrapping_add(if c[j] { x[j] } else { 0 }) & m;
+        assert_eq!(v[j], want, "instance {j}");
+    }
+    let avail = TEST_FERRET.first_available() - warm;
+    assert!(n > avail + TEST_FERRET.per_iteration(), "three slices");
+    let t = derived_batches(Role::P0, &TEST_FERRET, avail, &batches, |r| {
+        r.map(|j| u64::from(widths[j % 3][0])).sum()
+    });
+    assert_eq!(d0.bytes_sent, t.sent(Role::P0));
+    assert_eq!(d1.bytes_sent, t.sent(Role::P1));
+    assert_eq!((d0.rounds, d1.rounds), (1, 1));
+    // One batch: the pieces are the slices, as `derived`.
+    let one = derived(Role::P0, &TEST_FERRET, avail, n, 32);
+    let same = derived_batches(Role::P0, &TEST_FERRET, avail, &[n], |r| 32 * r.len() as u64);
+    assert_eq!(one.flights(), same.flights());
 }
