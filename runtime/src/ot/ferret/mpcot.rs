@@ -37,6 +37,16 @@ pub(crate) struct Scratch {
     sums: Vec<[Block; 2]>,
 }
 
+/// One iteration as a side sees it: the hashes, the parameters, and the
+/// side's `t·h` base COTs numbered from `tweak`.
+pub(crate) struct Iteration<'a> {
+    pub(crate) mmo: &'a Mmo,
+    pub(crate) tccr: &'a Tccr,
+    pub(crate) p: LpnParams,
+    pub(crate) base: &'a [Block],
+    pub(crate) tweak: u128,
+}
+
 /// The hashed pads `H(tweak0 + i, base[i] ⊕ x)` of the base COTs.
 fn pads(tccr: &Tccr, base: &[Block], x: Block, tweak0: u128, out: &mut Vec<Block>) {
     out.clear();
@@ -63,19 +73,22 @@ fn sender_tree(
 /// The sender's message of an iteration, sent at once (the announcement;
 /// the outputs follow from [`expand`] later): draws the `t` tree seeds
 /// from `prg` (kept in `s`), expands each tree and sends its level sums
-/// masked with the pads of `base` (the sender's `q` of the `t·h` base
-/// COTs, numbered from `tweak0`) and `ψ`, `p.iteration_bytes()` bytes.
-#[allow(clippy::too_many_arguments)]
+/// masked with the pads of the base COTs (the sender's `q`) and `ψ`,
+/// `p.iteration_bytes()` bytes.
 pub(crate) fn announce(
     out: &mut impl Outbox,
-    (mmo, tccr): (&Mmo, &Tccr),
+    it: &Iteration<'_>,
     prg: &mut Prg,
     delta: Block,
-    p: &LpnParams,
-    base: &[Block],
-    tweak0: u128,
     s: &mut Scratch,
 ) -> Result<(), OtError> {
+    let Iteration {
+        mmo,
+        tccr,
+        p,
+        base,
+        tweak,
+    } = *it;
     let h = p.log_leaves as usize;
     let Scratch {
         pads: [y0, y1],
@@ -84,8 +97,8 @@ pub(crate) fn announce(
         tree,
         sums,
     } = s;
-    pads(tccr, base, Block::ZERO, tweak0, y0);
-    pads(tccr, base, delta, tweak0, y1);
+    pads(tccr, base, Block::ZERO, tweak, y0);
+    pads(tccr, base, delta, tweak, y1);
     seeds.clear();
     seeds.extend((0..p.t).map(|_| prg.next_block()));
     tree.resize(1 << h, Block::ZERO);
@@ -114,22 +127,22 @@ pub(crate) fn expand(mmo: &Mmo, delta: Block, p: &LpnParams, s: &mut Scratch, ou
 }
 
 /// The receiver's side: writes `w` into `out` (`p.n()` blocks) from the
-/// sender's message in `s.msg`, `base` being the receiver's `t = q ⊕ b·Δ`
-/// of the `t·h` base COTs (choice bit `b` in the low bit).
-pub(crate) fn recv(
-    (mmo, tccr): (&Mmo, &Tccr),
-    p: &LpnParams,
-    base: &[Block],
-    tweak0: u128,
-    out: &mut [Block],
-    s: &mut Scratch,
-) {
+/// sender's message in `s.msg`, the base COTs being the receiver's `t = q
+/// ⊕ b·Δ` (choice bit `b` in the low bit).
+pub(crate) fn recv(it: &Iteration<'_>, out: &mut [Block], s: &mut Scratch) {
+    let Iteration {
+        mmo,
+        tccr,
+        p,
+        base,
+        tweak,
+    } = *it;
     let h = p.log_leaves as usize;
     let Scratch {
         pads: [y, _], msg, ..
     } = s;
     debug_assert_eq!(msg.len() as u64, p.iteration_bytes());
-    pads(tccr, base, Block::ZERO, tweak0, y);
+    pads(tccr, base, Block::ZERO, tweak, y);
     let block =
         |k: usize| Block::from_bytes(msg[16 * k..16 * k + 16].try_into().expect("16 bytes"));
     let mut keys = vec![Block::ZERO; h];

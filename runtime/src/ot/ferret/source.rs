@@ -29,7 +29,7 @@
 use super::super::ext::{ExtReceiver, ExtSender};
 use super::super::{OtError, check};
 use super::lpn::{HugeVec, LpnCode};
-use super::mpcot::{self, Scratch};
+use super::mpcot::{self, Iteration, Scratch};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::{Channel, NetError, Outbox};
 use sci_ir::cost::ferret::{FerretParams, LpnParams};
@@ -114,28 +114,21 @@ trait Bootstrap {
 
 /// What differs between the two sides' iterations, over a link `L`.
 trait Side<L> {
-    /// The announcement of an iteration with parameters `p` over the base
-    /// COTs `base` numbered from `tweak`: the sender's message, sent or read.
+    /// The announcement of iteration `it`: the sender's message, sent or
+    /// read.
     fn announce(
         &mut self,
         link: &mut L,
-        hashes: (&Mmo, &Tccr),
-        p: &LpnParams,
-        base: &[Block],
-        tweak: u128,
+        it: &Iteration<'_>,
         s: &mut Scratch,
     ) -> Result<(), OtError>;
 
-    /// This side's multi-point COT outputs of the announced iteration
+    /// This side's multi-point COT outputs of the announced iteration `it`
     /// into `out`.
-    #[allow(clippy::too_many_arguments)]
     fn expand(
         &mut self,
         link: &mut L,
-        hashes: (&Mmo, &Tccr),
-        p: &LpnParams,
-        base: &[Block],
-        tweak: u128,
+        it: &Iteration<'_>,
         out: &mut [Block],
         s: &mut Scratch,
     ) -> Result<(), OtError>;
@@ -179,12 +172,16 @@ impl Engine {
     ) -> Result<u128, OtError> {
         let p = self.set(boot);
         debug_assert_eq!(self.reserve.len(), p.reserve());
-        let tweak = self.ids;
-        let base = &self.reserve[p.k..];
-        let hashes = (&self.mmo, &self.tccr);
-        side.announce(link, hashes, &p, base, tweak, &mut self.scratch)?;
-        self.ids += base.len() as u128;
-        Ok(tweak)
+        let it = Iteration {
+            mmo: &self.mmo,
+            tccr: &self.tccr,
+            p,
+            base: &self.reserve[p.k..],
+            tweak: self.ids,
+        };
+        side.announce(link, &it, &mut self.scratch)?;
+        self.ids += it.base.len() as u128;
+        Ok(it.tweak)
     }
 
     /// Runs the announced iteration (announcing it first if it was not):
@@ -204,16 +201,14 @@ impl Engine {
         let p = self.set(boot);
         let (secret, base) = self.reserve.split_at(p.k);
         self.cots.resize(p.n(), Block::ZERO);
-        let hashes = (&self.mmo, &self.tccr);
-        side.expand(
-            link,
-            hashes,
-            &p,
+        let it = Iteration {
+            mmo: &self.mmo,
+            tccr: &self.tccr,
+            p,
             base,
             tweak,
-            &mut self.cots,
-            &mut self.scratch,
-        )?;
+        };
+        side.expand(link, &it, &mut self.cots, &mut self.scratch)?;
         self.codes[usize::from(!boot)].encode(&mut self.cots, secret);
         let next = self.params.main.reserve();
         self.reserve.clear();
@@ -312,26 +307,20 @@ impl<L: Outbox> Side<L> for Sending {
     fn announce(
         &mut self,
         link: &mut L,
-        hashes: (&Mmo, &Tccr),
-        p: &LpnParams,
-        base: &[Block],
-        tweak: u128,
+        it: &Iteration<'_>,
         s: &mut Scratch,
     ) -> Result<(), OtError> {
-        mpcot::announce(link, hashes, &mut self.prg, self.delta, p, base, tweak, s)
+        mpcot::announce(link, it, &mut self.prg, self.delta, s)
     }
 
     fn expand(
         &mut self,
         _: &mut L,
-        (mmo, _): (&Mmo, &Tccr),
-        p: &LpnParams,
-        _: &[Block],
-        _: u128,
+        it: &Iteration<'_>,
         out: &mut [Block],
         s: &mut Scratch,
     ) -> Result<(), OtError> {
-        mpcot::expand(mmo, self.delta, p, s, out);
+        mpcot::expand(it.mmo, self.delta, &it.p, s, out);
         Ok(())
     }
 }
@@ -382,30 +371,24 @@ impl<L: Inflow> Side<L> for Receiving {
     fn announce(
         &mut self,
         link: &mut L,
-        _: (&Mmo, &Tccr),
-        p: &LpnParams,
-        _: &[Block],
-        _: u128,
+        it: &Iteration<'_>,
         _: &mut Scratch,
     ) -> Result<(), OtError> {
-        link.announced(p.iteration_bytes() as usize)
+        link.announced(it.p.iteration_bytes() as usize)
     }
 
     fn expand(
         &mut self,
         link: &mut L,
-        hashes: (&Mmo, &Tccr),
-        p: &LpnParams,
-        base: &[Block],
-        tweak: u128,
+        it: &Iteration<'_>,
         out: &mut [Block],
         s: &mut Scratch,
     ) -> Result<(), OtError> {
         link.message(&mut s.msg)?;
-        check(s.msg.len() as u64 == p.iteration_bytes(), || {
+        check(s.msg.len() as u64 == it.p.iteration_bytes(), || {
             "an iteration ran before its announcement".into()
         })?;
-        mpcot::recv(hashes, p, base, tweak, out, s);
+        mpcot::recv(it, out, s);
         Ok(())
     }
 }
