@@ -180,28 +180,66 @@ pub fn random_cots(sender: Role, p: &FerretParams, available: usize, m: usize) -
 /// random OT with chosen choices): per slice of COTs (the slices end where an
 /// iteration's COTs run out), the receiver sends one bit per OT (its choice
 /// xor the random COT's) and the sender answers. `available` as for
-/// [`random_cots`].
+/// [`random_cots`]. [`derived_batches`] with one batch.
 pub fn derived(
     sender: Role,
     p: &FerretParams,
-    mut available: usize,
+    available: usize,
     m: usize,
     answer_bits: u64,
 ) -> Transcript {
+    derived_batches(sender, p, available, &[m], |r| r.len() as u64 * answer_bits)
+}
+
+/// OTs derived from random COTs in batches (`batches[b]` OTs in batch `b`,
+/// numbered on across batches), `answer_bits(range)` bits of the sender's
+/// answer for the OTs `range` of a piece: each batch is cut into pieces
+/// where an iteration's COTs run out, and per piece the receiver sends one
+/// bit per OT and the sender answers (each padded to whole bytes). When
+/// the call continues past the current iteration, the sender's message of
+/// the next one (the *announcement*) follows its answer to the call's first
+/// piece of the current one; with one batch that is where the iteration
+/// runs. The flights are in the order of the sequential exchange; a
+/// streamed one (several batches over a full-duplex channel) sends the
+/// same bytes in one round.
+pub fn derived_batches(
+    sender: Role,
+    p: &FerretParams,
+    mut available: usize,
+    batches: &[usize],
+    answer_bits: impl Fn(std::ops::Range<usize>) -> u64,
+) -> Transcript {
     let receiver = sender.other();
     let mut t = Transcript::new();
-    let mut left = m;
-    while left > 0 {
+    let mut announced = false;
+    let m: usize = batches.iter().sum();
+    let mut ends = batches.iter().scan(0, |s, &b| {
+        *s += b;
+        Some(*s)
+    });
+    let mut end = 0;
+    let mut j = 0;
+    while j < m {
+        while end <= j {
+            end = ends.next().unwrap_or(m);
+        }
         if available == 0 {
-            t = t.then(iteration(sender, p));
+            if !announced {
+                t = t.then(iteration(sender, p));
+            }
+            announced = false;
             available = p.per_iteration();
         }
-        let len = left.min(available);
+        let len = (end - j).min(available);
         t = t
             .send(receiver, bytes_of(len as u64))
-            .send(sender, bytes_of(len as u64 * answer_bits));
+            .send(sender, bytes_of(answer_bits(j..j + len)));
         available -= len;
-        left -= len;
+        j += len;
+        if m - j > available && !announced {
+            t = t.then(iteration(sender, p));
+            announced = true;
+        }
     }
     t
 }
