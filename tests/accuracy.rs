@@ -41,6 +41,7 @@ fn test_split(backend: sci_ir::Backend) {
                 config: Default::default(),
             },
             mill_radix: None,
+            ot: None,
             threads: None,
             backend,
             batch: 1,

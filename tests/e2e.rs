@@ -94,6 +94,7 @@ fn compile_with(
                 scale: Some(12),
             },
             mill_radix: None,
+            ot: None,
             threads: Some(threads),
             backend,
             batch,

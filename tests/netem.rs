@@ -40,6 +40,7 @@ fn compile(model: &str, threads: u32) -> Program {
                 scale: Some(12),
             },
             mill_radix: None,
+            ot: None,
             threads: Some(threads),
             backend: sci_ir::Backend::Ot,
             batch: 1,

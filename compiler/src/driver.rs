@@ -2,7 +2,7 @@
 
 use sci_frontend::FrontendError;
 use sci_ir::dataset::{Dataset, DatasetError};
-use sci_ir::{Backend, Encoding, Params, Program};
+use sci_ir::{Backend, Encoding, OtKind, Params, Program};
 use sci_passes::autotune::{AutotuneConfig, AutotuneError, Tuning, autotune};
 use sci_passes::{HeField, Pass, Pipeline, PipelineError, Quantize};
 use std::path::{Path, PathBuf};
@@ -43,8 +43,12 @@ pub struct Options {
     /// How to choose (ℓ, s) (ignored for an already-quantized IR file, where giving
     /// `--bits`/`--scale`/`--validation` is an error).
     pub quantization: Quantization,
-    /// The millionaires' radix m (default: the program's, 4 for a new one).
+    /// The millionaires' radix m (default: the program's, 4 for a new one; with `ot`
+    /// naming another engine than the program's, that engine's
+    /// [`sci_ir::cost::mill::default_radix`]).
     pub mill_radix: Option<u32>,
+    /// The OT engine recorded in the plan (default: the program's, IKNP for a new one).
+    pub ot: Option<OtKind>,
     /// The runtime's thread count (default: the program's, 1 for a new one).
     pub threads: Option<u32>,
     /// SCI_OT (shares in `Z_{2^ℓ}`) or SCI_HE (shares in the HE field of width ℓ,
@@ -334,11 +338,19 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         passes.push(HeField.name());
         observe(HeField.name(), &program);
     }
-    if opts.mill_radix.is_some() || opts.threads.is_some() {
+    if opts.mill_radix.is_some() || opts.threads.is_some() || opts.ot.is_some() {
+        let old = *program.params();
+        let ot = opts.ot.unwrap_or(old.ot);
+        let radix = if ot == old.ot {
+            old.mill_radix
+        } else {
+            sci_ir::cost::mill::default_radix(ot)
+        };
         let params = Params {
-            mill_radix: opts.mill_radix.unwrap_or(program.params().mill_radix),
-            threads: opts.threads.unwrap_or(program.params().threads),
-            ..*program.params()
+            mill_radix: opts.mill_radix.unwrap_or(radix),
+            threads: opts.threads.unwrap_or(old.threads),
+            ot,
+            ..old
         };
         params.validate()?;
         let mut b = program.to_builder();

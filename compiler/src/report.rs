@@ -13,6 +13,7 @@
 //!   "bits": 16, "scale": 4,                      // ℓ and s of the final program
 //!   "choice": "autotuned" | "flags" | "default" | "input_ir",
 //!   "params": {"mill_radix": 4, "threads": 1, "backend": "ot" | "he",
+//!              "ot": "iknp" | "silent",          // the OT engine
 //!              "modulus": null | 4294475777},    // the field of SCI_HE
 //!   "plan_hash": "hex SHA-256 of the public part",
 //!   "autotune": null | {
@@ -154,6 +155,8 @@ pub struct ParamsReport {
     pub threads: u32,
     /// `ot` (SCI_OT) or `he` (SCI_HE).
     pub backend: &'static str,
+    /// The OT engine: `iknp` or `silent`.
+    pub ot: &'static str,
     /// The field modulus `n` for SCI_HE (`null` for a ring).
     pub modulus: Option<u64>,
 }
@@ -249,6 +252,7 @@ impl Report {
                 mill_radix: p.params().mill_radix,
                 threads: p.params().threads,
                 backend: p.params().backend.name(),
+                ot: p.params().ot.name(),
                 modulus: match p.encoding() {
                     Some(sci_ir::Encoding::Field { modulus }) => Some(modulus),
                     _ => None,
@@ -303,8 +307,8 @@ impl Report {
         };
         let _ = writeln!(
             s,
-            "{shares}, scale {} ({how}); millionaires' radix m = {}, threads = {}",
-            self.scale, self.params.mill_radix, self.params.threads
+            "{shares}, scale {} ({how}); OT engine {}, millionaires' radix m = {}, threads = {}",
+            self.scale, self.params.ot, self.params.mill_radix, self.params.threads
         );
         if self.choice == Choice::Default {
             s.push_str(UNTUNED);
@@ -342,6 +346,12 @@ impl Report {
             c.client_rounds,
             mib(su.server_bytes)
         );
+        if self.params.ot != sci_ir::OtKind::Iknp.name() {
+            s.push_str(
+                "note: on the silent OT engine only the OT set-up is predicted exactly; the \
+                 instructions' figures are IKNP's transcripts, not yet the silent engine's\n",
+            );
+        }
         if let Some(n) = &self.net {
             let _ = writeln!(
                 s,

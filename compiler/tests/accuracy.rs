@@ -24,6 +24,7 @@ fn test_accuracy(model: &str, outputs: &[&str]) -> (f64, f64, u32, u32) {
             config: AutotuneConfig::default(),
         },
         mill_radix: None,
+        ot: None,
         threads: None,
         backend: sci_ir::Backend::Ot,
         batch: 1,

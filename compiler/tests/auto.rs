@@ -23,6 +23,7 @@ fn options(model: &str) -> Options {
             scale: Some(12),
         },
         mill_radix: None,
+        ot: None,
         threads: None,
         backend: Backend::Ot,
         batch: 1,

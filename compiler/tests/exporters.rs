@@ -48,6 +48,7 @@ fn check(e: &Value) -> Result<Outcome, String> {
             scale: None,
         },
         mill_radix: None,
+        ot: None,
         threads: None,
         backend: sci_ir::Backend::Ot,
         batch: 1,

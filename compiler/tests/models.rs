@@ -86,6 +86,7 @@ fn every_testdata_model_compiles_and_matches_onnxruntime() {
                 scale: Some(12),
             },
             mill_radix: None,
+            ot: None,
             threads: None,
             backend: sci_ir::Backend::Ot,
             batch: 1,

@@ -8,7 +8,7 @@
 //! whenever the plan format changes.
 
 use sci_compiler::{Options, Quantization};
-use sci_ir::{Backend, Plan};
+use sci_ir::{Backend, OtKind, Plan};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
@@ -21,13 +21,14 @@ fn corpus() -> PathBuf {
 }
 
 /// A seed: file name, the model it is compiled from (path from the repository root),
-/// inputs per inference, backend, and whether it is the client's view.
+/// inputs per inference, backend, whether it is the client's view, and the OT engine.
 struct Seed {
     name: String,
     model: &'static str,
     batch: usize,
     backend: Backend,
     client: bool,
+    ot: OtKind,
 }
 
 /// testdata models whose plans (server file, and for those marked, the client's view
@@ -79,6 +80,7 @@ fn seeds() -> Vec<Seed> {
                 batch,
                 backend,
                 client,
+                ot: OtKind::Iknp,
             });
         }
         out.push(Seed {
@@ -87,6 +89,7 @@ fn seeds() -> Vec<Seed> {
             batch,
             backend,
             client: false,
+            ot: OtKind::Iknp,
         });
     };
     for &(path, client) in MODELS {
@@ -110,6 +113,17 @@ fn seeds() -> Vec<Seed> {
         Backend::He,
         false,
     );
+    // The silent engine (and its radix) in the plan, server file and client view.
+    for client in [false, true] {
+        out.push(Seed {
+            name: format!("digits_lenet_silent{}", if client { "-client" } else { "" }),
+            model: lenet,
+            batch: 1,
+            backend: Backend::Ot,
+            client,
+            ot: OtKind::Silent,
+        });
+    }
     out
 }
 
@@ -124,6 +138,7 @@ fn plan_file(seed: &Seed) -> Vec<u8> {
                 scale: None,
             },
             mill_radix: None,
+            ot: Some(seed.ot),
             threads: None,
             backend: seed.backend,
             batch: seed.batch,

@@ -84,6 +84,48 @@ impl std::str::FromStr for Backend {
     }
 }
 
+/// The OT engine every OT of a run comes from (the plan's choice; `sci-run --ot`
+/// may override it for a run, both parties alike).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OtKind {
+    /// IKNP OT extension (λ = 128 bits from the receiver per OT) and KK13 for
+    /// `(N 1)`-OT: the paper's engine (§2.2.2), kept for its figures.
+    #[default]
+    Iknp,
+    /// Ferret silent OT ([`crate::cost::ferret`]): 1 bit from the receiver per OT
+    /// plus under half a bit of the engine's iterations, after a set-up of about
+    /// 1.4 MB per direction and lane.
+    Silent,
+}
+
+impl OtKind {
+    /// `iknp` or `silent` (the `--ot` values and the IR text's `ot=`).
+    pub fn name(self) -> &'static str {
+        match self {
+            OtKind::Iknp => "iknp",
+            OtKind::Silent => "silent",
+        }
+    }
+}
+
+impl fmt::Display for OtKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for OtKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "iknp" => Ok(OtKind::Iknp),
+            "silent" => Ok(OtKind::Silent),
+            _ => Err(format!("unknown OT engine {s:?} (iknp or silent)")),
+        }
+    }
+}
+
 /// Why a backend cannot be used as asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BackendError {

@@ -49,7 +49,7 @@ pub mod tensor;
 pub mod text;
 pub mod types;
 
-pub use backend::{Backend, BackendError};
+pub use backend::{Backend, BackendError, OtKind};
 pub use error::{CheckError, CheckErrorKind};
 pub use id::{ConstId, ValueId};
 pub use ops::{Conv2d, ConvGeom, Op, Pool2d, PoolWindow, Scalar};

@@ -12,7 +12,7 @@
 //! fresh [`Builder`] (remapping operands with [`Op::map_operands`]), and
 //! [`Builder::finish`]. The builder type-checks each instruction as it is pushed.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, OtKind};
 use crate::check;
 use crate::error::{CheckError, CheckErrorKind};
 pub use crate::id::{ConstId, ValueId};
@@ -35,6 +35,9 @@ pub struct Params {
     /// [`Backend::Ot`], an HE field for [`Backend::He`]; [`Program::check_secure`]
     /// checks it). Default OT.
     pub backend: Backend,
+    /// The OT engine of the run (IKNP or Ferret's silent OT); both parties run the
+    /// plan's unless `sci-run --ot` overrides it for both. Default IKNP, the paper's.
+    pub ot: OtKind,
 }
 
 impl Default for Params {
@@ -43,6 +46,7 @@ impl Default for Params {
             mill_radix: 4,
             threads: 1,
             backend: Backend::Ot,
+            ot: OtKind::Iknp,
         }
     }
 }

@@ -293,3 +293,21 @@ fn readme_example_parses() {
     assert_eq!(q, p);
     assert_eq!(p.check_secure(), Ok(()));
 }
+
+/// The OT engine in the `params` line: `ot=silent` parses and prints back, IKNP (the
+/// default) is not printed, and an unknown engine is an error.
+#[test]
+fn params_ot_engine() {
+    let body = "%x: client i16.4[2] = input \"x\"\n%y: client i16.4[2] = output %x \"y\"\n";
+    let p = Program::parse(&format!("params mill_radix=2 threads=1 ot=silent\n{body}")).unwrap();
+    assert_eq!(p.params().ot, sci_ir::OtKind::Silent);
+    assert!(
+        p.to_text()
+            .starts_with("params mill_radix=2 threads=1 ot=silent\n")
+    );
+    round_trip(&p);
+    let q = Program::parse(&format!("params mill_radix=4 threads=1 ot=iknp\n{body}")).unwrap();
+    assert_eq!(q.params().ot, sci_ir::OtKind::Iknp);
+    assert!(q.to_text().starts_with("params mill_radix=4 threads=1\n"));
+    assert!(Program::parse(&format!("params mill_radix=4 threads=1 ot=kkrt\n{body}")).is_err());
+}

@@ -76,7 +76,13 @@ pub fn handshake(data: &[u8]) {
     let _ = parse_preamble(pre);
     let mut ch = replay(rest);
     if let Ok(theirs) = Hello::read(&mut ch) {
-        let ours = Hello::new(Party::Server, theirs.threads, [0; 32], Status::Ready);
+        let ours = Hello::new(
+            Party::Server,
+            theirs.threads,
+            theirs.ot,
+            [0; 32],
+            Status::Ready,
+        );
         let _ = handshake::check(&ours, &theirs);
         let _ = theirs.to_bytes();
     }
@@ -173,6 +179,7 @@ pub fn server_hello() -> Hello {
         ..Hello::new(
             Party::Server,
             1,
+            session_program().params().ot,
             Plan::new(session_program().clone()).hash(),
             Status::Ready,
         )

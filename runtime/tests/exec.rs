@@ -12,7 +12,7 @@ use sci_runtime::exec::{self, ExecError, link};
 use sci_runtime::net::session::Acceptor;
 use sci_runtime::net::tcp::TcpConfig;
 use sci_runtime::net::{Party, mem};
-use sci_runtime::ot::Session;
+use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
 use std::time::Duration;
 
@@ -135,11 +135,11 @@ fn runs_over_tcp_with_handshake_and_ot_setup() {
     assert_eq!(client.hash(), plan.hash());
     let (c0, c1) = std::thread::scope(|sc| {
         let h = sc.spawn(|| {
-            let hello = Hello::new(Party::Server, 2, plan.hash(), Status::Ready);
-            link::accept(&acceptor, Party::Server, &hello, &cfg).unwrap()
+            let hello = Hello::new(Party::Server, 2, OtKind::Iknp, plan.hash(), Status::Ready);
+            link::accept(&acceptor, Party::Server, (plan.program(), &hello), &cfg).unwrap()
         });
-        let hello = Hello::new(Party::Client, 2, client.hash(), Status::Ready);
-        let c1 = link::connect(&addr, Party::Client, &hello, &cfg).unwrap();
+        let hello = Hello::new(Party::Client, 2, OtKind::Iknp, client.hash(), Status::Ready);
+        let c1 = link::connect(&addr, Party::Client, (client.program(), &hello), &cfg).unwrap();
         (h.join().unwrap(), c1)
     });
     assert!(c0.setup.bytes_sent > 0 && c0.setup.bytes_sent == c1.setup.bytes_recv);

@@ -94,7 +94,7 @@ fn client_transcript(inferences: u32) -> Vec<u8> {
         || {
             let hello = Hello {
                 session: SESSION_ID,
-                ..Hello::new(Party::Server, 1, hash, Status::Ready)
+                ..Hello::new(Party::Server, 1, OtKind::Iknp, hash, Status::Ready)
             };
             let mut ch = server_ch;
             let theirs = handshake::handshake(&mut ch, &hello).expect("server handshake");
@@ -111,7 +111,7 @@ fn client_transcript(inferences: u32) -> Vec<u8> {
         || {
             let hello = Hello {
                 inferences,
-                ..Hello::new(Party::Client, 1, hash, Status::Ready)
+                ..Hello::new(Party::Client, 1, OtKind::Iknp, hash, Status::Ready)
             };
             handshake::handshake(&mut client_ch, &hello).expect("client handshake");
             let mut session = Session::with_seed(Party::Client, vec![client_ch], Block(77));
@@ -196,14 +196,15 @@ fn write_seed_corpus() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(name), bytes).unwrap();
     };
-    for (i, (party, threads, inferences, status)) in [
-        (Party::Client, 1, 1, Status::Ready),
-        (Party::Client, 4, 360, Status::Ready),
-        (Party::Server, 2, 0, Status::Ready),
+    for (i, (party, threads, inferences, ot, status)) in [
+        (Party::Client, 1, 1, OtKind::Iknp, Status::Ready),
+        (Party::Client, 4, 360, OtKind::Silent, Status::Ready),
+        (Party::Server, 2, 0, OtKind::Iknp, Status::Ready),
         (
             Party::Client,
             1,
             1,
+            OtKind::Iknp,
             Status::Abort(handshake::AbortReason::InputRejected),
         ),
     ]
@@ -213,7 +214,7 @@ fn write_seed_corpus() {
         let mut bytes = preamble(SessionId::NONE, 0).to_vec();
         let hello = Hello {
             inferences,
-            ..Hello::new(party, threads, [i as u8; 32], status)
+            ..Hello::new(party, threads, ot, [i as u8; 32], status)
         };
         bytes.extend_from_slice(&hello.to_bytes());
         write("handshake", &format!("seed-hello-{i}"), &bytes);

@@ -45,19 +45,27 @@ fn run(
     let client = plan.client_view();
     std::thread::scope(|sc| {
         let srv = sc.spawn(|| {
-            let hello = Hello::new(Party::Server, threads, plan.hash(), Status::Ready);
+            let ot = plan.program().params().ot;
+            let hello = Hello::new(Party::Server, threads, ot, plan.hash(), Status::Ready);
             let inc = acceptor
                 .next(scfg.connect_timeout)
                 .map_err(ExecError::Connect)?
                 .map_err(ExecError::Rejected)?;
             meddle(&addr);
-            let c = link::accept_incoming(&acceptor, inc, Party::Server, &hello, scfg)?;
+            let c = link::accept_incoming(
+                &acceptor,
+                inc,
+                Party::Server,
+                (plan.program(), &hello),
+                scfg,
+            )?;
             let (mut e, setup) = c.engine(plan.program());
             exec::execute(plan.program(), &mut e, None, setup, &mut |_| {}).map(|e| e.report)
         });
         let cl = (|| {
-            let hello = Hello::new(Party::Client, threads, client.hash(), Status::Ready);
-            let c = link::connect(&addr, Party::Client, &hello, ccfg)?;
+            let ot = client.program().params().ot;
+            let hello = Hello::new(Party::Client, threads, ot, client.hash(), Status::Ready);
+            let c = link::connect(&addr, Party::Client, (client.program(), &hello), ccfg)?;
             let (mut e, setup) = c.engine(client.program());
             let ex = exec::execute(client.program(), &mut e, Some(x), setup, &mut |_| {})?;
             Ok((ex.outputs.unwrap_or_default(), ex.report))

@@ -8,28 +8,14 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use sci_ir::cost::Role;
-use sci_ir::cost::ferret::{FerretParams, LpnParams, derived, setup};
+use sci_ir::cost::ferret::{derived, derived_batches, setup};
 use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::{Channel, Party, Stats, mem, tcp};
+use sci_runtime::ot::ferret::TEST_FERRET;
 use sci_runtime::ot::ferret::nofn::ots_per_instance;
 use sci_runtime::ot::{CotFields, KkClass, OtKind, OtPack};
 use sci_runtime::pack::mask;
 use sci_runtime::proto::Modulus;
-
-/// Iterations of `64·2^10` COTs, 60,800 handed out each (insecure, tests
-/// only).
-const SMALL: FerretParams = FerretParams {
-    boot: LpnParams {
-        k: 1024,
-        t: 16,
-        log_leaves: 9,
-    },
-    main: LpnParams {
-        k: 4096,
-        t: 64,
-        log_leaves: 10,
-    },
-};
 
 fn test_prg(label: &str, index: u64) -> Prg {
     Prg::derive(Block(sci_testkit::seed().into()), label, index)
@@ -37,7 +23,8 @@ fn test_prg(label: &str, index: u64) -> Prg {
 
 fn pack(p: u64) -> OtPack {
     let mut ot = OtPack::new(test_prg("silent-pack", p), OtKind::Silent);
-    ot.set_ferret_params(SMALL).expect("SMALL chains");
+    ot.set_ferret_params(TEST_FERRET)
+        .expect("TEST_FERRET chains");
     ot
 }
 
@@ -214,7 +201,7 @@ fn one_of_n_from_log_n_random_ots() {
         .collect();
     // A warm-up takes the set-up's COTs, so the call starts an iteration
     // and straddles the next one.
-    let warm = SMALL.first_available();
+    let warm = TEST_FERRET.first_available();
     let (d0, (got, d1), _, _) = run2(
         mem_pair(),
         |ot, ch| {
@@ -248,7 +235,7 @@ fn one_of_n_from_log_n_random_ots() {
     // two slices (an iteration's 60,800, then the rest): the receiver sends
     // one bit per OT per slice, the sender the iterations and, per slice,
     // the N messages of the instances whose last OT falls in it.
-    let per_iter = SMALL.per_iteration();
+    let per_iter = TEST_FERRET.per_iteration();
     let (mut ots, mut answer) = (0usize, [0u64; 2]);
     for k in &classes {
         let l = ots_per_instance(k.n_msgs);
@@ -258,7 +245,7 @@ fn one_of_n_from_log_n_random_ots() {
         }
     }
     assert_eq!(ots, 106_699);
-    let it = SMALL.main.iteration_bytes();
+    let it = TEST_FERRET.main.iteration_bytes();
     assert_eq!(
         d1.bytes_sent,
         per_iter.div_ceil(8) as u64 + (ots - per_iter).div_ceil(8) as u64
@@ -292,8 +279,8 @@ fn derived_ot_bytes_are_the_cost_model() {
             },
         );
         // The set-up leaves boot.n − main.reserve COTs, the warm-up took one.
-        let avail = SMALL.first_available() - 1;
-        let t = derived(Role::P0, &SMALL, avail, m, u64::from(bits));
+        let avail = TEST_FERRET.first_available() - 1;
+        let t = derived(Role::P0, &TEST_FERRET, avail, m, u64::from(bits));
         assert_eq!(d0.bytes_sent, t.sent(Role::P0), "m={m}");
         assert_eq!(d1.bytes_sent, t.sent(Role::P1), "m={m}");
     }
@@ -351,8 +338,76 @@ fn eager_setup_is_one_ferret_setup_per_direction() {
             ch.stats() - before
         },
     );
-    let t = setup(Role::P0, &SMALL).then(setup(Role::P1, &SMALL));
+    let t = setup(Role::P0, &TEST_FERRET).then(setup(Role::P1, &TEST_FERRET));
     assert_eq!(s0.bytes_sent - a.bytes_sent, t.sent(Role::P0));
     assert_eq!(s1.bytes_sent - b.bytes_sent, t.sent(Role::P1));
     assert_eq!((a.bytes_sent, b.bytes_sent), (0, 0));
+}
+
+#[test]
+fn batches_stream_in_one_round_across_iterations() {
+    // After a warm-up, correlated OTs in batches over three iterations'
+    // COTs: each party waits one round in all (the receiver streams its
+    // pieces ahead, the iterations are announced ahead), and the bytes are
+    // `derived_batches`' exactly.
+    let widths = [[5u32], [32], [64]];
+    let shapes = widths
+        .each_ref()
+        .map(|w| CotFields::new(w).expect("widths"));
+    let batches = [5000usize, 0, 30_000, 40_000, 50_000, 1, 7];
+    let n: usize = batches.iter().sum();
+    let mut g = test_prg("data", 5);
+    let x: Vec<u64> = (0..n)
+        .map(|j| g.u64s(1)[0] & mask(widths[j % 3][0]))
+        .collect();
+    let c = g.bools(n);
+    let warm = 1000;
+    let ((r, d0), (v, d1), _, _) = run2(
+        mem_pair(),
+        |ot, ch| {
+            ot.send_cot(ch, &vec![1; warm], 1).expect("warm-up");
+            let before = ch.stats();
+            let mut r = Vec::new();
+            ot.send_cot_batches(
+                ch,
+                &batches,
+                |j| shapes[j % 3],
+                |j| std::slice::from_ref(&x[j]),
+                |_, rj| r.extend_from_slice(rj),
+            )
+            .expect("send");
+            (r, ch.stats() - before)
+        },
+        |ot, ch| {
+            ot.recv_cot(ch, &vec![true; warm], 1).expect("warm-up");
+            let before = ch.stats();
+            let mut v = Vec::new();
+            ot.recv_cot_batches(
+                ch,
+                &batches,
+                |j| c[j],
+                |j| shapes[j % 3],
+                |_, vj| v.extend_from_slice(vj),
+            )
+            .expect("recv");
+            (v, ch.stats() - before)
+        },
+    );
+    for j in 0..n {
+        let m = mask(widths[j % 3][0]);
+        let want = r[j].wrapping_add(if c[j] { x[j] } else { 0 }) & m;
+        assert_eq!(v[j], want, "instance {j}");
+    }
+    let avail = TEST_FERRET.first_available() - warm;
+    assert!(n > avail + TEST_FERRET.per_iteration(), "three slices");
+    let t = derived_batches(Role::P0, &TEST_FERRET, avail, &batches, |r| {
+        r.map(|j| u64::from(widths[j % 3][0])).sum()
+    });
+    assert_eq!(d0.bytes_sent, t.sent(Role::P0));
+    assert_eq!(d1.bytes_sent, t.sent(Role::P1));
+    assert_eq!((d0.rounds, d1.rounds), (1, 1));
+    // One batch: the pieces are the slices, as `derived`.
+    let one = derived(Role::P0, &TEST_FERRET, avail, n, 32);
+    let same = derived_batches(Role::P0, &TEST_FERRET, avail, &[n], |r| 32 * r.len() as u64);
+    assert_eq!(one.flights(), same.flights());
 }

@@ -121,6 +121,7 @@ fn run(cli: &Cli) -> Result<()> {
             outputs: Vec::new(),
             quantization,
             mill_radix: None,
+            ot: None,
             threads: Some(cli.threads),
             backend: sci_ir::Backend::Ot,
             batch: 1,

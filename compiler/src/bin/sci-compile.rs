@@ -17,9 +17,9 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use sci_compiler::report::Report;
 use sci_compiler::{Options, Quantization, auto, compile};
-use sci_ir::Backend;
 use sci_ir::cost::NetProfile;
 use sci_ir::plan::Plan;
+use sci_ir::{Backend, OtKind};
 use sci_passes::autotune::AutotuneConfig;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -84,9 +84,16 @@ struct Args {
     /// Compile up to this ONNX tensor instead of the graph outputs (repeatable).
     #[arg(long = "output", value_name = "NAME")]
     outputs: Vec<String>,
-    /// Radix m of the millionaires' protocol (1..=8; default 4).
+    /// Radix m of the millionaires' protocol (1..=8; default: the OT engine's, 4 for
+    /// iknp, 2 for silent).
     #[arg(long, value_name = "M")]
     mill_radix: Option<u32>,
+    /// The OT engine recorded in the plan (sci-run runs it unless told otherwise with
+    /// its --ot): `iknp` (IKNP extension, the paper's) or `silent` (Ferret silent OT:
+    /// about 1 bit per OT instead of 128, after a set-up of about 1.4 MB per direction
+    /// and thread). Default: iknp (an IR file: its own).
+    #[arg(long, value_name = "iknp|silent")]
+    ot: Option<OtKind>,
     /// Number of runtime threads recorded in the plan (1..=256; default 1).
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
@@ -160,6 +167,7 @@ fn run(args: Args) -> Result<()> {
         outputs: args.outputs.clone(),
         quantization,
         mill_radix: args.mill_radix,
+        ot: args.ot,
         threads: args.threads,
         backend: match args.backend {
             BackendArg::Fixed(b) => b,

@@ -83,7 +83,47 @@ pub const FERRET: FerretParams = FerretParams {
     },
 };
 
+/// The small-demand set: emp-ot's bootstrapping set for every iteration
+/// (`{boot: B, main: B}` with `B` = [`FERRET`]`.boot`). Its set-up is
+/// [`FERRET`]'s bootstrapping, after which 531,848 COTs are available (the
+/// production set leaves 573 and runs its first 10.6-million-COT iteration
+/// at the 574th), and each further iteration outputs 607,232 COTs (531,848
+/// handed out) for 199,248 bytes: 3 bits per COT instead of 0.45, but ≈ 17×
+/// less computation and memory per iteration than the main set's.
+///
+/// Security: `B` is one of emp-ot's two production sets, claimed at 128 bits
+/// like the main set (see [`FERRET`]); every iteration of Ferret draws a
+/// fresh LPN secret (the previous iteration's reserved COTs) and fresh
+/// regular noise, so iterating `B` is iterating a set under that claim, as
+/// the main set is iterated. The claim is emp-ot's, not re-estimated here.
+pub const FERRET_SMALL: FerretParams = FerretParams {
+    boot: FERRET.boot,
+    main: FERRET.boot,
+};
+
+/// The LPN set for a lane that draws `cots` COTs per direction: of
+/// [`FERRET_SMALL`] and [`FERRET`], the one whose set-up and iterations for
+/// `cots` send fewer bytes ([`FerretParams::bytes_for`]), the small set on a
+/// tie. Both parties compute it from the plan (the runtime's executor and
+/// the cost model call this one function), so they agree without a message.
+/// The small set wins up to 1,595,544 COTs (three of its iterations cost
+/// more than one of the main set).
+pub fn params_for(cots: u64) -> FerretParams {
+    let m = usize::try_from(cots).unwrap_or(usize::MAX);
+    if FERRET_SMALL.bytes_for(m) <= FERRET.bytes_for(m) {
+        FERRET_SMALL
+    } else {
+        FERRET
+    }
+}
+
 impl FerretParams {
+    /// Bytes of one direction's set-up ([`setup`]) and of the iterations that
+    /// hand out `m` COTs in all (both parties' together).
+    pub fn bytes_for(&self, m: usize) -> u64 {
+        setup(Role::P0, self).bits() / 8 + self.iterations(m) as u64 * self.main.iteration_bytes()
+    }
+
     /// Whether the sets chain: `boot` covers `main`'s reserve, `main` covers
     /// its own with COTs to spare, and every set has at least one leaf level
     /// and a secret of at least `D = 10` COTs.
@@ -140,28 +180,66 @@ pub fn random_cots(sender: Role, p: &FerretParams, available: usize, m: usize) -
 /// random OT with chosen choices): per slice of COTs (the slices end where an
 /// iteration's COTs run out), the receiver sends one bit per OT (its choice
 /// xor the random COT's) and the sender answers. `available` as for
-/// [`random_cots`].
+/// [`random_cots`]. [`derived_batches`] with one batch.
 pub fn derived(
     sender: Role,
     p: &FerretParams,
-    mut available: usize,
+    available: usize,
     m: usize,
     answer_bits: u64,
 ) -> Transcript {
+    derived_batches(sender, p, available, &[m], |r| r.len() as u64 * answer_bits)
+}
+
+/// OTs derived from random COTs in batches (`batches[b]` OTs in batch `b`,
+/// numbered on across batches), `answer_bits(range)` bits of the sender's
+/// answer for the OTs `range` of a piece: each batch is cut into pieces
+/// where an iteration's COTs run out, and per piece the receiver sends one
+/// bit per OT and the sender answers (each padded to whole bytes). When
+/// the call continues past the current iteration, the sender's message of
+/// the next one (the *announcement*) follows its answer to the call's first
+/// piece of the current one; with one batch that is where the iteration
+/// runs. The flights are in the order of the sequential exchange; a
+/// streamed one (several batches over a full-duplex channel) sends the
+/// same bytes in one round.
+pub fn derived_batches(
+    sender: Role,
+    p: &FerretParams,
+    mut available: usize,
+    batches: &[usize],
+    answer_bits: impl Fn(std::ops::Range<usize>) -> u64,
+) -> Transcript {
     let receiver = sender.other();
     let mut t = Transcript::new();
-    let mut left = m;
-    while left > 0 {
+    let mut announced = false;
+    let m: usize = batches.iter().sum();
+    let mut ends = batches.iter().scan(0, |s, &b| {
+        *s += b;
+        Some(*s)
+    });
+    let mut end = 0;
+    let mut j = 0;
+    while j < m {
+        while end <= j {
+            end = ends.next().unwrap_or(m);
+        }
         if available == 0 {
-            t = t.then(iteration(sender, p));
+            if !announced {
+                t = t.then(iteration(sender, p));
+            }
+            announced = false;
             available = p.per_iteration();
         }
-        let len = left.min(available);
+        let len = (end - j).min(available);
         t = t
             .send(receiver, bytes_of(len as u64))
-            .send(sender, bytes_of(len as u64 * answer_bits));
+            .send(sender, bytes_of(answer_bits(j..j + len)));
         available -= len;
-        left -= len;
+        j += len;
+        if m - j > available && !announced {
+            t = t.then(iteration(sender, p));
+            announced = true;
+        }
     }
     t
 }
@@ -185,6 +263,25 @@ mod tests {
         assert_eq!(s.sent(Role::P1), 32 + 16 * 75_384);
         assert_eq!(s.sent(Role::P0), 128 * 32 + 593 * 21 * 16);
         assert_eq!(s.bits() / 8, 1_409_520);
+    }
+
+    #[test]
+    fn demand_chooses_the_set() {
+        assert!(FERRET_SMALL.valid());
+        assert_eq!(FERRET_SMALL.first_available(), 531_848);
+        assert_eq!(FERRET_SMALL.per_iteration(), 531_848);
+        assert_eq!(FERRET_SMALL.main.iteration_bytes(), 199_248);
+        // Equal set-ups: the same bootstrapping.
+        assert_eq!(FERRET_SMALL.bytes_for(0), FERRET.bytes_for(0));
+        assert_eq!(params_for(0), FERRET_SMALL);
+        // Up to two small iterations beyond the set-up's COTs.
+        let last: usize = 3 * 531_848;
+        assert_eq!(last, 1_595_544);
+        assert_eq!(params_for(last as u64), FERRET_SMALL);
+        assert!(FERRET_SMALL.bytes_for(last) <= FERRET.bytes_for(last));
+        assert_eq!(params_for(last as u64 + 1), FERRET);
+        assert!(FERRET_SMALL.bytes_for(last + 1) > FERRET.bytes_for(last + 1));
+        assert_eq!(params_for(u64::MAX), FERRET);
     }
 
     #[test]

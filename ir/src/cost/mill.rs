@@ -14,6 +14,29 @@
 use super::ot::{self, KkClass};
 use super::{Role, Transcript, bytes_of};
 
+/// Default radix `m` on the IKNP engine (the paper's fastest for ℓ = 32, §6.1).
+pub const DEFAULT_RADIX: u32 = 4;
+
+/// Default radix `m` on the silent engine: a `(2^m 1)-OT_ℓ` costs `m + 2^m·ℓ` bits
+/// there instead of `2λ + 2^m·ℓ`, so small digits win. For the 31-bit comparison of
+/// a ReLU over `Z_{2^32}` the leaves and openings cost (per element, both parties)
+/// 323, 233, 239, 291, 417 bits at m = 1…5 and draw 91, 61, 51, 45, 43 correlated OTs
+/// (`m` per leaf, two per AND triple); at Ferret's 0.45 bits per COT of the main set
+/// ([`super::ferret::FERRET`]) m = 2 is the cheapest (≈ 260 bits against ≈ 262 at m = 3,
+/// the same 4 tree levels), and `sci-bench relu --bits 32 --ot silent` measured 350.4
+/// bits per element at m = 2 against 356.4 at m = 3. (On the small set's ≈ 3 bits per
+/// COT, m = 3 would be ≈ 24 bits cheaper; the radix stays one constant per engine.)
+pub const SILENT_RADIX: u32 = 2;
+
+/// The default radix on an OT engine: [`DEFAULT_RADIX`] for IKNP, [`SILENT_RADIX`]
+/// for the silent engine (`sci-compile` uses it unless `--mill-radix` is given).
+pub fn default_radix(ot: crate::OtKind) -> u32 {
+    match ot {
+        crate::OtKind::Iknp => DEFAULT_RADIX,
+        crate::OtKind::Silent => SILENT_RADIX,
+    }
+}
+
 /// Largest number of comparisons per element.
 pub const MAX_K: usize = 4;
 

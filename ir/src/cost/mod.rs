@@ -59,7 +59,7 @@ pub mod select;
 pub mod sign;
 
 pub use net::{NetProfile, Timing, predict_time};
-pub use predict::{Cost, Lanes, predict, predict_program, setup};
+pub use predict::{Cost, Lanes, ferret_params, predict, predict_program, setup};
 
 use std::fmt;
 
@@ -148,9 +148,14 @@ pub struct Flight {
 /// The flights of a protocol run between `P0` and `P1`, in order (see the [module
 /// documentation](self)). Consecutive flights of one role are merged and empty ones
 /// dropped, so flights alternate.
+///
+/// A transcript also counts the OTs it runs, in the correlated OTs the silent engine
+/// draws for them ([`Transcript::cots`]): the demand that sizes Ferret
+/// ([`ferret::params_for`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Transcript {
     flights: Vec<Flight>,
+    cots: u64,
 }
 
 /// The state of one party on one channel that decides whether its next receive is a
@@ -181,10 +186,27 @@ impl Transcript {
     }
 
     /// `self` followed by `next`.
-    pub fn then(self, next: Transcript) -> Transcript {
+    pub fn then(mut self, next: Transcript) -> Transcript {
+        self.cots += next.cots;
         next.flights
             .into_iter()
             .fold(self, |t, f| t.send(f.from, f.bytes))
+    }
+
+    /// The same run with `n` more OTs counted in [`Transcript::cots`] (no bytes).
+    pub fn with_cots(mut self, n: u64) -> Transcript {
+        self.cots += n;
+        self
+    }
+
+    /// The correlated OTs the silent engine draws for this run's OTs, both
+    /// directions together: one per `(2 1)`-OT ([`ot::cot`]), `⌈log₂ N⌉` per `(N
+    /// 1)`-OT ([`ot::kk`]). For the AND triples of the millionaires' (classes `(16
+    /// 1)` and `(8 1)`, four COTs per two triples and three per correlated pair) this
+    /// is at least the two random OTs per triple or pair the silent engine uses, so
+    /// the count bounds the silent engine's demand from above.
+    pub fn cots(&self) -> u64 {
+        self.cots
     }
 
     /// The same run with the roles exchanged.
@@ -198,6 +220,7 @@ impl Transcript {
                     bytes: f.bytes,
                 })
                 .collect(),
+            cots: self.cots,
         }
     }
 

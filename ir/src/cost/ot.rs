@@ -40,6 +40,7 @@ pub fn cot(receiver: Role, n: usize, payload: u64) -> Transcript {
     Transcript::new()
         .send(receiver, rows(n, 1))
         .send(receiver.other(), bytes_of(payload))
+        .with_cots(n as u64)
 }
 
 /// Bits on the wire of [`cot`] (both directions).
@@ -59,9 +60,14 @@ pub fn kk(receiver: Role, classes: &[KkClass]) -> Transcript {
         .iter()
         .map(|c| (c.count * c.n_msgs) as u64 * u64::from(c.bits))
         .sum();
+    let cots: u64 = classes
+        .iter()
+        .map(|c| c.count as u64 * u64::from(c.n_msgs.next_power_of_two().trailing_zeros()))
+        .sum();
     Transcript::new()
         .send(receiver, rows(n, 2))
         .send(receiver.other(), bytes_of(msg))
+        .with_cots(cots)
 }
 
 /// Bits on the wire of [`kk`] (both directions).

@@ -26,14 +26,23 @@
 //! | `output` of a secret value | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //!
 //! Everything else (data movement, additions, products with public factors, values a
-//! party computes alone) is local. A SCI_HE program with HE products first sets up the
+//! party computes alone) is local.
+//!
+//! # OT engines
+//! The set-up is the run's engine's ([`setup`]: IKNP's base OTs, or Ferret's
+//! bootstrapping). The instructions' transcripts are IKNP's: the silent engine's
+//! per-protocol transcripts (1 bit per OT, its iterations attributed to the instruction
+//! that triggers them) are not modelled yet, so for a silent run only the set-up and the
+//! OT demand ([`Prediction::lane_cots`], which sizes Ferret: [`ferret_params`]) are
+//! predictions; `sci-run` reports no per-instruction prediction for it. A SCI_HE program with HE products first sets up the
 //! HE keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
+use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
 use super::schedule::schedule;
 use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, select};
 use crate::analysis::nonneg::nonneg;
-use crate::{Encoding, Op, Owner, Pool2d, Program, ValueId};
+use crate::{Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
 use std::ops::{Add, AddAssign, Range};
 
 /// How the runtime connects the parties.
@@ -44,14 +53,18 @@ pub struct Lanes {
     /// Whether the lanes are full duplex (plain TCP; TLS lanes are not), so that the
     /// OT-based products stream.
     pub duplex: bool,
+    /// The OT engine of the run (the plan's unless `sci-run --ot` overrides it).
+    pub ot: OtKind,
 }
 
 impl Lanes {
-    /// The lanes of a plan run over plain TCP: the plan's thread count, full duplex.
+    /// The lanes of a plan run over plain TCP: the plan's thread count and OT engine,
+    /// full duplex.
     pub fn of(program: &Program) -> Lanes {
         Lanes {
             threads: program.params().threads.max(1) as usize,
             duplex: true,
+            ot: program.params().ot,
         }
     }
 }
@@ -132,6 +145,10 @@ pub struct Prediction {
     pub loads: Vec<Vec<LaneLoad>>,
     /// What the HE key set-up does on each lane (empty without it).
     pub he_keys_load: Vec<LaneLoad>,
+    /// Per lane, the OTs of one inference in correlated OTs ([`Transcript::cots`], both
+    /// directions together): the demand that sizes the silent engine on that lane
+    /// ([`ferret_params`]).
+    pub lane_cots: Vec<u64>,
 }
 
 /// The state of every lane: per lane, whether the server (index 0) and the client
@@ -141,6 +158,8 @@ struct LaneState {
     lanes: Vec<[bool; 2]>,
     /// Rounds of the server and the client on each lane so far.
     rounds: Vec<[u64; 2]>,
+    /// OTs on each lane so far, in correlated OTs ([`Transcript::cots`]).
+    cots: Vec<u64>,
 }
 
 /// Who plays `P0` in a phase's chunks.
@@ -184,6 +203,7 @@ impl LaneState {
         LaneState {
             lanes: vec![[false, true]; threads.max(1)],
             rounds: vec![[0; 2]; threads.max(1)],
+            cots: vec![0; threads.max(1)],
         }
     }
 
@@ -192,6 +212,7 @@ impl LaneState {
         LaneState {
             lanes: vec![[true, true]; threads.max(1)],
             rounds: vec![[0; 2]; threads.max(1)],
+            cots: vec![0; threads.max(1)],
         }
     }
 
@@ -219,6 +240,7 @@ impl LaneState {
         self.lanes[lane] = w.sent;
         self.rounds[lane][0] += r[0];
         self.rounds[lane][1] += r[1];
+        self.cots[lane] += t.cots();
         let (s, c) = (t.sent(server_role), t.sent(server_role.other()));
         load.cost.server_bytes += s;
         load.cost.client_bytes += c;
@@ -266,10 +288,18 @@ impl LaneState {
     }
 }
 
-/// The OT set-up of `threads` lanes: bytes per party (rounds are not predicted: they
-/// depend on the handshake before it).
-pub fn setup(threads: usize) -> Cost {
-    let t = ot::setup(Role::P0);
+/// The OT set-up of `threads` lanes on engine `kind`: bytes per party (rounds are not
+/// predicted: they depend on the handshake before it). IKNP: the base OTs of IKNP and
+/// KK both ways ([`ot::setup`]); silent: Ferret's bootstrapping both ways, the server
+/// the Ferret sender first ([`ferret::setup`]; both of [`ferret::params_for`]'s sets
+/// bootstrap alike, so the set-up does not depend on the demand).
+pub fn setup(threads: usize, kind: OtKind) -> Cost {
+    let t = match kind {
+        OtKind::Iknp => ot::setup(Role::P0),
+        OtKind::Silent => {
+            ferret::setup(Role::P0, &ferret::FERRET).then(ferret::setup(Role::P1, &ferret::FERRET))
+        }
+    };
     let lanes = threads.max(1) as u64;
     Cost {
         server_bytes: lanes * t.sent(Role::P0),
@@ -323,13 +353,33 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
         ..instrs.iter().copied().sum()
     };
     Prediction {
-        setup: setup(lanes.threads),
+        setup: setup(lanes.threads, lanes.ot),
         he_keys,
         he_keys_load,
         total,
         instrs,
         loads,
+        lane_cots: state.cots,
     }
+}
+
+/// The LPN set of each of `threads` lanes of a session running `inferences` inferences
+/// of `program` on the silent engine: [`ferret::params_for`] of the lane's demand,
+/// [`Prediction::lane_cots`] times the inferences (both directions together, so an
+/// upper bound of either direction's). Both parties compute it from the plan's public
+/// part, the thread count and the number of inferences, all checked or announced in
+/// the handshake, so they agree without a message.
+pub fn ferret_params(program: &Program, threads: usize, inferences: u64) -> Vec<FerretParams> {
+    let lanes = Lanes {
+        threads,
+        duplex: true,
+        ot: OtKind::Silent,
+    };
+    predict_program(program, lanes)
+        .lane_cots
+        .iter()
+        .map(|&c| ferret::params_for(c.saturating_mul(inferences)))
+        .collect()
 }
 
 /// The cost of instruction `v` of `program` over `lanes` on its own, every party having

@@ -6,7 +6,7 @@
 use super::error::{PlanError, invalid};
 use super::messages::{ConstMsg, InstrMsg, PublicMsg, SecretMsg, TypeMsg};
 use super::opcode;
-use crate::backend::{Backend, HE_DEGREE, HE_MODULI};
+use crate::backend::{Backend, HE_DEGREE, HE_MODULI, OtKind};
 use crate::id::{ConstId, ValueId};
 use crate::ops::Op;
 use crate::program::{Builder, Params, Program};
@@ -65,6 +65,10 @@ pub(super) fn encode_public(p: &Program) -> Vec<u8> {
     PublicMsg {
         mill_radix: p.params().mill_radix,
         threads: p.params().threads,
+        ot: match p.params().ot {
+            OtKind::Iknp => 0,
+            OtKind::Silent => 1,
+        },
         instrs: p
             .ids()
             .map(|v| {
@@ -162,10 +166,21 @@ pub(super) fn decode_program(
     secret: Option<SecretMsg>,
 ) -> Result<Program, PlanError> {
     let backend = decode_backend(&public)?;
+    let ot = match public.ot {
+        0 => OtKind::Iknp,
+        1 => OtKind::Silent,
+        k => {
+            return Err(invalid(
+                public.instrs.len(),
+                format!("unknown OT engine {k}"),
+            ));
+        }
+    };
     let mut b = Builder::with_params(Params {
         mill_radix: public.mill_radix,
         threads: public.threads,
         backend,
+        ot,
     });
     let n_instrs = public.instrs.len();
     // Constant data by table id, with the section it came from (true: public).

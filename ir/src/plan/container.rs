@@ -12,8 +12,8 @@ pub const MAGIC: [u8; 8] = *b"SCI-PLAN";
 ///
 /// History: 1, the first; 2, the backend (OT or HE with its BFV parameters) in the
 /// public part and per instruction; 3, an output's `logits` flag (the input of a
-/// dropped trailing Softmax).
-pub const FORMAT_VERSION: u32 = 3;
+/// dropped trailing Softmax); 4, the OT engine (IKNP or silent) in the public part.
+pub const FORMAT_VERSION: u32 = 4;
 
 const HEADER_LEN: usize = 8 + 4 + 1;
 const CHECKSUM_LEN: usize = 32;

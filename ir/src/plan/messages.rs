@@ -28,6 +28,9 @@ pub struct PublicMsg {
     /// For HE: the BFV ciphertext primes ([`crate::backend::HE_MODULI`]); empty for OT.
     #[prost(uint64, repeated, tag = "7")]
     pub he_moduli: Vec<u64>,
+    /// [`crate::Params::ot`]: 0 IKNP, 1 silent (Ferret).
+    #[prost(uint32, tag = "8")]
+    pub ot: u32,
 }
 
 /// The secret part of a plan: data of the server's constants.

@@ -52,7 +52,7 @@ pub(crate) struct RawInstr {
 
 /// A parsed file.
 pub(crate) struct RawProgram {
-    pub params: Option<(u32, u32, crate::backend::Backend)>,
+    pub params: Option<(u32, u32, crate::backend::Backend, crate::backend::OtKind)>,
     pub instrs: Vec<RawInstr>,
 }
 

@@ -146,11 +146,12 @@ fn syntax_error<T: fmt::Display>(
 /// Turns the parse tree into a program through the [`Builder`] (which type-checks).
 fn resolve(src: &str, raw: RawProgram) -> Result<Program, ParseError> {
     let mut b = Builder::new();
-    if let Some((mill_radix, threads, backend)) = raw.params {
+    if let Some((mill_radix, threads, backend, ot)) = raw.params {
         b.set_params(Params {
             mill_radix,
             threads,
             backend,
+            ot,
         });
     }
     let mut ids: HashMap<String, ValueId> = HashMap::new();

@@ -1,6 +1,6 @@
 //! The printer of the text format.
 
-use crate::backend::Backend;
+use crate::backend::{Backend, OtKind};
 use crate::ops::{Op, Pool2d, Scalar};
 use crate::program::{Program, ValueId};
 use crate::tensor::{Data, Tensor};
@@ -22,6 +22,10 @@ pub fn print(p: &Program) -> String {
     // OT, the default, is not printed (so OT programs print as before).
     if params.backend != Backend::Ot {
         let _ = write!(out, " linear={}", params.backend);
+    }
+    // Likewise IKNP, the default engine.
+    if params.ot != OtKind::Iknp {
+        let _ = write!(out, " ot={}", params.ot);
     }
     out.push('\n');
     for v in p.ids() {

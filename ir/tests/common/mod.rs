@@ -281,6 +281,11 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
         } else {
             sci_ir::Backend::Ot
         },
+        ot: if r.below(2) == 0 {
+            sci_ir::OtKind::Iknp
+        } else {
+            sci_ir::OtKind::Silent
+        },
     });
     let names = ["x", "conv1.w", "a/b", "q:0", "sp ace", "é\"\\\n", "t\u{1}"];
     let fresh = |b: &Builder, r: &mut Rng| {

@@ -2,9 +2,9 @@
 //! process, or in the clear.
 //!
 //! ```text
-//! sci-run --party 0 plan.bin   [--listen ADDR] [--threads T] [--serve [--max-sessions K]]
-//! sci-run --party 1 client.bin [--connect ADDR] --input x.npy --output y.npy [--threads T]
-//! sci-run --local plan.bin     --input x.npy --output y.npy [--threads T]
+//! sci-run --party 0 plan.bin   [--listen ADDR] [--threads T] [--ot E] [--serve [--max-sessions K]]
+//! sci-run --party 1 client.bin [--connect ADDR] --input x.npy --output y.npy [--threads T] [--ot E]
+//! sci-run --local plan.bin     --input x.npy --output y.npy [--threads T] [--ot E]
 //! sci-run --cleartext plan.bin --input x.npy --output y.npy
 //! ```
 //!
@@ -16,7 +16,8 @@
 //! certificate; plain TCP to or from an address other than loopback is refused unless
 //! `--insecure-plaintext` is given. `--serve` runs up to `--max-sessions` clients at
 //! once until SIGINT or SIGTERM (then it stops accepting and lets running sessions
-//! finish). `--input NAME=FILE.npy` names the input of a multi-input plan (likewise
+//! finish). `--ot iknp|silent` runs the OTs on that engine instead of the plan's (both
+//! parties must agree; the handshake checks it). `--input NAME=FILE.npy` names the input of a multi-input plan (likewise
 //! `--output`); for a single-input plan `--input` may also be a batch (one `.npy` with
 //! a leading batch dimension, or a directory of `.npy` files), run in one session.
 //! `--report FILE.json` writes the costs (all modes), measured and, beside them, as the
@@ -40,6 +41,7 @@ use sci_runtime::net::emulate::Link;
 use sci_runtime::net::session::{Acceptor, Incoming};
 use sci_runtime::net::tcp::TcpConfig;
 use sci_runtime::net::tls::Tls;
+use sci_runtime::ot::OtKind;
 use std::io::{IsTerminal, Write};
 use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
@@ -107,11 +109,17 @@ struct Cli {
     /// Threads, one TCP connection each (default: the plan's); both parties must agree.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
+    /// The OT engine of this run (default: the plan's, from sci-compile --ot): `iknp`
+    /// or `silent` (Ferret). Both parties must agree; the handshake checks it.
+    #[arg(long, value_name = "iknp|silent", conflicts_with = "cleartext")]
+    ot: Option<OtKind>,
     /// Write the costs per instruction and in total as JSON.
     #[arg(long, value_name = "FILE.json")]
     report: Option<PathBuf>,
-    /// Longest wait for data from the peer, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    /// Longest wait for data from the peer, in seconds: it bounds how long a silent or
+    /// dead peer goes unnoticed, and must exceed the longest stretch the peer computes
+    /// without sending (a large SCI_HE layer takes minutes on a loaded machine).
+    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     timeout: f64,
     /// How long to retry a refused connection (and to wait for a peer to connect), in
     /// seconds.
@@ -206,9 +214,14 @@ fn add_predictions(cli: &Cli, plan: &Plan, parties: &mut [PartyReport]) {
             "client" => Party::Client,
             _ => continue,
         };
+        // The instructions' transcripts are modelled on IKNP only (`sci_ir::cost::predict`).
+        if r.ot != Some(OtKind::Iknp.name()) {
+            continue;
+        }
         let lanes = Lanes {
             threads: r.threads,
             duplex: cli.peer_cert.is_none(),
+            ot: OtKind::Iknp,
         };
         let pred = predict_program(plan.program(), lanes);
         let timing = cli.net.map(|p| predict_time(&pred, r.threads, &p));
@@ -245,6 +258,11 @@ fn write_report(cli: &Cli, mode: &'static str, ran: Ran, start: Instant) -> Resu
         .with_context(|| format!("writing the report {}", path.display()))
 }
 
+/// The run's OT engine: `--ot`, else the plan's.
+fn ot(cli: &Cli, plan: &Plan) -> OtKind {
+    cli.ot.unwrap_or(plan.program().params().ot)
+}
+
 fn load_plan(path: &Path) -> Result<Plan> {
     Plan::load(path).with_context(|| format!("loading the plan {}", path.display()))
 }
@@ -277,17 +295,17 @@ fn check_plaintext(cli: &Cli, cfg: &TcpConfig, addr: &str) -> Result<()> {
     )
 }
 
-/// A session with the peer, listening or connecting as the CLI says.
+/// A session with the peer to run `program`, listening or connecting as the CLI says.
 fn open(
     cli: &Cli,
     acceptor: Option<&Acceptor>,
     party: Party,
-    hello: &Hello,
+    (program, hello): (&Program, &Hello),
     cfg: &TcpConfig,
 ) -> Result<link::Connected, ExecError> {
     match acceptor {
-        Some(a) => link::accept(a, party, hello, cfg),
-        None => link::connect(&endpoint(cli, party).0, party, hello, cfg),
+        Some(a) => link::accept(a, party, (program, hello), cfg),
+        None => link::connect(&endpoint(cli, party).0, party, (program, hello), cfg),
     }
 }
 
@@ -322,10 +340,14 @@ fn abort(
     let hello = Hello::new(
         party,
         cli.threads.unwrap_or(1),
+        cli.ot.unwrap_or_default(),
         [0; 32],
         Status::Abort(reason),
     );
-    let _ = open(cli, acceptor, party, &hello, cfg);
+    // The handshake stops on the abort before the (empty) program is looked at.
+    if let Ok(empty) = sci_ir::Builder::new().finish() {
+        let _ = open(cli, acceptor, party, (&empty, &hello), cfg);
+    }
     err
 }
 
@@ -423,14 +445,14 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<Ran> {
         }
     };
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
-    let hello = Hello::new(party, threads, plan.hash(), Status::Ready);
+    let hello = Hello::new(party, threads, ot(cli, &plan), plan.hash(), Status::Ready);
     match (&acceptor, cli.serve) {
         (Some(a), true) => {
             serve(cli, cfg, a, &plan, &hello)?;
             Ok(Ran::new(cli, &plan, Vec::new()))
         }
         _ => {
-            let conn = open(cli, acceptor.as_ref(), party, &hello, cfg)?;
+            let conn = open(cli, acceptor.as_ref(), party, (plan.program(), &hello), cfg)?;
             let reports = serve_inferences(plan.program(), conn, true)?;
             print_costs("server", &reports);
             Ok(Ran::new(cli, &plan, reports))
@@ -511,10 +533,12 @@ fn session(
     let t0 = Instant::now();
     let peer = incoming.peer.to_string();
     let mut id = None;
-    let run = link::accept_incoming(acceptor, incoming, Party::Server, hello, cfg).and_then(|c| {
-        id = Some(c.id.to_string());
-        serve_inferences(plan.program(), c, false)
-    });
+    let program = plan.program();
+    let run = link::accept_incoming(acceptor, incoming, Party::Server, (program, hello), cfg)
+        .and_then(|c| {
+            id = Some(c.id.to_string());
+            serve_inferences(plan.program(), c, false)
+        });
     let seconds = t0.elapsed().as_secs_f64();
     let mut line = serde_json::json!({
         "session": id,
@@ -581,15 +605,18 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) 
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
     let hello = Hello {
         inferences: n,
-        ..Hello::new(party, threads, plan.hash(), Status::Ready)
+        ..Hello::new(party, threads, ot(cli, &plan), plan.hash(), Status::Ready)
     };
-    let conn = open(cli, acceptor.as_ref(), party, &hello, cfg).map_err(|e| match e {
-        ExecError::Connect(_) => anyhow::Error::new(e).context(format!(
-            "is the server running? (sci-run --party 0 plan.bin, at {})",
-            endpoint(cli, party).0
-        )),
-        e => e.into(),
-    })?;
+    let conn =
+        open(cli, acceptor.as_ref(), party, (plan.program(), &hello), cfg).map_err(
+            |e| match e {
+                ExecError::Connect(_) => anyhow::Error::new(e).context(format!(
+                    "is the server running? (sci-run --party 0 plan.bin, at {})",
+                    endpoint(cli, party).0
+                )),
+                e => e.into(),
+            },
+        )?;
     let exs = execute(
         plan.program(),
         conn,
@@ -617,7 +644,9 @@ fn local(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
     let bar = Bar::new(plan.program().instrs().len());
     let inputs = std::mem::take(&mut batch.inputs);
-    let run = exec::run_pair(&plan, inputs, threads, cfg, &mut |p| bar.show(p))?;
+    let run = exec::run_pair_on(&plan, inputs, (threads, ot(cli, &plan)), cfg, &mut |p| {
+        bar.show(p)
+    })?;
     bar.finish();
     finish_batch(plan.program(), out_files, &batch, &run.outputs)?;
     print_costs("server", &run.server);
@@ -642,6 +671,7 @@ fn cleartext(cli: &Cli, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran>
     let report = PartyReport {
         party: "cleartext",
         threads: 1,
+        ot: None,
         setup: Cost::default(),
         he_keys: None,
         instructions: program

@@ -311,6 +311,7 @@ pub fn execute(
                 Party::Client => "client",
             },
             threads: engine.session().threads(),
+            ot: Some(engine.session().ot_kind().name()),
             setup,
             he_keys,
             instructions: records,

@@ -4,7 +4,7 @@
 //! same pair of messages and reach the same verdict ([`check`]): the run goes ahead
 //! only if the magic bytes, the wire-protocol version, the plan format version and the
 //! software version agree, the roles differ, the plans' public parts hash alike
-//! ([`sci_ir::Plan::hash`]) and the thread counts are equal. A party that cannot run
+//! ([`sci_ir::Plan::hash`]) and the thread counts and OT engines are equal. A party that cannot run
 //! (e.g. the server was given the client's plan, or the client's input does not match
 //! the plan) still connects and sends a hello with an [`Status::Abort`], so the peer
 //! stops at once instead of waiting for a timeout.
@@ -28,6 +28,7 @@
 //! plan_hash    32 bytes
 //! session      16 bytes the session id: fresh random from the listening side (the
 //!                       server by default), zero from the connecting side
+//! ot           u8       the run's OT engine: 0 = IKNP, 1 = silent (Ferret)
 //! status       u8       0 = ready, else the AbortReason code
 //! software     sw_len bytes, UTF-8 (the crate version, e.g. "0.1.0")
 //! ```
@@ -38,6 +39,7 @@
 
 use crate::net::session::SessionId;
 use crate::net::{Channel, NetError, Party};
+use crate::ot::OtKind;
 use std::fmt;
 
 /// The first 8 bytes of a hello.
@@ -53,8 +55,10 @@ pub const MAGIC: [u8; 8] = *b"SCI-RUN\0";
 /// carries the number of inferences of the session (batched inference); 5 — plans over
 /// an HE field run their linear layers by HE (key set-up, ciphertexts; [`crate::he`]);
 /// 6 — independent instructions run in waves (same-kind protocol steps of a level as
-/// one call), and correlated-OT elements come from consecutive bit fields of the pad.
-pub const WIRE_VERSION: u32 = 6;
+/// one call), and correlated-OT elements come from consecutive bit fields of the pad;
+/// 7 — hellos carry the run's OT engine, which may be the silent one (Ferret, its LPN
+/// set sized by the plan's OT demand: [`sci_ir::cost::ferret_params`]).
+pub const WIRE_VERSION: u32 = 7;
 
 /// The plan format version sent in the hello.
 pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
@@ -63,7 +67,7 @@ pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
 pub const SOFTWARE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Size of the fixed part of a hello (everything but the software version).
-pub const HELLO_LEN: usize = 8 + 4 + 4 + 1 + 1 + 4 + 4 + 32 + 16 + 1;
+pub const HELLO_LEN: usize = 8 + 4 + 4 + 1 + 1 + 4 + 4 + 32 + 16 + 1 + 1;
 
 /// Why a party cannot run: the only thing an abort tells the peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +146,8 @@ pub struct Hello {
     pub plan_hash: [u8; 32],
     /// The session id (see the module docs).
     pub session: SessionId,
+    /// The OT engine the sender runs (the plan's unless `sci-run --ot` overrides it).
+    pub ot: OtKind,
     /// Whether the sender can run.
     pub status: Status,
 }
@@ -197,6 +203,16 @@ pub enum HandshakeError {
         /// The peer's plan hash (hex).
         theirs: String,
     },
+    /// Different OT engines.
+    #[error(
+        "OT engine mismatch: this party runs {ours}, the peer {theirs}; pass the same --ot to both (or none: the plan's)"
+    )]
+    OtEngine {
+        /// Ours.
+        ours: OtKind,
+        /// The peer's.
+        theirs: OtKind,
+    },
     /// Different thread counts.
     #[error(
         "thread count mismatch: this party uses {ours} threads, the peer {theirs}; pass the same --threads to both"
@@ -247,10 +263,17 @@ fn cut(s: &str, max: usize) -> &str {
 }
 
 impl Hello {
-    /// This build's hello for `party` with `threads` lanes and the given plan hash, with
-    /// no session id (the listening side sets one per session).
-    pub fn new(party: Party, threads: u32, plan_hash: [u8; 32], status: Status) -> Hello {
+    /// This build's hello for `party` with `threads` lanes on OT engine `ot` and the
+    /// given plan hash, with no session id (the listening side sets one per session).
+    pub fn new(
+        party: Party,
+        threads: u32,
+        ot: OtKind,
+        plan_hash: [u8; 32],
+        status: Status,
+    ) -> Hello {
         Hello {
+            ot,
             version: WIRE_VERSION,
             plan_format: PLAN_FORMAT,
             software: SOFTWARE_VERSION.to_string(),
@@ -276,6 +299,10 @@ impl Hello {
         out.extend_from_slice(&self.inferences.to_le_bytes());
         out.extend_from_slice(&self.plan_hash);
         out.extend_from_slice(&self.session.0);
+        out.push(match self.ot {
+            OtKind::Iknp => 0,
+            OtKind::Silent => 1,
+        });
         out.push(match self.status {
             Status::Ready => 0,
             Status::Abort(r) => r.code(),
@@ -327,7 +354,12 @@ impl Hello {
         plan_hash.copy_from_slice(&rest[10..42]);
         let mut session = SessionId::NONE;
         session.0.copy_from_slice(&rest[42..58]);
-        let status = match rest[58] {
+        let ot = match rest[58] {
+            0 => OtKind::Iknp,
+            1 => OtKind::Silent,
+            _ => return Err(HandshakeError::Malformed("unknown OT engine")),
+        };
+        let status = match rest[59] {
             0 => Status::Ready,
             c => Status::Abort(
                 AbortReason::from_code(c)
@@ -345,6 +377,7 @@ impl Hello {
             inferences,
             plan_hash,
             session,
+            ot,
             status,
         })
     }
@@ -356,7 +389,7 @@ fn hex(h: &[u8; 32]) -> String {
 
 /// The verdict on a pair of hellos (ours, the peer's); both parties reach the same one
 /// up to the point of view. Aborts come first (ours, then the peer's), then versions,
-/// roles, plans and thread counts.
+/// roles, plans, thread counts and OT engines.
 pub fn check(ours: &Hello, theirs: &Hello) -> Result<(), HandshakeError> {
     if let Status::Abort(r) = ours.status {
         return Err(HandshakeError::Aborted(r));
@@ -392,6 +425,12 @@ pub fn check(ours: &Hello, theirs: &Hello) -> Result<(), HandshakeError> {
         return Err(HandshakeError::Threads {
             ours: ours.threads,
             theirs: theirs.threads,
+        });
+    }
+    if ours.ot != theirs.ot {
+        return Err(HandshakeError::OtEngine {
+            ours: ours.ot,
+            theirs: theirs.ot,
         });
     }
     Ok(())
@@ -435,15 +474,15 @@ mod tests {
     }
 
     fn hello(party: Party) -> Hello {
-        Hello::new(party, 2, [7; 32], Status::Ready)
+        Hello::new(party, 2, OtKind::Iknp, [7; 32], Status::Ready)
     }
 
     /// Changing the hello's encoding or any message sequence must bump [`WIRE_VERSION`]
     /// (and then this test's figures).
     #[test]
     fn wire_version_is_pinned() {
-        assert_eq!(WIRE_VERSION, 6);
-        let mut h = Hello::new(Party::Client, 3, [9; 32], Status::Ready);
+        assert_eq!(WIRE_VERSION, 7);
+        let mut h = Hello::new(Party::Client, 3, OtKind::Silent, [9; 32], Status::Ready);
         h.software = "0.1.0".into();
         h.plan_format = 1;
         h.session = SessionId([0xee; 16]);
@@ -452,10 +491,10 @@ mod tests {
         assert_eq!(bytes.len(), HELLO_LEN + 5);
         assert_eq!(
             &bytes[..28],
-            b"SCI-RUN\0\x06\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
+            b"SCI-RUN\0\x07\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
         );
         assert_eq!(&bytes[58..74], &[0xee; 16]);
-        assert_eq!(&bytes[74..], b"\x000.1.0");
+        assert_eq!(&bytes[74..], b"\x01\x000.1.0");
     }
 
     #[test]
@@ -467,7 +506,7 @@ mod tests {
             Status::Abort(AbortReason::Busy),
             Status::Abort(AbortReason::Internal),
         ] {
-            let h = Hello::new(Party::Client, 3, [9; 32], status);
+            let h = Hello::new(Party::Client, 3, OtKind::Silent, [9; 32], status);
             let (mut c0, mut c1) = mem::pair(Some(Duration::from_secs(5)));
             c0.send(&h.to_bytes()).unwrap();
             c0.flush().unwrap();
@@ -501,6 +540,21 @@ mod tests {
             Err(HandshakeError::Threads { ours: 4, theirs: 2 })
         ));
         let mut other = hello(Party::Client);
+        other.ot = OtKind::Silent;
+        let (a, b) = both(hello(Party::Server), other);
+        let msg = a.unwrap_err().to_string();
+        assert!(
+            msg.contains("this party runs iknp, the peer silent"),
+            "{msg}"
+        );
+        assert!(matches!(
+            b,
+            Err(HandshakeError::OtEngine {
+                ours: OtKind::Silent,
+                theirs: OtKind::Iknp
+            })
+        ));
+        let mut other = hello(Party::Client);
         other.software = "9.9.9".into();
         let (a, b) = both(hello(Party::Server), other);
         assert!(matches!(a, Err(HandshakeError::Version { .. })));
@@ -525,6 +579,7 @@ mod tests {
         let other = Hello::new(
             Party::Client,
             2,
+            OtKind::Iknp,
             [7; 32],
             Status::Abort(AbortReason::InputRejected),
         );
@@ -550,7 +605,12 @@ mod tests {
             },
             {
                 let mut h = hello(Party::Server).to_bytes();
-                h[74] = 9; // status byte
+                h[75] = 9; // status byte
+                h
+            },
+            {
+                let mut h = hello(Party::Server).to_bytes();
+                h[74] = 2; // OT engine byte
                 h
             },
             hello(Party::Server).to_bytes()[..20].to_vec(),

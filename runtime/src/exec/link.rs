@@ -11,18 +11,22 @@
 //! one's set-up, a third party trying to splice in) is never mixed into this session.
 //! The hellos are exchanged on lane 0 *before* the remaining lanes are opened, so a
 //! thread count mismatch is reported as such instead of leaving one side waiting for
-//! connections that never come. Then both sides run the base OTs of every lane
-//! ([`crate::ot::OtPack::setup`], in parallel over lanes) so that the per-instruction
-//! costs of the report exclude them.
+//! connections that never come. Then both sides put every lane on the run's OT engine
+//! (the hellos', which must agree; on the silent engine with the LPN set sized by the
+//! plan's OT demand for the session's inferences, [`sci_ir::cost::ferret_params`]) and
+//! run its set-up on every lane ([`crate::ot::OtPack::setup`], in parallel over lanes:
+//! base OTs, or Ferret's bootstrapping) so that the per-instruction costs of the report
+//! exclude it.
 
 use super::handshake::{self, AbortReason, Hello, Status};
 use super::{ExecError, report::Cost};
 use crate::net::session::{self, Acceptor, Incoming, SessionId};
 use crate::net::tcp::TcpConfig;
 use crate::net::{Channel, NetError, Party};
-use crate::ot::Session;
+use crate::ot::{OtKind, Session};
 use crate::proto::engine::Engine;
 use sci_ir::Program;
+use sci_ir::cost::ferret_params;
 use std::net::SocketAddr;
 use std::time::Instant;
 
@@ -59,15 +63,23 @@ fn client_inferences(party: Party, ours: &Hello, theirs: &Hello) -> u32 {
     }
 }
 
-/// Sets up OT on every lane.
+/// Sets up OT on every lane, on engine `ot` (see the module docs).
 fn finish(
     party: Party,
+    (program, ot): (&Program, OtKind),
     channels: Vec<Channel>,
     (id, inferences): (SessionId, u32),
     peer: Option<SocketAddr>,
     start: Instant,
 ) -> Result<Connected, ExecError> {
-    let mut session = Session::new(party, channels).map_err(|e| ExecError::OtSetup(e.into()))?;
+    let ferret = match ot {
+        OtKind::Silent => ferret_params(program, channels.len(), u64::from(inferences)),
+        OtKind::Iknp => Vec::new(),
+    };
+    let mut session = Session::new(party, channels)
+        .map_err(|e| ExecError::OtSetup(e.into()))?
+        .with_engine(ot, &ferret)
+        .map_err(ExecError::OtSetup)?;
     session
         .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, party))
         .map_err(ExecError::OtSetup)?;
@@ -82,12 +94,13 @@ fn finish(
 }
 
 /// Waits (at most `cfg.connect_timeout`, else [`ExecError::NoPeer`]) for a new
-/// session's lane 0 on `acceptor` and sets the session up ([`accept_incoming`]). A
-/// connection that fails TLS authentication is [`ExecError::Rejected`].
+/// session's lane 0 on `acceptor` and sets the session up ([`accept_incoming`]) to run
+/// `program` (this party's view of the plan whose hash `hello` carries). A connection
+/// that fails TLS authentication is [`ExecError::Rejected`].
 pub fn accept(
     acceptor: &Acceptor,
     party: Party,
-    hello: &Hello,
+    (program, hello): (&Program, &Hello),
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
     let incoming = acceptor.next(cfg.connect_timeout).map_err(|e| {
@@ -101,18 +114,19 @@ pub fn accept(
         acceptor,
         incoming.map_err(ExecError::Rejected)?,
         party,
-        hello,
+        (program, hello),
         cfg,
     )
 }
 
 /// Sets up the session whose lane 0 is `incoming`: a fresh session id, the handshake,
-/// the further lanes (waiting at most `cfg.connect_timeout` for them), OT.
+/// the further lanes (waiting at most `cfg.connect_timeout` for them), OT (for
+/// `program`, as [`accept`]).
 pub fn accept_incoming(
     acceptor: &Acceptor,
     incoming: Incoming,
     party: Party,
-    hello: &Hello,
+    (program, hello): (&Program, &Hello),
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
     let start = Instant::now();
@@ -139,7 +153,14 @@ pub fn accept_incoming(
                 .map_err(ExecError::Connect)?,
         );
     }
-    finish(party, channels, (id, inferences), Some(peer), start)
+    finish(
+        party,
+        (program, hello.ot),
+        channels,
+        (id, inferences),
+        Some(peer),
+        start,
+    )
 }
 
 /// Answers a new session's lane 0 with an abort hello (e.g. [`AbortReason::Busy`]),
@@ -154,11 +175,12 @@ pub fn refuse(incoming: Incoming, hello: &Hello, reason: AbortReason) {
 }
 
 /// Connects to a peer listening at `addr` (retrying refused connections for
-/// `cfg.connect_timeout`) and sets up a session with it.
+/// `cfg.connect_timeout`) and sets up a session with it to run `program` (as
+/// [`accept`]).
 pub fn connect(
     addr: &str,
     party: Party,
-    hello: &Hello,
+    (program, hello): (&Program, &Hello),
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
     let start = Instant::now();
@@ -172,5 +194,12 @@ pub fn connect(
         );
     }
     let inferences = client_inferences(party, hello, &theirs);
-    finish(party, channels, (theirs.session, inferences), None, start)
+    finish(
+        party,
+        (program, hello.ot),
+        channels,
+        (theirs.session, inferences),
+        None,
+        start,
+    )
 }

@@ -29,7 +29,7 @@ pub mod report;
 
 pub use executor::{Execution, Progress, check_plan, execute};
 pub use handshake::{Hello, Status};
-pub use pair::{PairError, PairRun, run_pair};
+pub use pair::{PairError, PairRun, run_pair, run_pair_on};
 
 use crate::net::NetError;
 use crate::ot::OtError;

@@ -15,6 +15,7 @@ use super::report::PartyReport;
 use crate::net::Party;
 use crate::net::session::Acceptor;
 use crate::net::tcp::TcpConfig;
+use crate::ot::OtKind;
 use sci_ir::{Plan, Tensor};
 
 /// The result of [`run_pair`].
@@ -43,11 +44,23 @@ pub struct PairError {
 /// `threads` loopback TCP connections (with `cfg.link`, each party sends on an emulated
 /// link of its own: [`crate::net::emulate`]). `observe` sees the client's progress. On failure
 /// the root cause is returned: a party's own error rather than the other's
-/// "peer disconnected".
+/// "peer disconnected". Both run the plan's OT engine ([`run_pair_on`] chooses another).
 pub fn run_pair(
     plan: &Plan,
     inputs: Vec<Vec<Tensor>>,
     threads: u32,
+    cfg: &TcpConfig,
+    observe: &mut dyn FnMut(Progress<'_>),
+) -> Result<PairRun, PairError> {
+    let ot = plan.program().params().ot;
+    run_pair_on(plan, inputs, (threads, ot), cfg, observe)
+}
+
+/// [`run_pair`] on OT engine `ot` (e.g. `sci-run --local --ot`), whatever the plan's.
+pub fn run_pair_on(
+    plan: &Plan,
+    inputs: Vec<Vec<Tensor>>,
+    (threads, ot): (u32, OtKind),
     cfg: &TcpConfig,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<PairRun, PairError> {
@@ -64,8 +77,8 @@ pub fn run_pair(
     let client_cfg = cfg.with_fresh_link();
     let (srv, cl) = std::thread::scope(|sc| {
         let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
-            let hello = Hello::new(Party::Server, threads, plan.hash(), Status::Ready);
-            let conn = link::accept(&acceptor, Party::Server, &hello, cfg)?;
+            let hello = Hello::new(Party::Server, threads, ot, plan.hash(), Status::Ready);
+            let conn = link::accept(&acceptor, Party::Server, (program, &hello), cfg)?;
             let n = conn.inferences;
             let (mut engine, setup) = conn.engine(program);
             let mut setup = Some(setup);
@@ -80,9 +93,20 @@ pub fn run_pair(
             let hello = Hello {
                 inferences: u32::try_from(inputs.len())
                     .map_err(|_| ExecError::Inputs("more than 2^32 input sets".into()))?,
-                ..Hello::new(Party::Client, threads, client_plan.hash(), Status::Ready)
+                ..Hello::new(
+                    Party::Client,
+                    threads,
+                    ot,
+                    client_plan.hash(),
+                    Status::Ready,
+                )
             };
-            let conn = link::connect(&addr, Party::Client, &hello, &client_cfg)?;
+            let conn = link::connect(
+                &addr,
+                Party::Client,
+                (client_plan.program(), &hello),
+                &client_cfg,
+            )?;
             let (mut engine, setup) = conn.engine(client_plan.program());
             let mut setup = Some(setup);
             inputs

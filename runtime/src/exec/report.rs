@@ -115,7 +115,10 @@ pub struct PartyReport {
     pub party: &'static str,
     /// Lanes (TCP connections).
     pub threads: usize,
-    /// Connection, handshake and OT set-up (base OTs of every lane).
+    /// The OT engine of the run: `"iknp"` or `"silent"` (`None` for the cleartext run).
+    pub ot: Option<&'static str>,
+    /// Connection, handshake and OT set-up (base OTs of every lane, or Ferret's
+    /// bootstrapping).
     pub setup: Cost,
     /// SCI_HE's key set-up (the client's public and Galois keys to the server), when
     /// this run made it (the first run of a session of an HE plan).

@@ -51,51 +51,10 @@ pub struct OtPack {
     ferret: FerretParams,
 }
 
-/// The OT engine of a pack: every call of [`OtPack`] runs on it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum OtKind {
-    /// IKNP OT extension (λ = 128 bits up per OT) and KK13 for 1-of-N.
-    #[default]
-    Iknp,
-    /// Ferret silent OT ([`super::ferret`], production parameters
-    /// [`FERRET`]): 1 bit up per OT plus under 0.45 bits of the engine's
-    /// iterations, after a set-up of 1,409,520 bytes per direction.
-    Silent,
-}
-
-impl std::fmt::Display for OtKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            OtKind::Iknp => "iknp",
-            OtKind::Silent => "silent",
-        })
-    }
-}
-
-impl std::str::FromStr for OtKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "iknp" => Ok(OtKind::Iknp),
-            "silent" => Ok(OtKind::Silent),
-            _ => Err(format!("unknown OT engine {s:?} (iknp or silent)")),
-        }
-    }
-}
-
-/// The Ferret sender's set-up with parameters `p` (run on first use).
-fn ferret_sender(
-    p: FerretParams,
-) -> impl FnOnce(&mut Channel, &mut Prg) -> Result<FerretSender, OtError> {
-    move |_, prg| FerretSender::new(p, prg.fork())
-}
-
-/// The Ferret receiver's set-up with parameters `p`.
-fn ferret_receiver(
-    p: FerretParams,
-) -> impl FnOnce(&mut Channel, &mut Prg) -> Result<FerretReceiver, OtError> {
-    move |_, prg| FerretReceiver::new(p, prg.fork())
-}
+/// The OT engine of a pack (every call of [`OtPack`] runs on it): the plan's
+/// [`sci_ir::OtKind`]. With [`OtKind::Silent`] a pack runs Ferret with the
+/// production set [`FERRET`] unless given another ([`OtPack::set_ferret_params`]).
+pub use sci_ir::OtKind;
 
 /// Returns the state in `slot`, creating it with `setup` (drawing from
 /// `prg`) first if needed.
@@ -109,6 +68,38 @@ fn lazy<'a, S>(
         Some(s) => Ok(s),
         None => Ok(slot.insert(setup(ch, prg)?)),
     }
+}
+
+/// The Ferret source in `slot` ([`FerretSender::new`] or
+/// [`FerretReceiver::new`] as `new`, with parameters `p` and a child of
+/// `prg`), created first if needed; its bootstrapping runs on first use.
+fn ferret<'a, F>(
+    slot: &'a mut Option<F>,
+    ch: &mut Channel,
+    prg: &mut Prg,
+    p: FerretParams,
+    new: fn(FerretParams, Prg) -> Result<F, OtError>,
+) -> Result<&'a mut F, OtError> {
+    lazy(slot, ch, prg, |_, g| new(p, g.fork()))
+}
+
+/// The set-up state of one direction of one OT family on the pack's
+/// engine: an IKNP (or KK13) state `I`, or the Ferret source `F` of that
+/// direction. Both expose the same calls ([`on!`]).
+enum Engine<'a, I, F> {
+    Iknp(&'a mut I),
+    Ferret(&'a mut F),
+}
+
+/// Runs `$call` on whichever state the [`Engine`] `$e` holds, bound to
+/// `$s`: the one dispatch of every call.
+macro_rules! on {
+    ($e:expr, $s:ident => $call:expr) => {
+        match $e {
+            Engine::Iknp($s) => $call,
+            Engine::Ferret($s) => $call,
+        }
+    };
 }
 
 impl OtPack {
@@ -153,6 +144,67 @@ impl OtPack {
         self.kind
     }
 
+    /// The 1-of-2 sender on the pack's engine, set up first if needed.
+    fn sender(
+        &mut self,
+        ch: &mut Channel,
+    ) -> Result<Engine<'_, IknpSender, FerretSender>, OtError> {
+        let (g, p) = (&mut self.prg, self.ferret);
+        Ok(match self.kind {
+            OtKind::Iknp => Engine::Iknp(lazy(&mut self.iknp_s, ch, g, IknpSender::setup)?),
+            OtKind::Silent => Engine::Ferret(ferret(&mut self.fer_s, ch, g, p, FerretSender::new)?),
+        })
+    }
+
+    /// The 1-of-2 receiver on the pack's engine, set up first if needed.
+    fn receiver(
+        &mut self,
+        ch: &mut Channel,
+    ) -> Result<Engine<'_, IknpReceiver, FerretReceiver>, OtError> {
+        Ok(self.receiver_and_prg(ch)?.0)
+    }
+
+    /// [`OtPack::receiver`] and the pack's generator.
+    fn receiver_and_prg(
+        &mut self,
+        ch: &mut Channel,
+    ) -> Result<(Engine<'_, IknpReceiver, FerretReceiver>, &mut Prg), OtError> {
+        let (g, p) = (&mut self.prg, self.ferret);
+        let e = match self.kind {
+            OtKind::Iknp => Engine::Iknp(lazy(&mut self.iknp_r, ch, g, IknpReceiver::setup)?),
+            OtKind::Silent => {
+                Engine::Ferret(ferret(&mut self.fer_r, ch, g, p, FerretReceiver::new)?)
+            }
+        };
+        Ok((e, g))
+    }
+
+    /// The 1-of-N sender: KK13 on IKNP, else the Ferret sender.
+    fn n_sender(
+        &mut self,
+        ch: &mut Channel,
+    ) -> Result<Engine<'_, KkSender, FerretSender>, OtError> {
+        let (g, p) = (&mut self.prg, self.ferret);
+        Ok(match self.kind {
+            OtKind::Iknp => Engine::Iknp(lazy(&mut self.kk_s, ch, g, KkSender::setup)?),
+            OtKind::Silent => Engine::Ferret(ferret(&mut self.fer_s, ch, g, p, FerretSender::new)?),
+        })
+    }
+
+    /// The 1-of-N receiver: KK13 on IKNP, else the Ferret receiver.
+    fn n_receiver(
+        &mut self,
+        ch: &mut Channel,
+    ) -> Result<Engine<'_, KkReceiver, FerretReceiver>, OtError> {
+        let (g, p) = (&mut self.prg, self.ferret);
+        Ok(match self.kind {
+            OtKind::Iknp => Engine::Iknp(lazy(&mut self.kk_r, ch, g, KkReceiver::setup)?),
+            OtKind::Silent => {
+                Engine::Ferret(ferret(&mut self.fer_r, ch, g, p, FerretReceiver::new)?)
+            }
+        })
+    }
+
     /// Sets up all states now. IKNP: `P0` in the order IKNP-send, IKNP-recv,
     /// KK-send, KK-recv, and `P1` in the mirrored order (IKNP-recv first);
     /// cost 2·(32 + 128·32) + 2·(32 + 256·32) bytes, 4 messages each way.
@@ -160,43 +212,25 @@ impl OtPack {
     /// cost twice [`sci_ir::cost::ferret::setup`] (1,409,520 bytes each).
     pub fn setup(&mut self, ch: &mut Channel, party: Party) -> Result<(), OtError> {
         let first_send = party == Party::Server;
-        if self.kind == OtKind::Silent {
+        let families: &[bool] = match self.kind {
+            OtKind::Iknp => &[false, true],
+            OtKind::Silent => &[false],
+        };
+        for &kk in families {
             for sending in [first_send, !first_send] {
-                if sending {
-                    lazy(
-                        &mut self.fer_s,
-                        ch,
-                        &mut self.prg,
-                        ferret_sender(self.ferret),
-                    )?
-                    .setup(ch)?;
-                } else {
-                    lazy(
-                        &mut self.fer_r,
-                        ch,
-                        &mut self.prg,
-                        ferret_receiver(self.ferret),
-                    )?
-                    .setup(ch)?;
-                }
-            }
-            return Ok(());
-        }
-        for family_kk in [false, true] {
-            for sending in [first_send, !first_send] {
-                match (family_kk, sending) {
+                match (kk, sending) {
                     (false, true) => {
-                        lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup).map(drop)?
+                        if let Engine::Ferret(s) = self.sender(ch)? {
+                            s.setup(ch)?
+                        }
                     }
                     (false, false) => {
-                        lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup).map(drop)?
+                        if let Engine::Ferret(r) = self.receiver(ch)? {
+                            r.setup(ch)?
+                        }
                     }
-                    (true, true) => {
-                        lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup).map(drop)?
-                    }
-                    (true, false) => {
-                        lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup).map(drop)?
-                    }
+                    (true, true) => self.n_sender(ch).map(drop)?,
+                    (true, false) => self.n_receiver(ch).map(drop)?,
                 }
             }
         }
@@ -214,17 +248,7 @@ impl OtPack {
             return Ok(());
         }
         check_bits::<T>(bits)?;
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
-                .send_ot(ch, msgs, bits),
-            OtKind::Silent => lazy(
-                &mut self.fer_s,
-                ch,
-                &mut self.prg,
-                ferret_sender(self.ferret),
-            )?
-            .send_ot(ch, msgs, bits),
-        }
+        on!(self.sender(ch)?, s => s.send_ot(ch, msgs, bits))
     }
 
     /// Chosen-message `(2 1)-OT_bits`, receiver side; see [`IknpReceiver::recv_ot`].
@@ -238,17 +262,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
-                .recv_ot(ch, choices, bits),
-            OtKind::Silent => lazy(
-                &mut self.fer_r,
-                ch,
-                &mut self.prg,
-                ferret_receiver(self.ferret),
-            )?
-            .recv_ot(ch, choices, bits),
-        }
+        on!(self.receiver(ch)?, r => r.recv_ot(ch, choices, bits))
     }
 
     /// Random 1-of-2 OT, sender side; see [`IknpSender::send_rot`].
@@ -262,18 +276,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        match self.kind {
-            OtKind::Iknp => {
-                lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?.send_rot(ch, n, bits)
-            }
-            OtKind::Silent => lazy(
-                &mut self.fer_s,
-                ch,
-                &mut self.prg,
-                ferret_sender(self.ferret),
-            )?
-            .send_rot(ch, n, bits),
-        }
+        on!(self.sender(ch)?, s => s.send_rot(ch, n, bits))
     }
 
     /// Random 1-of-2 OT, receiver side; see [`IknpReceiver::recv_rot`].
@@ -287,17 +290,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
-                .recv_rot(ch, choices, bits),
-            OtKind::Silent => lazy(
-                &mut self.fer_r,
-                ch,
-                &mut self.prg,
-                ferret_receiver(self.ferret),
-            )?
-            .recv_rot(ch, choices, bits),
-        }
+        on!(self.receiver(ch)?, r => r.recv_rot(ch, choices, bits))
     }
 
     /// Random 1-of-2 OT with *random* choices, sender side: `n` pairs of
@@ -315,15 +308,10 @@ impl OtPack {
         if n == 0 {
             return Ok(Vec::new());
         }
-        match self.kind {
-            OtKind::Iknp => self.send_rot(ch, n, bits),
-            OtKind::Silent => lazy(
-                &mut self.fer_s,
-                ch,
-                &mut self.prg,
-                ferret_sender(self.ferret),
-            )?
-            .send_random_rot(ch, n, bits),
+        check_bits::<T>(bits)?;
+        match self.sender(ch)? {
+            Engine::Iknp(s) => s.send_rot(ch, n, bits),
+            Engine::Ferret(s) => s.send_random_rot(ch, n, bits),
         }
     }
 
@@ -338,19 +326,14 @@ impl OtPack {
         if n == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
-        match self.kind {
-            OtKind::Iknp => {
-                let c = self.prg.bools(n);
-                let y = self.recv_rot(ch, &c, bits)?;
+        check_bits::<T>(bits)?;
+        match self.receiver_and_prg(ch)? {
+            (Engine::Iknp(r), prg) => {
+                let c = prg.bools(n);
+                let y = r.recv_rot(ch, &c, bits)?;
                 Ok((c, y))
             }
-            OtKind::Silent => lazy(
-                &mut self.fer_r,
-                ch,
-                &mut self.prg,
-                ferret_receiver(self.ferret),
-            )?
-            .recv_random_rot(ch, n, bits),
+            (Engine::Ferret(r), _) => r.recv_random_rot(ch, n, bits),
         }
     }
 
@@ -365,17 +348,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
-                .send_cot(ch, corr, bits),
-            OtKind::Silent => lazy(
-                &mut self.fer_s,
-                ch,
-                &mut self.prg,
-                ferret_sender(self.ferret),
-            )?
-            .send_cot(ch, corr, bits),
-        }
+        on!(self.sender(ch)?, s => s.send_cot(ch, corr, bits))
     }
 
     /// `(2 1)-COT_bits`, receiver side; see [`IknpReceiver::recv_cot`].
@@ -389,17 +362,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
-                .recv_cot(ch, choices, bits),
-            OtKind::Silent => lazy(
-                &mut self.fer_r,
-                ch,
-                &mut self.prg,
-                ferret_receiver(self.ferret),
-            )?
-            .recv_cot(ch, choices, bits),
-        }
+        on!(self.receiver(ch)?, r => r.recv_cot(ch, choices, bits))
     }
 
     /// Correlated OT with per-instance payloads, sender side; see
@@ -441,17 +404,7 @@ impl OtPack {
         if batches.iter().all(|&n| n == 0) {
             return Ok(());
         }
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_s, ch, &mut self.prg, IknpSender::setup)?
-                .send_cot_batches(ch, batches, widths, corr, out),
-            OtKind::Silent => lazy(
-                &mut self.fer_s,
-                ch,
-                &mut self.prg,
-                ferret_sender(self.ferret),
-            )?
-            .send_cot_batches(ch, batches, widths, corr, out),
-        }
+        on!(self.sender(ch)?, s => s.send_cot_batches(ch, batches, widths, corr, out))
     }
 
     /// Correlated OT in several batches, receiver side; see
@@ -467,17 +420,7 @@ impl OtPack {
         if batches.iter().all(|&n| n == 0) {
             return Ok(());
         }
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.iknp_r, ch, &mut self.prg, IknpReceiver::setup)?
-                .recv_cot_batches(ch, batches, choice, widths, out),
-            OtKind::Silent => lazy(
-                &mut self.fer_r,
-                ch,
-                &mut self.prg,
-                ferret_receiver(self.ferret),
-            )?
-            .recv_cot_batches(ch, batches, choice, widths, out),
-        }
+        on!(self.receiver(ch)?, r => r.recv_cot_batches(ch, batches, choice, widths, out))
     }
 
     /// `(N 1)-OT_bits`, sender side; see [`KkSender::send`].
@@ -491,34 +434,17 @@ impl OtPack {
         if msgs.is_empty() {
             return Ok(());
         }
-        check_classes::<T>(&[KkClass {
-            n_msgs,
-            bits,
-            count: 0,
-        }])?;
         check(msgs.len().is_multiple_of(n_msgs), || {
             format!("{} messages is not a multiple of N = {n_msgs}", msgs.len())
         })?;
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
-                .send(ch, n_msgs, msgs, bits),
-            OtKind::Silent => {
-                let class = KkClass {
-                    n_msgs,
-                    bits,
-                    count: msgs.len() / n_msgs,
-                };
-                lazy(
-                    &mut self.fer_s,
-                    ch,
-                    &mut self.prg,
-                    ferret_sender(self.ferret),
-                )?
-                .send_n_classes(ch, &[class], |_, r, out: &mut [T]| {
-                    out.copy_from_slice(&msgs[r.start * n_msgs..r.end * n_msgs])
-                })
-            }
-        }
+        let class = KkClass {
+            n_msgs,
+            bits,
+            count: msgs.len() / n_msgs,
+        };
+        self.send_kkot_classes(ch, &[class], |_, r, out: &mut [T]| {
+            out.copy_from_slice(&msgs[r.start * n_msgs..r.end * n_msgs])
+        })
     }
 
     /// `(N 1)-OT_bits`, receiver side; see [`KkReceiver::recv`].
@@ -551,17 +477,7 @@ impl OtPack {
         if check_classes::<T>(classes)? == 0 {
             return Ok(());
         }
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.kk_s, ch, &mut self.prg, KkSender::setup)?
-                .send_classes(ch, classes, msgs),
-            OtKind::Silent => lazy(
-                &mut self.fer_s,
-                ch,
-                &mut self.prg,
-                ferret_sender(self.ferret),
-            )?
-            .send_n_classes(ch, classes, msgs),
-        }
+        on!(self.n_sender(ch)?, s => s.send_classes(ch, classes, msgs))
     }
 
     /// Several classes of 1-of-N OT in one call, receiver side; see
@@ -576,16 +492,6 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_choices(classes, choices)?;
-        match self.kind {
-            OtKind::Iknp => lazy(&mut self.kk_r, ch, &mut self.prg, KkReceiver::setup)?
-                .recv_classes(ch, classes, choices),
-            OtKind::Silent => lazy(
-                &mut self.fer_r,
-                ch,
-                &mut self.prg,
-                ferret_receiver(self.ferret),
-            )?
-            .recv_n_classes(ch, classes, choices),
-        }
+        on!(self.n_receiver(ch)?, r => r.recv_classes(ch, classes, choices))
     }
 }

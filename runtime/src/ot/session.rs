@@ -98,6 +98,28 @@ impl Session {
         self
     }
 
+    /// The same session with every lane's OTs on `kind`, and on the silent engine lane
+    /// `i`'s Ferret LPN set `ferret[i]` ([`OtPack::set_ferret_params`]; `sci-run` sizes
+    /// them by the plan's OT demand, [`sci_ir::cost::ferret_params`]). Both parties
+    /// must choose the same. Errors (nothing set up yet, so only) if `ferret` does not
+    /// have one set per lane or a set does not chain.
+    pub fn with_engine(
+        self,
+        kind: OtKind,
+        ferret: &[super::ferret::FerretParams],
+    ) -> Result<Self, super::OtError> {
+        let mut s = self.with_ot(kind);
+        if kind == OtKind::Silent {
+            super::check(ferret.len() == s.lanes.len(), || {
+                format!("{} Ferret sets for {} lanes", ferret.len(), s.lanes.len())
+            })?;
+            for (l, p) in s.lanes.iter_mut().zip(ferret) {
+                l.ot.set_ferret_params(*p)?;
+            }
+        }
+        Ok(s)
+    }
+
     /// The OT engine of the lanes.
     pub fn ot_kind(&self) -> OtKind {
         self.lanes.first().map_or(OtKind::Iknp, |l| l.ot.kind())

@@ -83,24 +83,9 @@ use crate::crypto::{Prg, RandomnessError};
 use crate::net::{Channel, NetError};
 use crate::ot::{OtError, OtPack};
 
-/// Default radix `m` of the millionaires' protocol (the paper's fastest for
-/// ℓ = 32, §6.1).
-pub const DEFAULT_RADIX: u32 = 4;
-
-/// Radix `m` of the millionaires' protocol over the silent engine: a
-/// `(2^m 1)-OT_ℓ` costs `m + 2^m·ℓ` bits there instead of `2λ + 2^m·ℓ`, so
-/// small digits win (ReLU over `Z_{2^32}`, measured with `sci-bench relu
-/// --ot silent`: see `default_radix`).
-pub const SILENT_RADIX: u32 = 2;
-
-/// The default radix on an OT engine: [`DEFAULT_RADIX`] for IKNP,
-/// [`SILENT_RADIX`] for the silent engine.
-pub fn default_radix(kind: crate::ot::OtKind) -> u32 {
-    match kind {
-        crate::ot::OtKind::Iknp => DEFAULT_RADIX,
-        crate::ot::OtKind::Silent => SILENT_RADIX,
-    }
-}
+/// The millionaires' default radices per OT engine: the cost model's, so that
+/// `sci-compile` and the runtime agree.
+pub use sci_ir::cost::mill::{DEFAULT_RADIX, SILENT_RADIX, default_radix};
 
 /// Errors of the protocols.
 #[derive(Debug, thiserror::Error)]

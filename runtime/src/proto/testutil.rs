@@ -15,7 +15,7 @@ use super::modulus::Modulus;
 use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Stats, mem, tcp};
-use crate::ot::ferret::{FerretParams, LpnParams};
+use crate::ot::ferret::TEST_FERRET;
 use crate::ot::{OtKind, OtPack};
 
 /// Results and counters of a two-party run, by role.
@@ -44,21 +44,6 @@ pub(crate) fn prg(seed: u128) -> Prg {
 pub(crate) fn role_prg(role: Role) -> Prg {
     Prg::derive(Block(sci_testkit::seed().into()), "test-role", role as u64)
 }
-
-/// A small chaining LPN set for tests (insecure): iterations of `64·2^10`
-/// COTs, `60,800` handed out each, bootstrapped from `1,168` IKNP COTs.
-pub(crate) const TEST_FERRET: FerretParams = FerretParams {
-    boot: LpnParams {
-        k: 1024,
-        t: 16,
-        log_leaves: 9,
-    },
-    main: LpnParams {
-        k: 4096,
-        t: 64,
-        log_leaves: 10,
-    },
-};
 
 /// The OT engine of the test runs: `SCI_TEST_OT` (`iknp`, the default, or
 /// `silent`); panics on another value.

@@ -25,9 +25,11 @@
 
 use std::ops::Range;
 
-use super::source::{FerretReceiver, FerretSender};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+
+use super::source::{FerretReceiver, FerretSender, Inflow, Inline};
 use crate::crypto::{Block, Tccr};
-use crate::net::Channel;
+use crate::net::{Channel, Inbox, Outbox, Tx};
 use crate::ot::iknp::{CotRecv, CotSend};
 use crate::ot::{CotFields, CotRing, OtError, Word, check_bits};
 use crate::pack::{BitReader, BitWriter, mask128};
@@ -35,14 +37,10 @@ use crate::pack::{BitReader, BitWriter, mask128};
 /// COTs hashed per step (in L1).
 const STEP: usize = 1024;
 
-/// The end of the piece holding OT `j`: the first of `ends` above `j`, or
-/// `n` (the pieces of a call are `0..ends[0]`, `ends[0]..ends[1]`, …).
-fn piece_end(ends: &[usize], j: usize, n: usize) -> usize {
-    ends.get(ends.partition_point(|&e| e <= j))
-        .copied()
-        .unwrap_or(n)
-        .min(n)
-}
+/// Pieces the receiver of a batched call runs ahead of its decoding
+/// ([`FerretReceiver::recv_derived`]): its memory holds the pads of at most
+/// `WINDOW + 2` pieces (16 bytes per OT), as IKNP's batches.
+const WINDOW: usize = 4;
 
 /// The pieces of a batched call: the running sums of `batches`.
 fn batch_ends(batches: &[usize]) -> Vec<usize> {
@@ -55,13 +53,71 @@ fn batch_ends(batches: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// The receiver's `d` bits of a piece: `choice(j + k) ⊕ b_k` for its COTs
+/// `t` (choice bit `b_k` in the low bit of `t[k]`), 8 per byte.
+fn corrections(choice: impl Fn(usize) -> bool, j: usize, t: &[Block]) -> Vec<u8> {
+    let mut d = vec![0u8; t.len().div_ceil(8)];
+    for (k, tk) in t.iter().enumerate() {
+        d[k / 8] |= u8::from(choice(j + k) ^ tk.bit(0)) << (k % 8);
+    }
+    d
+}
+
+/// Reads the sender's answer of `bits` bits (padded to bytes) into `buf`.
+fn read_answer<'b>(
+    rx: &mut impl Inbox,
+    buf: &'b mut Vec<u8>,
+    bits: u64,
+) -> Result<BitReader<'b>, OtError> {
+    buf.clear();
+    buf.resize(bits.div_ceil(8) as usize, 0);
+    rx.recv(buf)?;
+    Ok(BitReader::new(buf))
+}
+
+/// What the streaming receiver's extending thread hands its decoding
+/// thread, in the order of the sender's stream.
+enum Item {
+    /// A piece: its first COT's tweak, its first OT, its hashed pads.
+    Piece(u128, usize, Vec<Block>),
+    /// An announced iteration message of this many bytes.
+    Message(usize),
+}
+
+/// The extending thread's link: corrections out on `tx`, pieces and
+/// announcements to the decoding thread, which reads the messages.
+struct Piped<'t, 'a> {
+    tx: &'t mut Tx<'a>,
+    items: SyncSender<Item>,
+    msgs: Receiver<Vec<u8>>,
+}
+
+/// The decoding thread stopped (it failed; its error is reported).
+fn stopped<T>(_: T) -> OtError {
+    OtError::Protocol("the decoding thread stopped".into())
+}
+
+impl Inflow for Piped<'_, '_> {
+    fn announced(&mut self, len: usize) -> Result<(), OtError> {
+        self.items.send(Item::Message(len)).map_err(stopped)
+    }
+
+    fn message(&mut self, buf: &mut Vec<u8>) -> Result<(), OtError> {
+        *buf = self.msgs.recv().map_err(stopped)?;
+        Ok(())
+    }
+}
+
 impl FerretSender {
-    /// The sender of `n` derived OTs with chosen choices. Per run of
-    /// consecutive OTs `j0..j0 + k` within one piece (see [`piece_end`]),
-    /// `each(tweak, j0, y0, y1, w)` gets the pads of the receiver's choice 0
-    /// and 1 (`y0[i]`, `y1[i]` for OT `j0 + i`, whose hash tweak is `tweak +
-    /// i`) and writes its answer to `w`; a piece's answer is sent (padded to
-    /// whole bytes) when the piece, or the slice of COTs, ends.
+    /// The sender of `n` derived OTs with chosen choices, in pieces cut at
+    /// the batch ends `ends` and at iterations' ends. Per piece it reads
+    /// the receiver's `d` bits (`⌈len/8⌉` bytes), then per run of
+    /// consecutive OTs `j0..j0 + k` of the piece `each(tweak, j0, y0, y1,
+    /// w)` gets the pads of the receiver's choice 0 and 1 (`y0[i]`, `y1[i]`
+    /// for OT `j0 + i`, whose hash tweak is `tweak + i`) and writes its
+    /// answer to `w`, sent (padded to whole bytes) when the piece ends. With
+    /// several batches over a full-duplex channel the call is one streamed
+    /// exchange ([`Channel::streamed`]): the receiver sends its pieces ahead.
     pub(super) fn send_derived(
         &mut self,
         ch: &mut Channel,
@@ -69,22 +125,21 @@ impl FerretSender {
         ends: &[usize],
         mut each: impl FnMut(u128, usize, &[Block], &[Block], &mut BitWriter),
     ) -> Result<(), OtError> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.setup(ch)?;
         let delta = self.delta();
         let h = Tccr::new();
         let (mut y0, mut y1) = (Vec::with_capacity(STEP), Vec::with_capacity(STEP));
-        let mut done = 0;
-        self.take(ch, n, |ch, id0, q| {
-            let d = ch.recv_vec(q.len().div_ceil(8))?;
-            let end = done + q.len();
-            let mut j = done;
-            while j < end {
-                let stop = piece_end(ends, j, n).min(end);
+        let mut run = |ch: &mut Channel| {
+            self.take_pieces(ch, n, ends, |ch, id0, j, q| {
+                let d = ch.recv_vec(q.len().div_ceil(8))?;
                 let mut w = BitWriter::new();
-                for k in (j..stop).step_by(STEP) {
-                    let off = k - done;
-                    let len = (stop - k).min(STEP);
+                for (s, qs) in q.chunks(STEP).enumerate() {
+                    let off = s * STEP;
                     y0.clear();
-                    y0.extend_from_slice(&q[off..off + len]);
+                    y0.extend_from_slice(qs);
                     y1.clear();
                     y1.extend(y0.iter().map(|x| *x ^ delta));
                     let tweak = id0 + off as u128;
@@ -96,17 +151,20 @@ impl FerretSender {
                             std::mem::swap(a, b);
                         }
                     }
-                    each(tweak, k, &y0, &y1, &mut w);
+                    each(tweak, j + off, &y0, &y1, &mut w);
                 }
                 if w.bit_len() > 0 {
                     ch.send(&w.finish())?;
                     ch.flush()?;
                 }
-                j = stop;
-            }
-            done = end;
-            Ok(())
-        })
+                Ok(())
+            })
+        };
+        if ends.len() > 1 && ch.full_duplex() {
+            ch.streamed(run)
+        } else {
+            run(ch)
+        }
     }
 
     /// Random 1-of-2 OT with random choices: `n` pairs of random `bits`-bit
@@ -235,51 +293,98 @@ impl FerretSender {
 
 impl FerretReceiver {
     /// The receiver of [`FerretSender::send_derived`] with choices
-    /// `choice(j)`: per run of consecutive OTs `j0..j0 + k` within one
-    /// piece, `each(tweak, j0, y, r)` gets its pads `y[i] = y_{c_{j0+i}}` and
-    /// the reader of the piece's answer, of `answer_bits(piece)` bits.
+    /// `choice(j)`: per piece it sends its `d` bits, then reads the answer
+    /// of `answer_bits(piece)` bits, and per run of consecutive OTs
+    /// `j0..j0 + k` of the piece `each(tweak, j0, y, r)` gets its pads
+    /// `y[i] = y_{c_{j0+i}}` and the answer's reader.
+    ///
+    /// With several batches over a full-duplex channel this is a pipeline
+    /// of two threads, as IKNP's ([`crate::ot::iknp::IknpReceiver::recv_cot_batches`]):
+    /// one takes the COTs piece after piece and sends the pieces' `d` bits
+    /// ahead, at most [`WINDOW`] pieces ahead of the other, which reads the
+    /// sender's stream in order (answers, and the iteration messages
+    /// announced in it, handed back to the first) and decodes (`each` runs
+    /// on the calling thread). One round in all, and the iterations wait
+    /// for no round trip: each is announced an iteration's worth of pieces
+    /// ahead. Otherwise the pieces run one after the other, a round each.
     pub(super) fn recv_derived(
         &mut self,
         ch: &mut Channel,
         n: usize,
-        choice: impl Fn(usize) -> bool,
+        choice: impl Fn(usize) -> bool + Sync,
         ends: &[usize],
         answer_bits: impl Fn(Range<usize>) -> u64,
         mut each: impl FnMut(u128, usize, &[Block], &mut BitReader),
     ) -> Result<(), OtError> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.setup(ch)?;
         let h = Tccr::new();
-        let mut y = Vec::with_capacity(STEP);
-        let mut done = 0;
         let mut answer = Vec::new();
-        self.take(ch, n, |ch, id0, t| {
-            let mut d = vec![0u8; t.len().div_ceil(8)];
-            for (k, tk) in t.iter().enumerate() {
-                d[k / 8] |= u8::from(choice(done + k) ^ tk.bit(0)) << (k % 8);
+        if ends.len() > 1 && ch.full_duplex() {
+            let (choice, h, this) = (&choice, &h, &mut *self);
+            let piped = ch.duplex(|tx, rx| {
+                std::thread::scope(|s| {
+                    let (items, ready) = mpsc::sync_channel::<Item>(WINDOW);
+                    let (back, msgs) = mpsc::channel::<Vec<u8>>();
+                    let (spare_tx, spare) = mpsc::channel::<Vec<Block>>();
+                    let writer = s.spawn(move || {
+                        let mut link = Piped { tx, items, msgs };
+                        this.take_with(&mut link, n, ends, |l, id0, j, t| {
+                            l.tx.send(&corrections(choice, j, t))?;
+                            l.tx.flush()?;
+                            let mut y = spare.try_recv().unwrap_or_default();
+                            y.clear();
+                            y.extend_from_slice(t);
+                            h.hash_in_place(id0, &mut y);
+                            l.items.send(Item::Piece(id0, j, y)).map_err(stopped)
+                        })
+                    });
+                    let read = (|| {
+                        // Closed early only when the writer failed.
+                        while let Ok(item) = ready.recv() {
+                            match item {
+                                Item::Piece(id0, j, y) => {
+                                    let bits = answer_bits(j..j + y.len());
+                                    let mut r = read_answer(rx, &mut answer, bits)?;
+                                    each(id0, j, &y, &mut r);
+                                    let _ = spare_tx.send(y);
+                                }
+                                Item::Message(len) => {
+                                    let mut m = vec![0u8; len];
+                                    rx.recv(&mut m)?;
+                                    if back.send(m).is_err() {
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                        Ok(())
+                    })();
+                    drop(ready);
+                    let wrote = writer
+                        .join()
+                        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    read.and(wrote)
+                })
+            })?;
+            if let Some(r) = piped {
+                return r;
             }
-            ch.send(&d)?;
-            ch.flush()?;
-            let end = done + t.len();
-            let mut j = done;
-            while j < end {
-                let stop = piece_end(ends, j, n).min(end);
-                answer.clear();
-                answer.resize(answer_bits(j..stop).div_ceil(8) as usize, 0);
-                if !answer.is_empty() {
-                    ch.recv(&mut answer)?;
-                }
-                let mut r = BitReader::new(&answer);
-                for k in (j..stop).step_by(STEP) {
-                    let off = k - done;
-                    let len = (stop - k).min(STEP);
-                    y.clear();
-                    y.extend_from_slice(&t[off..off + len]);
-                    let tweak = id0 + off as u128;
-                    h.hash_in_place(tweak, &mut y);
-                    each(tweak, k, &y, &mut r);
-                }
-                j = stop;
+        }
+        let mut y = Vec::with_capacity(STEP);
+        self.take_with(&mut Inline::new(ch), n, ends, |l, id0, j, t| {
+            l.ch.send(&corrections(&choice, j, t))?;
+            l.ch.flush()?;
+            let mut r = read_answer(l.ch, &mut answer, answer_bits(j..j + t.len()))?;
+            for (s, ts) in t.chunks(STEP).enumerate() {
+                let off = s * STEP;
+                y.clear();
+                y.extend_from_slice(ts);
+                h.hash_in_place(id0 + off as u128, &mut y);
+                each(id0 + off as u128, j + off, &y, &mut r);
             }
-            done = end;
             Ok(())
         })
     }
@@ -386,7 +491,7 @@ impl FerretReceiver {
         &mut self,
         ch: &mut Channel,
         batches: &[usize],
-        choice: impl Fn(usize) -> bool,
+        choice: impl Fn(usize) -> bool + Sync,
         fields_of: impl Fn(usize) -> CotFields<'w, R>,
         mut out: impl FnMut(usize, &[u64]),
     ) -> Result<(), OtError> {

@@ -41,4 +41,20 @@ mod source;
 pub(crate) mod spcot;
 
 pub use sci_ir::cost::ferret::{FERRET, FerretParams, LpnParams};
+
+/// A small chaining LPN set for tests, **insecure** (`k` far too small):
+/// iterations of `64·2^10` COTs, 60,800 handed out each, bootstrapped from
+/// 1,168 IKNP COTs, so that tests' calls straddle the engine's iterations.
+pub const TEST_FERRET: FerretParams = FerretParams {
+    boot: LpnParams {
+        k: 1024,
+        t: 16,
+        log_leaves: 9,
+    },
+    main: LpnParams {
+        k: 4096,
+        t: 64,
+        log_leaves: 10,
+    },
+};
 pub use source::{FerretReceiver, FerretSender};

@@ -20,17 +20,31 @@
 use super::super::OtError;
 use super::spcot;
 use crate::crypto::{Block, Mmo, Prg, Tccr};
-use crate::net::Channel;
+use crate::net::Outbox;
 use sci_ir::cost::ferret::LpnParams;
 
 /// The low bit, which carries the choice bit.
 const LSB: Block = Block(1);
 
-/// Scratch buffers of a side, kept across iterations.
+/// Scratch buffers of a side, kept across iterations: the hashed pads, the
+/// message, and the sender's tree seeds and one tree.
 #[derive(Default)]
 pub(crate) struct Scratch {
     pads: [Vec<Block>; 2],
-    msg: Vec<u8>,
+    pub(crate) msg: Vec<u8>,
+    seeds: Vec<Block>,
+    tree: Vec<Block>,
+    sums: Vec<[Block; 2]>,
+}
+
+/// One iteration as a side sees it: the hashes, the parameters, and the
+/// side's `t·h` base COTs numbered from `tweak`.
+pub(crate) struct Iteration<'a> {
+    pub(crate) mmo: &'a Mmo,
+    pub(crate) tccr: &'a Tccr,
+    pub(crate) p: LpnParams,
+    pub(crate) base: &'a [Block],
+    pub(crate) tweak: u128,
 }
 
 /// The hashed pads `H(tweak0 + i, base[i] ⊕ x)` of the base COTs.
@@ -40,37 +54,58 @@ fn pads(tccr: &Tccr, base: &[Block], x: Block, tweak0: u128, out: &mut Vec<Block
     tccr.hash_in_place(tweak0, out);
 }
 
-/// The sender's side: writes `v` into `out` (`p.n()` blocks) and sends the
-/// level messages, `base` being the sender's `q` of the `t·h` base COTs,
-/// numbered from `tweak0`. Tree seeds from `prg`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn send(
-    ch: &mut Channel,
-    (mmo, tccr): (&Mmo, &Tccr),
+/// Expands the GGM tree of `seed` into `leaves` (low bits cleared) and its
+/// level sums into `sums`; returns `Δ ⊕ ⊕ leaves`.
+fn sender_tree(
+    mmo: &Mmo,
+    delta: Block,
+    seed: Block,
+    leaves: &mut [Block],
+    sums: &mut [[Block; 2]],
+) -> Block {
+    spcot::expand(mmo, seed, leaves, sums);
+    leaves.iter_mut().fold(delta, |psi, v| {
+        *v &= !LSB;
+        psi ^ *v
+    })
+}
+
+/// The sender's message of an iteration, sent at once (the announcement;
+/// the outputs follow from [`expand`] later): draws the `t` tree seeds
+/// from `prg` (kept in `s`), expands each tree and sends its level sums
+/// masked with the pads of the base COTs (the sender's `q`) and `ψ`,
+/// `p.iteration_bytes()` bytes.
+pub(crate) fn announce(
+    out: &mut impl Outbox,
+    it: &Iteration<'_>,
     prg: &mut Prg,
     delta: Block,
-    p: &LpnParams,
-    base: &[Block],
-    tweak0: u128,
-    out: &mut [Block],
     s: &mut Scratch,
 ) -> Result<(), OtError> {
+    let Iteration {
+        mmo,
+        tccr,
+        p,
+        base,
+        tweak,
+    } = *it;
     let h = p.log_leaves as usize;
     let Scratch {
         pads: [y0, y1],
         msg,
+        seeds,
+        tree,
+        sums,
     } = s;
-    pads(tccr, base, Block::ZERO, tweak0, y0);
-    pads(tccr, base, delta, tweak0, y1);
+    pads(tccr, base, Block::ZERO, tweak, y0);
+    pads(tccr, base, delta, tweak, y1);
+    seeds.clear();
+    seeds.extend((0..p.t).map(|_| prg.next_block()));
+    tree.resize(1 << h, Block::ZERO);
+    sums.resize(h, [Block::ZERO; 2]);
     msg.clear();
-    let mut sums = vec![[Block::ZERO; 2]; h];
-    for (tau, leaves) in out.chunks_exact_mut(1 << h).enumerate() {
-        spcot::expand(mmo, prg.next_block(), leaves, &mut sums);
-        let mut psi = delta;
-        for v in leaves.iter_mut() {
-            *v &= !LSB;
-            psi ^= *v;
-        }
+    for (tau, seed) in seeds.iter().enumerate() {
+        let psi = sender_tree(mmo, delta, *seed, tree, sums);
         for (i, [k0, k1]) in sums.iter().enumerate() {
             let j = tau * h + i;
             msg.extend_from_slice(&(*k0 ^ y0[j]).to_bytes());
@@ -78,27 +113,36 @@ pub(crate) fn send(
         }
         msg.extend_from_slice(&psi.to_bytes());
     }
-    ch.send(msg)?;
-    Ok(ch.flush()?)
+    out.send(msg)?;
+    Ok(out.flush()?)
 }
 
-/// The receiver's side: writes `w` into `out` (`p.n()` blocks), `base` being
-/// the receiver's `t = q ⊕ b·Δ` of the `t·h` base COTs (choice bit `b` in the
-/// low bit).
-pub(crate) fn recv(
-    ch: &mut Channel,
-    (mmo, tccr): (&Mmo, &Tccr),
-    p: &LpnParams,
-    base: &[Block],
-    tweak0: u128,
-    out: &mut [Block],
-    s: &mut Scratch,
-) -> Result<(), OtError> {
+/// The sender's outputs `v` of the last [`announce`]d iteration into `out`
+/// (`p.n()` blocks): its trees again, from the kept seeds.
+pub(crate) fn expand(mmo: &Mmo, delta: Block, p: &LpnParams, s: &mut Scratch, out: &mut [Block]) {
+    let Scratch { seeds, sums, .. } = s;
+    for (leaves, seed) in out.chunks_exact_mut(1 << p.log_leaves).zip(seeds.iter()) {
+        sender_tree(mmo, delta, *seed, leaves, sums);
+    }
+}
+
+/// The receiver's side: writes `w` into `out` (`p.n()` blocks) from the
+/// sender's message in `s.msg`, the base COTs being the receiver's `t = q
+/// ⊕ b·Δ` (choice bit `b` in the low bit).
+pub(crate) fn recv(it: &Iteration<'_>, out: &mut [Block], s: &mut Scratch) {
+    let Iteration {
+        mmo,
+        tccr,
+        p,
+        base,
+        tweak,
+    } = *it;
     let h = p.log_leaves as usize;
-    let Scratch { pads: [y, _], msg } = s;
-    msg.resize(p.iteration_bytes() as usize, 0);
-    ch.recv(msg)?;
-    pads(tccr, base, Block::ZERO, tweak0, y);
+    let Scratch {
+        pads: [y, _], msg, ..
+    } = s;
+    debug_assert_eq!(msg.len() as u64, p.iteration_bytes());
+    pads(tccr, base, Block::ZERO, tweak, y);
     let block =
         |k: usize| Block::from_bytes(msg[16 * k..16 * k + 16].try_into().expect("16 bytes"));
     let mut keys = vec![Block::ZERO; h];
@@ -119,5 +163,4 @@ pub(crate) fn recv(
         }
         leaves[alpha] = w;
     }
-    Ok(())
 }

@@ -95,7 +95,7 @@ impl FerretSender {
     /// 2..=256, widths fitting `T`), sender side: `msgs(c, range, out)`
     /// writes the messages of instances `range` of class `c` (`out[i·N +
     /// v]`, zeroed beforehand). See the [module documentation](self).
-    pub fn send_n_classes<T: Word>(
+    pub fn send_classes<T: Word>(
         &mut self,
         ch: &mut Channel,
         classes: &[KkClass],
@@ -135,10 +135,10 @@ impl FerretSender {
 }
 
 impl FerretReceiver {
-    /// Receiver of [`FerretSender::send_n_classes`] with one choice per
+    /// Receiver of [`FerretSender::send_classes`] with one choice per
     /// instance (`choices[i] < N` of its class, checked by the caller):
     /// the chosen messages, in instance order.
-    pub fn recv_n_classes<T: Word>(
+    pub fn recv_classes<T: Word>(
         &mut self,
         ch: &mut Channel,
         classes: &[KkClass],
