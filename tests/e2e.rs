@@ -4,7 +4,7 @@
 //!
 //! **Where `sci-run` comes from.** Cargo gives a test the path of a binary only for the
 //! binaries of its own package (`CARGO_BIN_EXE_*`), and `sci-run` belongs to
-//! `sci-runtime`. So this test builds it with the same cargo, profile and target
+//! `sci-runtime`. So `sci_testkit::process::sci_run` builds it with the same cargo, profile and target
 //! directory it was itself built with (`cargo build -p sci-runtime --bin sci-run`, a
 //! no-op when up to date, as under `cargo test --workspace`) and takes the executable's
 //! path from cargo's JSON messages. That guarantees the test never runs a stale binary
@@ -15,45 +15,11 @@
 
 use sci_compiler::{Options, Quantization};
 use sci_ir::{Backend, Plan};
-use sci_testkit::process::Listening;
+use sci_testkit::process::{Listening, sci_run};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
-
-/// Path of a freshly built `sci-run`.
-fn sci_run() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args([
-            "build",
-            "-p",
-            "sci-runtime",
-            "--bin",
-            "sci-run",
-            "--message-format=json",
-        ]);
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let out = cmd
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("running cargo build");
-        assert!(
-            out.status.success(),
-            "cargo build -p sci-runtime --bin sci-run failed"
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "sci-run")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reported the sci-run executable")
-    })
-}
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")

@@ -9,41 +9,15 @@
 //! pooling: division), average pooling, and ArgMax. Each silent session bootstraps
 //! Ferret on every lane (about 1.4 MB per direction), so the list stays short.
 //!
-//! `sci-run` is built as `tests/e2e.rs` builds it (see there): with this test's cargo
+//! `sci-run` is built as `tests/e2e.rs` builds it (`sci_testkit::process::sci_run`): with this test's cargo
 //! and profile, its path taken from cargo's JSON messages.
 
 use sci_compiler::{Options, Quantization};
 use sci_ir::{Backend, OtKind, Plan};
-use sci_testkit::process::Listening;
+use sci_testkit::process::{Listening, sci_run};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::process::{Command, Output};
 use std::time::Duration;
-
-/// Path of a freshly built `sci-run`.
-fn sci_run() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-p", "sci-runtime", "--bin", "sci-run"])
-            .arg("--message-format=json");
-        if !cfg!(debug_assertions) {
-            cmd.arg("--release");
-        }
-        let out = cmd
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("running cargo build");
-        assert!(out.status.success(), "cargo build of sci-run failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "sci-run")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reported the sci-run executable")
-    })
-}
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")

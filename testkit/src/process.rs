@@ -4,8 +4,9 @@
 //! between the guess and the bind).
 
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -88,4 +89,39 @@ impl Listening {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// The path of a freshly built `sci-run`, for the workspace's end-to-end tests.
+///
+/// Cargo gives a test the path of a binary only for the binaries of its own package
+/// (`CARGO_BIN_EXE_*`), and `sci-run` belongs to `sci-runtime`. So this builds it with
+/// the cargo and profile the test kit was built with (`cargo build -p sci-runtime --bin
+/// sci-run`, a no-op when up to date, as under `cargo test --workspace`) and takes the
+/// executable's path from cargo's JSON messages: a test never runs a stale binary and
+/// does not depend on the target directory's layout. Built once per test process.
+pub fn sci_run() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-p", "sci-runtime", "--bin", "sci-run"])
+            .arg("--message-format=json");
+        if !cfg!(debug_assertions) {
+            cmd.arg("--release");
+        }
+        let out = cmd
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running cargo build");
+        assert!(
+            out.status.success(),
+            "cargo build -p sci-runtime --bin sci-run failed"
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "sci-run")
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .expect("cargo reported the sci-run executable")
+    })
 }
