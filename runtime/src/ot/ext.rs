@@ -141,6 +141,25 @@ pub(crate) struct ExtReceiver<const W: usize> {
     rows: Rows<W>,
 }
 
+/// The receiver's columns when instance `j < n` has the
+/// choice bit `choice(j)`, as [`ExtReceiver::extend`]'s `xcols` writes them: every
+/// column holds the choice bits of the instances in `range` (bit `i` for instance
+/// `range.start + i`; the padding past `n` left zero).
+pub(crate) fn choice_columns(
+    range: Range<usize>,
+    cols: &mut [u8],
+    n: usize,
+    choice: impl Fn(usize) -> bool,
+) {
+    let cb = range.len() / 8;
+    let (first, rest) = cols.split_at_mut(cb);
+    for (i, j) in (range.start..range.end.min(n)).enumerate() {
+        first[i / 8] |= u8::from(choice(j)) << (i % 8);
+    }
+    rest.chunks_exact_mut(cb)
+        .for_each(|col| col.copy_from_slice(first));
+}
+
 impl<const W: usize> ExtReceiver<W> {
     /// Runs `128·W` base OTs as their sender (scalar from `prg`).
     pub(crate) fn setup(ch: &mut Channel, prg: &mut Prg) -> Result<Self, OtError> {

@@ -43,7 +43,7 @@
 //! channel: the receiver sends its messages ahead from one thread and
 //! decodes the answers on another, one round for the whole stream.
 
-use super::ext::{ExtReceiver, ExtSender};
+use super::ext::{ExtReceiver, ExtSender, choice_columns};
 use super::{OtError, Word, check, check_bits};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::{Channel, Inbox, Outbox};
@@ -912,15 +912,7 @@ fn receiver_pads(
     ext.extend(
         ch,
         n,
-        |range, cols| {
-            let cb = range.len() / 8;
-            let (first, rest) = cols.split_at_mut(cb);
-            for (i, j) in (range.start..range.end.min(n)).enumerate() {
-                first[i / 8] |= (choice(j) as u8) << (i % 8);
-            }
-            rest.chunks_exact_mut(cb)
-                .for_each(|col| col.copy_from_slice(first));
-        },
+        |range, cols| choice_columns(range, cols, n, &choice),
         |off, rows, tweak| {
             y.clear();
             y.extend_from_slice(&rows[0]);

@@ -26,7 +26,7 @@
 //! Each COT handed out, and each base COT of a GGM tree, gets a new index
 //! (the engine's count of COTs consumed), its tweak for [`crate::crypto::Tccr`].
 
-use super::super::ext::{ExtReceiver, ExtSender};
+use super::super::ext::{ExtReceiver, ExtSender, choice_columns};
 use super::super::{OtError, check};
 use super::lpn::{HugeVec, LpnCode};
 use super::mpcot::{self, Iteration, Scratch};
@@ -344,15 +344,7 @@ impl Bootstrap for Receiving {
         ext.extend(
             ch,
             n,
-            |range, cols| {
-                let cb = range.len() / 8;
-                let (first, rest) = cols.split_at_mut(cb);
-                for (i, j) in (range.start..range.end.min(n)).enumerate() {
-                    first[i / 8] |= u8::from(choices[j]) << (i % 8);
-                }
-                rest.chunks_exact_mut(cb)
-                    .for_each(|col| col.copy_from_slice(first));
-            },
+            |range, cols| choice_columns(range, cols, n, |j| choices[j]),
             |off, rows, _| {
                 let c = &choices[off..];
                 reserve.extend(
