@@ -284,7 +284,8 @@ fn maxpool_and_argmax_compare_narrowly_on_nonneg_operands() {
 }
 
 /// Two independent branches (a fire module's shape, with signed operands and a division):
-/// the schedule runs their ReLUs, truncations and divisions as one call each
+/// the schedule runs their products by the server's weights, ReLUs, truncations and
+/// divisions as one call each
 /// (`sci_ir::cost::schedule`). The result is the interpreter's, bit for bit; a wave's
 /// cost is on its first member and the others record none; each instruction's bytes and
 /// rounds are the cost model's.
@@ -320,7 +321,12 @@ fn independent_branches_run_as_one_call() {
         .collect();
     assert_eq!(
         batched,
-        vec![vec!["ra", "rb"], vec!["ta", "tb"], vec!["da", "db"]]
+        vec![
+            vec!["a", "b"],
+            vec!["ra", "rb"],
+            vec!["ta", "tb"],
+            vec!["da", "db"]
+        ]
     );
     for t in [1, 2] {
         let p = program(t);
@@ -347,14 +353,14 @@ fn independent_branches_run_as_one_call() {
             };
             assert_eq!(got, pred.instrs[i], "threads {t}, %{}", p.instrs()[i].name);
         }
-        for name in ["rb", "tb", "db"] {
+        for name in ["b", "rb", "tb", "db"] {
             let i = p.instrs().iter().position(|x| x.name == name).unwrap();
             assert!(
                 pred.instrs[i].is_local(),
                 "{name} is recorded on its wave's first"
             );
         }
-        for name in ["ra", "ta", "da"] {
+        for name in ["a", "ra", "ta", "da"] {
             let i = p.instrs().iter().position(|x| x.name == name).unwrap();
             assert!(pred.instrs[i].rounds() > 0, "{name} carries its wave");
         }

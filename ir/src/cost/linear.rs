@@ -10,8 +10,11 @@
 //! extension messages ahead while the server answers, one round for each party
 //! whatever the size. Over a half-duplex lane (TLS) each batch is one exchange. A
 //! convolution is a product of its `im2col` matrix (`N·oh·ow × (C/g)·kh·kw`) with the
-//! transposed weights of each of its `g` groups, one product after the other; an
-//! elementwise product with server weights is the case `C = O = 1`.
+//! transposed weights of each of its `g` groups; an elementwise product with server
+//! weights is the case `C = O = 1`. Independent products — the groups of a convolution,
+//! the products of one wave ([`super::schedule`]) — run as one call ([`products`]):
+//! their batches one after the other in one stream, so their bytes add up and their
+//! rounds are those of one product.
 
 use super::ot::cot;
 use super::{Role, Transcript};
@@ -26,20 +29,28 @@ pub fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = 
     (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
 }
 
-/// The OT batches of the product `R×C` by `C×O`, each one exchange (none if `O = 0`).
-fn batches(
-    ell: u32,
-    (rows, cols, outs): (usize, usize, usize),
-) -> impl Iterator<Item = Transcript> {
-    let payload_per_pair: u64 = (1..=u64::from(ell)).sum::<u64>() * outs as u64;
-    let total = if outs == 0 { 0 } else { rows * cols };
-    batch_pairs(ell, total, outs)
-        .map(move |np| cot(Role::P1, np * ell as usize, payload_per_pair * np as u64))
+/// The OT batches of the products `R_k×C_k` by `C_k×O_k`, one product's after the
+/// other, each batch one exchange (none for a product with `O = 0`).
+fn batches(ell: u32, products: &[(usize, usize, usize)]) -> impl Iterator<Item = Transcript> {
+    products.iter().flat_map(move |&(rows, cols, outs)| {
+        let payload_per_pair: u64 = (1..=u64::from(ell)).sum::<u64>() * outs as u64;
+        let total = if outs == 0 { 0 } else { rows * cols };
+        batch_pairs(ell, total, outs)
+            .map(move |np| cot(Role::P1, np * ell as usize, payload_per_pair * np as u64))
+    })
 }
 
-/// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`.
+/// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`:
+/// [`products`] of one.
 pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript {
-    let batches = batches(ell, dims);
+    products(ell, &[dims], duplex)
+}
+
+/// Several products run as one OT call on one lane (a wave of independent products,
+/// [`super::schedule`]), streamed if `duplex`: their batches one after the other, so
+/// the bytes are the products' summed and, streamed, the rounds those of one product.
+pub fn products(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> Transcript {
+    let batches = batches(ell, products);
     if duplex {
         // All requests ahead, all answers: one flight each way.
         let (mut req, mut ans) = (0, 0);
@@ -53,15 +64,15 @@ pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript
     }
 }
 
-/// Bytes a lane carries one flight after the other in [`matmul`] (for the network time,
-/// [`super::net`]): all of them over a half-duplex lane. Over a full-duplex lane the
-/// batches pipeline — the client's requests flow while the server answers the batches
-/// it has received — but a batch's answer waits for its whole request (the server
-/// transposes the request matrix before it answers), so the lane is busy for the longer
-/// of "every request, then the last answer" and "the first request, then every
+/// Bytes a lane carries one flight after the other in [`products`] (for the network
+/// time, [`super::net`]): all of them over a half-duplex lane. Over a full-duplex lane
+/// the batches pipeline — the client's requests flow while the server answers the
+/// batches it has received — but a batch's answer waits for its whole request (the
+/// server transposes the request matrix before it answers), so the lane is busy for the
+/// longer of "every request, then the last answer" and "the first request, then every
 /// answer". One batch: both directions one after the other.
-pub fn matmul_serial_bytes(ell: u32, dims: (usize, usize, usize), duplex: bool) -> u64 {
-    let batches: Vec<Transcript> = batches(ell, dims).collect();
+pub fn products_serial_bytes(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> u64 {
+    let batches: Vec<Transcript> = batches(ell, products).collect();
     let (req, ans) = (
         |t: &Transcript| t.sent(Role::P1),
         |t: &Transcript| t.sent(Role::P0),
@@ -75,6 +86,11 @@ pub fn matmul_serial_bytes(ell: u32, dims: (usize, usize, usize), duplex: bool) 
         (Some(first), Some(last)) => (all_req + ans(last)).max(req(first) + all_ans),
         _ => 0,
     }
+}
+
+/// [`products_serial_bytes`] of one product.
+pub fn matmul_serial_bytes(ell: u32, dims: (usize, usize, usize), duplex: bool) -> u64 {
+    products_serial_bytes(ell, &[dims], duplex)
 }
 
 /// Bits on the wire of [`matmul`] (the same streamed or not).

@@ -11,8 +11,11 @@
 //! did last on that lane, so [`predict_program`] replays the whole program from the
 //! state after the OT set-up (the client sent last on every lane), in the executor's
 //! order: the waves of [`super::schedule`], where independent `relu`s (truncations,
-//! divisions by the same `d`) of one level run as one call on their summed length and
-//! the wave's cost is recorded on its first member.
+//! divisions by the same `d`) of one level run as one call on their summed length,
+//! independent products by the server's weights as one call of all of them (OT: on
+//! each lane one [`linear::products`] over the lane's chunk of every product; HE: one
+//! [`he::layer`] of the summed ciphertext counts), and the wave's cost is recorded on
+//! its first member.
 //!
 //! | op | phases |
 //! |---|---|
@@ -21,7 +24,7 @@
 //! | `div_public d` | [`div::rdiv`], or [`div::rdiv_nonneg`] if the operand is provably non-negative ([`nonneg`]) |
 //! | `avgpool`, `global_avgpool` | [`div::rdiv`] of the outputs by their windows' counts |
 //! | `maxpool`, `argmax` | exact mode: the inputs' signs; then [`pool::reduce`] over window chunks |
-//! | `conv2d`, `matmul`, `mul` by the server's weights, SCI_OT | [`linear::matmul`], rows chunked; a convolution one phase per group |
+//! | `conv2d`, `matmul`, `mul` by the server's weights, SCI_OT | [`linear::products`], each product's rows chunked, a convolution one product per group, all in one call per lane |
 //! | the same, SCI_HE | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
 //! | `output` of a secret value | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //!
@@ -340,8 +343,7 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
     let mut loads = vec![vec![LaneLoad::default(); lanes.threads.max(1)]; n];
     for wave in schedule(program, &nn) {
         let first = wave.members[0];
-        let len = wave.members.iter().map(|&v| program.ty(v).numel()).sum();
-        let (phases, reveal) = phases(program, &nn, first, len, lanes.duplex);
+        let (phases, reveal) = phases(program, &nn, &wave.members, lanes);
         let (cost, load) = state.step(&phases, reveal);
         instrs[first.index()] = cost;
         loads[first.index()] = load;
@@ -387,8 +389,7 @@ pub fn ferret_params(program: &Program, threads: usize, inferences: u64) -> Vec<
 /// state). `nonneg` is [`crate::analysis::nonneg::nonneg`] of `program` (it decides
 /// the comparisons of MaxPool and ArgMax).
 pub fn predict(program: &Program, nonneg: &[bool], v: ValueId, lanes: Lanes) -> Cost {
-    let numel = program.ty(v).numel();
-    let (phases, reveal) = phases(program, nonneg, v, numel, lanes.duplex);
+    let (phases, reveal) = phases(program, nonneg, &[v], lanes);
     LaneState::busy(lanes.threads).step(&phases, reveal).0
 }
 
@@ -414,21 +415,28 @@ fn pool_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> {
 /// Whether instruction `v` communicates when the executor runs it (a protocol step or a
 /// reveal; everything else is local).
 pub(super) fn communicates(program: &Program, nonneg: &[bool], v: ValueId) -> bool {
-    let (phases, reveal) = phases(program, nonneg, v, program.ty(v).numel(), true);
+    let lanes = Lanes {
+        threads: 1,
+        duplex: true,
+        ot: OtKind::Iknp,
+    };
+    let (phases, reveal) = phases(program, nonneg, &[v], lanes);
     !phases.is_empty() || reveal.is_some()
 }
 
-/// The phases of instruction `v` and the bytes of its reveal, if it is an output of a
-/// secret value (see the [module documentation](self)). `numel` is the length of an
-/// elementwise protocol's call: `v`'s, or a batched wave's sum
-/// ([`super::schedule`]); other instructions ignore it.
+/// The phases of a wave over `lanes` and the bytes of its reveal, if it is an output of
+/// a secret value (see the [module documentation](self)). A wave is one instruction or
+/// a batched wave of [`super::schedule`]: elementwise steps run as one call on the
+/// members' summed length, products by the server's weights as one call of all of them
+/// ([`product_wave`]).
 fn phases<'a>(
     program: &'a Program,
     nonneg: &[bool],
-    v: ValueId,
-    numel: usize,
-    duplex: bool,
+    wave: &[ValueId],
+    lanes: Lanes,
 ) -> (Vec<Phase<'a>>, Option<u64>) {
+    let v = wave[0];
+    let numel = wave.iter().map(|&v| program.ty(v).numel()).sum();
     let instr = program.instr(v);
     let md = modulus(program);
     let ell = md.bits();
@@ -443,38 +451,14 @@ fn phases<'a>(
     if matches!(instr.ty.owner(), Owner::Public | Owner::Server) {
         return (Vec::new(), None);
     }
-    // SCI_HE's products with the weights: one exchange of ciphertexts on lane 0.
-    if let (crate::Backend::He, Modulus::Odd(t)) = (program.params().backend, md)
-        && program.is_secure_product(v)
-    {
-        let counts = he::product(program, v).unwrap_or_default();
-        let layer = Phase {
-            n: 1,
-            roles: Roles::ServerSends,
-            serial: None,
-            chunk: Box::new(move |r: Range<usize>| {
-                if r.is_empty() {
-                    Transcript::new()
-                } else {
-                    he::layer(counts, t)
-                }
-            }),
-        };
-        return (vec![layer], None);
+    if program.is_secure_product(v) {
+        return (product_wave(program, wave, md, lanes), None);
     }
     let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
         n,
         roles: Roles::Alternating,
         serial: None,
         chunk,
-    };
-    let product = |rows: usize, cols: usize, outs: usize| Phase {
-        n: rows,
-        roles: Roles::ServerSends,
-        serial: Some(Box::new(move |r: Range<usize>| {
-            linear::matmul_serial_bytes(ell, (r.len(), cols, outs), duplex)
-        })),
-        chunk: Box::new(move |r: Range<usize>| linear::matmul(ell, (r.len(), cols, outs), duplex)),
     };
     let exact = |x: &ValueId| !nonneg.get(x.index()).copied().unwrap_or(false);
     let reduction = |x: &ValueId, lens: Vec<usize>, index: bool| {
@@ -499,8 +483,6 @@ fn phases<'a>(
             Box::new(move |r: Range<usize>| div::rdiv(md, &counts[r.clone()], m, r.len())),
         )]
     };
-    let server = |o: &ValueId| owner(o) == Owner::Server;
-    let public = |o: &ValueId| owner(o) == Owner::Public;
     let phases = match &instr.op {
         Op::Relu { .. } => vec![alt(
             numel,
@@ -554,28 +536,100 @@ fn phases<'a>(
             let windows = program.ty(*x).numel() / len.max(1);
             reduction(x, vec![len; windows], true)
         }
+        _ => Vec::new(),
+    };
+    (phases, None)
+}
+
+/// The phase of a wave of products by the server's weights (`conv2d`, `matmul`, `mul`;
+/// [`Program::is_secure_product`]), run as one call: SCI_HE, one exchange of every
+/// layer's ciphertexts on lane 0 ([`he::layer`] of the summed [`he::product`] counts);
+/// SCI_OT, on every lane one OT call ([`linear::products`]) over that lane's chunk of
+/// rows of every product (a convolution one product per group), so its phase has one
+/// item per lane. Empty for products the runtime does not run by a protocol.
+fn product_wave<'a>(
+    program: &'a Program,
+    wave: &[ValueId],
+    md: Modulus,
+    lanes: Lanes,
+) -> Vec<Phase<'a>> {
+    if let (crate::Backend::He, Modulus::Odd(t)) = (program.params().backend, md) {
+        let counts = wave.iter().filter_map(|&v| he::product(program, v)).fold(
+            he::Counts::default(),
+            |a, c| he::Counts {
+                up: a.up + c.up,
+                down: a.down + c.down,
+            },
+        );
+        return vec![Phase {
+            n: 1,
+            roles: Roles::ServerSends,
+            serial: None,
+            chunk: Box::new(move |r: Range<usize>| {
+                if r.is_empty() {
+                    Transcript::new()
+                } else {
+                    he::layer(counts, t)
+                }
+            }),
+        }];
+    }
+    let dims: Vec<(usize, usize, usize)> =
+        wave.iter().flat_map(|&v| ot_products(program, v)).collect();
+    if dims.is_empty() {
+        return Vec::new();
+    }
+    let (ell, t, duplex) = (md.bits(), lanes.threads.max(1), lanes.duplex);
+    // Lane i's chunk of every product's rows.
+    let lane = move |dims: &[(usize, usize, usize)], i: usize| -> Vec<(usize, usize, usize)> {
+        dims.iter()
+            .map(|&(rows, cols, outs)| (split(rows, t)[i].len(), cols, outs))
+            .collect()
+    };
+    let serial_dims = dims.clone();
+    vec![Phase {
+        n: t,
+        roles: Roles::ServerSends,
+        serial: Some(Box::new(move |r: Range<usize>| {
+            linear::products_serial_bytes(ell, &lane(&serial_dims, r.start), duplex)
+        })),
+        chunk: Box::new(move |r: Range<usize>| {
+            linear::products(ell, &lane(&dims, r.start), duplex)
+        }),
+    }]
+}
+
+/// The OT products (`R×C` by `C×O`) of instruction `v` if it multiplies a secret
+/// operand by the server's weights: one per group of a convolution, `W·X` as `Xᵀ·Wᵀ`,
+/// `mul` elementwise (`C = O = 1`). None otherwise.
+fn ot_products(program: &Program, v: ValueId) -> Vec<(usize, usize, usize)> {
+    let instr = program.instr(v);
+    let owner = |o: &ValueId| program.ty(*o).owner();
+    let shape = |o: &ValueId| program.ty(*o).shape();
+    let server = |o: &ValueId| owner(o) == Owner::Server;
+    let public = |o: &ValueId| owner(o) == Owner::Public;
+    match &instr.op {
         Op::Conv2d { x: _, w, conv, .. } if server(w) => {
             let ws = shape(w);
             let ys = instr.ty.shape();
             let g = conv.groups.max(1);
             let rows = ys[0] * ys[2] * ys[3];
             let cols = ws[1] * ws[2] * ws[3];
-            (0..g).map(|_| product(rows, cols, ws[0] / g)).collect()
+            vec![(rows, cols, ws[0] / g); g]
         }
         Op::MatMul { a, b, .. } if !public(a) && !public(b) && server(b) => {
             let (sa, sb) = (shape(a), shape(b));
-            vec![product(sa[0], sa[1], sb[1])]
+            vec![(sa[0], sa[1], sb[1])]
         }
         Op::MatMul { a, b, .. } if !public(a) && !public(b) && server(a) => {
             let (sa, sb) = (shape(a), shape(b));
-            vec![product(sb[1], sb[0], sa[0])]
+            vec![(sb[1], sb[0], sa[0])]
         }
         Op::Mul { a, b } if !public(a) && !public(b) && (server(a) || server(b)) => {
-            vec![product(instr.ty.numel(), 1, 1)]
+            vec![(instr.ty.numel(), 1, 1)]
         }
         _ => Vec::new(),
-    };
-    (phases, None)
+    }
 }
 
 #[cfg(test)]

@@ -14,19 +14,30 @@
 //! # Waves
 //! Level by level, the executor first runs the level's local instructions (in program
 //! order), then its protocol steps: those with the same [`Batch`] key run as **one**
-//! protocol call over the concatenation of their operands (the outputs are split again),
-//! so their rounds are those of one call; every other protocol step (products, pooling,
-//! reveals) runs alone. Waves of a level run in the order of their first member. Every
-//! operand of a level-`s` step is done by level `s`, so the order is a topological one.
+//! protocol call, so their rounds are those of one call; every other protocol step
+//! (pooling, reveals) runs alone. Waves of a level run in the order of their first
+//! member. Every operand of a level-`s` step is done by level `s`, so the order is a
+//! topological one.
 //!
-//! A batched call's transcript is that of one call on the summed length: its bytes are
-//! at most the members' sum (bit-packed messages are rounded up once instead of once
-//! per member, and lanes split the sum), its rounds those of one member. The cost of a
-//! wave is recorded on its first member (in program order); the other members record
-//! zero ([`super::predict_program`] and the runtime's report alike).
+//! * Elementwise steps (`relu`; `trunc` by the same shift; `div_public` by the same
+//!   divisor) run as one call over the concatenation of their operands (the outputs
+//!   are split again). Its transcript is that of one call on the summed length: its
+//!   bytes are at most the members' sum (bit-packed messages are rounded up once
+//!   instead of once per member, and lanes split the sum), its rounds those of one
+//!   member.
+//! * Products by the server's weights ([`Batch::Product`]: `conv2d`, `matmul`, `mul`,
+//!   any shapes, the same backend) run as one call of the backend: SCI_OT, on each
+//!   lane one streamed correlated-OT call over that lane's chunk of rows of every
+//!   product; SCI_HE, the client's ciphertexts of every layer in one flight and the
+//!   server's answers in one. Bytes: exactly the members' sum; rounds: those of one
+//!   product. A fire module's two expand convolutions, or a ResNet block's projection
+//!   shortcut beside its branch's first convolution, share one round.
+//!
+//! The cost of a wave is recorded on its first member (in program order); the other
+//! members record zero ([`super::predict_program`] and the runtime's report alike).
 
 use super::predict::communicates;
-use crate::{Op, Program, ValueId};
+use crate::{Backend, Op, Program, ValueId};
 
 /// Which protocol steps can run as one call: same protocol, same public parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +57,13 @@ pub enum Batch {
         d: u64,
         /// The operand is provably non-negative ([`crate::analysis::nonneg`]).
         nonneg: bool,
+    },
+    /// A product of a secret operand by the server's weights (`conv2d`, `matmul`,
+    /// `mul`; [`Program::is_secure_product`]) run by `backend`'s protocol, of any
+    /// shape: products of one level run as one call of that protocol.
+    Product {
+        /// The backend that runs the product.
+        backend: Backend,
     },
 }
 
@@ -71,6 +89,9 @@ pub fn batch_key(program: &Program, nonneg: &[bool], v: ValueId) -> Option<Batch
         Op::DivPublic { x, d } => Some(Batch::Div {
             d,
             nonneg: nonneg.get(x.index()).copied().unwrap_or(false),
+        }),
+        _ if program.is_secure_product(v) => Some(Batch::Product {
+            backend: program.params().backend,
         }),
         _ => None,
     }
@@ -164,8 +185,7 @@ mod tests {
                 vec!["x"],
                 vec!["w1"],
                 vec!["w2"],
-                vec!["a"],
-                vec!["b"],
+                vec!["a", "b"],
                 vec!["ra", "rb"],
                 vec!["ta", "tb"],
                 vec!["c"],
@@ -175,15 +195,78 @@ mod tests {
             .map(|w| w.into_iter().collect::<Vec<_>>())
             .collect::<Vec<_>>()
         );
-        assert_eq!(waves[5].batch, Some(Batch::Relu));
         assert_eq!(
-            waves[6].batch,
+            waves[3].batch,
+            Some(Batch::Product {
+                backend: Backend::Ot
+            })
+        );
+        assert_eq!(waves[4].batch, Some(Batch::Relu));
+        assert_eq!(
+            waves[5].batch,
             Some(Batch::Trunc {
                 s: 12,
                 nonneg: true
             })
         );
-        assert_eq!(waves[3].batch, None);
+        assert_eq!(waves[6].batch, None);
+    }
+
+    /// Two SqueezeNet fire modules: a squeeze convolution and its ReLU, then two expand
+    /// convolutions (1×1 and 3×3) reading it, their ReLUs, concatenated.
+    fn fire_modules() -> String {
+        let fire = |i: usize, input: &str| {
+            format!(
+                "%s{i}.w: server i32.12[2,4,1,1] = const [1,2,3,4,5,6,7,8]
+%s{i}: shared i32.24[1,2,4,4] = conv2d %{input}, %s{i}.w strides=[1,1] pads=[0,0,0,0] dilations=[1,1] groups=1
+%s{i}.t: shared i32.12[1,2,4,4] = trunc %s{i} s=12
+%s{i}.r: shared i32.12[1,2,4,4] = relu %s{i}.t
+%e{i}a.w: server i32.12[2,2,1,1] = const [1,2,3,4]
+%e{i}a: shared i32.24[1,2,4,4] = conv2d %s{i}.r, %e{i}a.w strides=[1,1] pads=[0,0,0,0] dilations=[1,1] groups=1
+%e{i}b.w: server i32.12[2,2,3,3] = const [-5, 2, -2, 5, 1, -3, 4, 0, -4, 3, -1, -5, 2, -2, 5, 1, -3, 4, 0, -4, 3, -1, -5, 2, -2, 5, 1, -3, 4, 0, -4, 3, -1, -5, 2, -2]
+%e{i}b: shared i32.24[1,2,4,4] = conv2d %s{i}.r, %e{i}b.w strides=[1,1] pads=[1,1,1,1] dilations=[1,1] groups=1
+%e{i}a.r: shared i32.24[1,2,4,4] = relu %e{i}a
+%e{i}b.r: shared i32.24[1,2,4,4] = relu %e{i}b
+%f{i}: shared i32.24[1,4,4,4] = concat %e{i}a.r, %e{i}b.r axis=1
+%f{i}.t: shared i32.12[1,4,4,4] = trunc %f{i} s=12 nonneg
+"
+            )
+        };
+        format!(
+            "%x: client i32.12[1,4,4,4] = input \"x\"\n{}{}%y: client i32.12[1,4,4,4] = output %f1.t \"y\"\n",
+            fire(0, "x"),
+            fire(1, "f0.t")
+        )
+    }
+
+    #[test]
+    fn a_fire_modules_expand_convolutions_run_as_one_wave() {
+        let p = Program::parse(&fire_modules()).expect("parses");
+        let waves = schedule(&p, &nonneg(&p));
+        let products: Vec<Vec<&str>> = waves
+            .iter()
+            .filter(|w| w.members.iter().any(|&v| p.is_secure_product(v)))
+            .map(|w| w.members.iter().map(|&v| p.name(v)).collect())
+            .collect();
+        assert_eq!(
+            products,
+            vec![
+                vec!["s0"],
+                vec!["e0a", "e0b"],
+                vec!["s1"],
+                vec!["e1a", "e1b"]
+            ]
+        );
+        for w in waves.iter().filter(|w| w.members.len() > 1) {
+            let product = w.members.iter().all(|&v| p.is_secure_product(v));
+            assert_eq!(
+                w.batch
+                    == Some(Batch::Product {
+                        backend: Backend::Ot
+                    }),
+                product
+            );
+        }
     }
 
     #[test]

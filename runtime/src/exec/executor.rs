@@ -50,11 +50,15 @@
 //! Instructions run in the order of [`sci_ir::cost::schedule`], not program order:
 //! level by level (protocol steps on the longest chain before an instruction), and the
 //! ReLUs (truncations by the same shift, divisions by the same `d`) of one level run as
-//! **one** protocol call over their concatenated shares — the two expand branches of a
-//! fire module share their rounds. Both parties derive the schedule from the public
-//! program. A wave's cost is recorded on its first member, the other members record
-//! zero, as the cost model predicts; values are freed after the last wave that reads
-//! them, and the outputs are returned in program order.
+//! **one** protocol call over their concatenated shares, and the products by the
+//! server's weights of one level as **one** call of the backend (SCI_OT: one streamed
+//! OT call per lane over every product's chunk of rows, [`Engine::products`]; SCI_HE:
+//! every layer's ciphertexts in one flight each way, [`Engine::he_linears`]) — the two
+//! expand branches of a fire module share their rounds, the products' bytes are
+//! unchanged. Both parties derive the schedule from the public program. A wave's cost
+//! is recorded on its first member, the other members record zero, as the cost model
+//! predicts; values are freed after the last wave that reads them, and the outputs are
+//! returned in program order.
 //!
 //! The protocols run through [`Engine`], which cuts every layer into one chunk per lane.
 //! The plan's [`sci_ir::Backend`] fixes the modulus of the shares: `Z_{2^ℓ}` for SCI_OT,
@@ -99,10 +103,11 @@ use crate::he;
 use crate::net::{Party, Stats};
 use crate::proto::Modulus;
 use crate::proto::engine::Engine;
+use crate::proto::matmul;
 use crate::proto::maxpool::Compare;
 use crate::proto::rdiv::Sign;
 use sci_ir::ConvGeom;
-use sci_ir::cost::schedule::schedule;
+use sci_ir::cost::schedule::{Batch, schedule};
 use sci_ir::interp::{self, InterpError, linear};
 use sci_ir::{CheckErrorKind, Encoding, Op, Owner, Program, Scalar, Tensor, TensorError, ValueId};
 use std::borrow::Cow;
@@ -235,10 +240,12 @@ pub fn execute(
             op: program.instr(v).op.mnemonic(),
             cause: Box::new(source),
         };
-        if wave.batch.is_some() {
-            let shares = ex
-                .batch(&wave.members, engine)
-                .map_err(|source| fail(first, source))?;
+        if let Some(batch) = wave.batch {
+            let shares = match batch {
+                Batch::Product { .. } => ex.products(&wave.members, engine),
+                _ => ex.batch(&wave.members, engine),
+            }
+            .map_err(|source| fail(first, source))?;
             for (&v, share) in wave.members.iter().zip(shares) {
                 ex.vals[v.index()] = Some(Val::Share(share));
             }
@@ -580,20 +587,70 @@ impl<'p> Exec<'p> {
         }
     }
 
-    /// `conv2d`, `matmul`, `mul` on a secret operand: local by a public factor, the
-    /// backend's product ([`Self::by_weights`]: OT-based, §5.1.1, or HE) by the server's weights (a convolution by `im2col`, `W·X`
-    /// by transposition, `mul` broadcast first), an error by another secret operand.
+    /// `conv2d`, `matmul`, `mul` on a secret operand: local by a public factor,
+    /// the backend's product by the server's weights ([`Self::products`] of one
+    /// instruction), an error by another secret operand.
     fn product(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
-        let instr = self.program.instr(v);
-        let (op, out) = (&instr.op, instr.ty.shape());
+        let op = &self.program.instr(v).op;
         let public = |o: &ValueId| self.owner(*o) == Owner::Public;
-        let shape = |o: &ValueId| self.program.ty(*o).shape();
         match op {
             Op::Conv2d { w, .. } if public(w) => self.linear(op, Some(*w)),
-            Op::MatMul { a, .. } if public(a) => self.linear(op, Some(*a)),
-            Op::MatMul { b, .. } if public(b) => self.linear(op, Some(*b)),
-            Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a)),
-            Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b)),
+            Op::MatMul { a, .. } | Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a)),
+            Op::MatMul { b, .. } | Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b)),
+            _ => Ok(self
+                .products(&[v], engine)?
+                .pop()
+                .expect("one product, one output")),
+        }
+    }
+
+    /// A product wave ([`sci_ir::cost::schedule::Batch::Product`]): the products
+    /// of secret operands by the server's weights in `members`, run as **one**
+    /// call of the backend — SCI_OT: one streamed OT call per lane over every
+    /// product's chunk of rows ([`Engine::products`]); SCI_HE: every layer's
+    /// ciphertexts in one flight each way ([`Engine::he_linears`]). Rounds: those
+    /// of one product; bytes: the products' summed. Their output shares, in order.
+    fn products(&self, members: &[ValueId], engine: &mut Engine) -> Result<Vec<Tensor>, StepError> {
+        let prepared = members
+            .iter()
+            .map(|&v| self.prepare(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ys = match self.md {
+            Modulus::Pow2(ell) => {
+                let ps: Vec<matmul::Product<'_>> =
+                    prepared.iter().map(Prepared::ot_product).collect();
+                engine.products(ell, &ps)?
+            }
+            Modulus::Odd(t) => {
+                let packings = prepared
+                    .iter()
+                    .map(Prepared::he_packing)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(he_err)?;
+                let layers: Vec<(&dyn he::Packing, &[u64])> = packings
+                    .iter()
+                    .zip(&prepared)
+                    .map(|(p, q)| (p.as_ref(), q.x.as_slice()))
+                    .collect();
+                engine.he_linears(t, &layers)?
+            }
+        };
+        prepared
+            .iter()
+            .zip(ys)
+            .map(|(p, y)| self.finish(p, y))
+            .collect()
+    }
+
+    /// Product `v` by the server's weights as the backend takes it: a
+    /// convolution as is (`im2col` in the OT protocol), `X·W` as is, `W·X` as the
+    /// product `Xᵀ·Wᵀ`, `mul` broadcast first.
+    fn prepare(&self, v: ValueId) -> Result<Prepared<'_>, StepError> {
+        let instr = self.program.instr(v);
+        let (op, out) = (&instr.op, instr.ty.shape());
+        let shape = |o: &ValueId| self.program.ty(*o).shape();
+        let owned = |t: Cow<'_, Tensor>| words(&t).to_vec();
+        Ok(match op {
             Op::Conv2d { x, w, bias, conv } if self.server_only(*w) => {
                 let ws = shape(w);
                 let geom = ConvGeom {
@@ -605,25 +662,26 @@ impl<'p> Exec<'p> {
                     ],
                     conv: *conv,
                 };
-                let y = self.by_weights(
-                    engine,
-                    Product::Conv(&geom),
-                    words(&self.share_of(*x)),
-                    self.clear_words(*w),
-                )?;
                 let [_, c, _, _] = geom.output_shape();
-                self.add_bias(self.ring_tensor(out, y)?, *bias, &[1, c, 1, 1])
+                Prepared {
+                    kind: Product::Conv(geom),
+                    x: owned(self.share_of(*x)),
+                    w: self.clear_words(*w).map(Cow::Borrowed),
+                    transposed: None,
+                    bias: bias.map(|b| (b, vec![1, c, 1, 1])),
+                    out: out.to_vec(),
+                }
             }
             Op::MatMul { a, b, bias } if self.server_only(*b) => {
                 let (sa, sb) = (shape(a), shape(b));
-                let dims = (sa[0], sa[1], sb[1]);
-                let y = self.by_weights(
-                    engine,
-                    Product::MatMul(dims),
-                    words(&self.share_of(*a)),
-                    self.clear_words(*b),
-                )?;
-                self.add_bias(self.ring_tensor(out, y)?, *bias, &[sb[1]])
+                Prepared {
+                    kind: Product::MatMul((sa[0], sa[1], sb[1])),
+                    x: owned(self.share_of(*a)),
+                    w: self.clear_words(*b).map(Cow::Borrowed),
+                    transposed: None,
+                    bias: bias.map(|b| (b, vec![sb[1]])),
+                    out: out.to_vec(),
+                }
             }
             Op::MatMul { a, b, bias } if self.server_only(*a) => {
                 // W·X = (Xᵀ·Wᵀ)ᵀ.
@@ -633,14 +691,14 @@ impl<'p> Exec<'p> {
                     .clear(*a)
                     .map(|w| linear::transpose(w, &[1, 0]))
                     .transpose()?;
-                let yt = self.by_weights(
-                    engine,
-                    Product::MatMul((sb[1], sb[0], sa[0])),
-                    words(&xt),
-                    wt.as_ref().map(words),
-                )?;
-                let y = linear::transpose(&self.ring_tensor(&[sb[1], sa[0]], yt)?, &[1, 0])?;
-                self.add_bias(y, *bias, &[sb[1]])
+                Prepared {
+                    kind: Product::MatMul((sb[1], sb[0], sa[0])),
+                    x: words(&xt).to_vec(),
+                    w: wt.as_ref().map(|w| Cow::Owned(words(w).to_vec())),
+                    transposed: Some([sb[1], sa[0]]),
+                    bias: bias.map(|b| (b, vec![sb[1]])),
+                    out: out.to_vec(),
+                }
             }
             Op::Mul { a, b } if self.server_only(*a) || self.server_only(*b) => {
                 let (w, x) = if self.server_only(*a) { (a, b) } else { (b, a) };
@@ -649,14 +707,34 @@ impl<'p> Exec<'p> {
                     .clear(*w)
                     .map(|c| linear::broadcast_to(c, out))
                     .transpose()?;
-                let y =
-                    self.by_weights(engine, Product::Mul, words(&xb), wb.as_ref().map(words))?;
-                self.ring_tensor(out, y)
+                Prepared {
+                    kind: Product::Mul,
+                    x: words(&xb).to_vec(),
+                    w: wb.as_ref().map(|w| Cow::Owned(words(w).to_vec())),
+                    transposed: None,
+                    bias: None,
+                    out: out.to_vec(),
+                }
             }
-            _ => Err(StepError::Unsupported(format!(
-                "{} of a secret tensor by another secret operand (only the server's weights or public values can multiply a secret tensor here)",
-                op.mnemonic()
-            ))),
+            _ => {
+                return Err(StepError::Unsupported(format!(
+                    "{} of a secret tensor by another secret operand (only the server's weights or public values can multiply a secret tensor here)",
+                    op.mnemonic()
+                )));
+            }
+        })
+    }
+
+    /// The instruction's share from the backend's output `y` for `p`: transposed
+    /// back for `W·X`, plus the server's bias.
+    fn finish(&self, p: &Prepared<'_>, y: Vec<u64>) -> Result<Tensor, StepError> {
+        let y = match p.transposed {
+            Some(shape) => linear::transpose(&self.ring_tensor(&shape, y)?, &[1, 0])?,
+            None => self.ring_tensor(&p.out, y)?,
+        };
+        match &p.bias {
+            Some((b, shape)) => self.add_bias(y, Some(*b), shape),
+            None => Ok(y),
         }
     }
 
@@ -760,33 +838,6 @@ impl<'p> Exec<'p> {
         self.ring_tensor(instr.ty.shape(), share)
     }
 
-    /// This party's share of a product of a secret operand `x` (this party's share) by
-    /// the server's weights `w` (`None` at the client): by OT over a ring (§5.1.1), by
-    /// HE over a field ([`Engine::he_linear`]).
-    fn by_weights(
-        &self,
-        engine: &mut Engine,
-        kind: Product<'_>,
-        x: &[u64],
-        w: Option<&[u64]>,
-    ) -> Result<Vec<u64>, StepError> {
-        Ok(match (self.md, kind) {
-            (Modulus::Pow2(ell), Product::Conv(geom)) => engine.conv2d(ell, geom, x, w)?,
-            (Modulus::Pow2(ell), Product::MatMul(dims)) => engine.matmul(ell, dims, x, w)?,
-            (Modulus::Pow2(ell), Product::Mul) => engine.mul(ell, x, w)?,
-            (Modulus::Odd(t), kind) => {
-                let packing: Box<dyn he::Packing + '_> = match kind {
-                    Product::Conv(geom) => Box::new(he::conv::Conv::new(geom, w).map_err(he_err)?),
-                    Product::MatMul(dims) => {
-                        Box::new(he::fc::MatMul::new(dims, w).map_err(he_err)?)
-                    }
-                    Product::Mul => Box::new(he::mul::Mul::new(x.len(), w).map_err(he_err)?),
-                };
-                engine.he_linear(t, packing.as_ref(), x)?
-            }
-        })
-    }
-
     /// The comparison for a MaxPool or ArgMax over `x` (module docs): the paper's
     /// [`Compare::Narrow`] where `x` is provably non-negative, else [`Compare::Exact`].
     fn compare(&self, x: ValueId) -> Compare {
@@ -849,13 +900,51 @@ impl<'p> Exec<'p> {
 
 /// A product with the server's weights, by its shape.
 #[derive(Clone, Copy)]
-enum Product<'g> {
+enum Product {
     /// A convolution.
-    Conv(&'g ConvGeom),
+    Conv(ConvGeom),
     /// `[rows, cols] × [cols, outs]`.
     MatMul((usize, usize, usize)),
     /// Elementwise, as long as the operand.
     Mul,
+}
+
+/// A product by the server's weights as the backend takes it ([`Exec::prepare`]).
+struct Prepared<'e> {
+    kind: Product,
+    /// This party's share of the operand (transposed for `W·X`, broadcast for `mul`).
+    x: Vec<u64>,
+    /// The weights, at the server (likewise transposed or broadcast).
+    w: Option<Cow<'e, [u64]>>,
+    /// The shape of the backend's output if it is the transpose of the result
+    /// (`W·X`).
+    transposed: Option<[usize; 2]>,
+    /// The bias and the shape it broadcasts from.
+    bias: Option<(ValueId, Vec<usize>)>,
+    /// The instruction's shape.
+    out: Vec<usize>,
+}
+
+impl Prepared<'_> {
+    /// The product as an OT call member ([`matmul::Product`]).
+    fn ot_product(&self) -> matmul::Product<'_> {
+        let (x, w) = (self.x.as_slice(), self.w.as_deref());
+        match &self.kind {
+            Product::Conv(geom) => matmul::Product::Conv { geom, x, w },
+            Product::MatMul(dims) => matmul::Product::MatMul { dims: *dims, x, w },
+            Product::Mul => matmul::Product::Mul { x, w },
+        }
+    }
+
+    /// The product's HE packing (Gazelle's, App. F).
+    fn he_packing(&self) -> Result<Box<dyn he::Packing + '_>, he::HeError> {
+        let w = self.w.as_deref();
+        Ok(match &self.kind {
+            Product::Conv(geom) => Box::new(he::conv::Conv::new(geom, w)?),
+            Product::MatMul(dims) => Box::new(he::fc::MatMul::new(*dims, w)?),
+            Product::Mul => Box::new(he::mul::Mul::new(self.x.len(), w)?),
+        })
+    }
 }
 
 /// An HE packing error as a step error.

@@ -1,8 +1,11 @@
-//! The protocol of one HE linear layer over any [`Packing`] (see the
+//! The protocol of HE linear layers over any [`Packing`] (see the
 //! [module documentation](super)): the client's encrypted share up, the
-//! server's masked, re-randomized and flooded result down. One round trip;
-//! the server's work is spread over the packing's work units (an output
-//! ciphertext, or a convolution's output ciphertext of every tile) with rayon.
+//! server's masked, re-randomized and flooded result down. One round trip,
+//! for one layer ([`run`]) or for several independent layers together
+//! ([`run_all`]: every layer's ciphertexts in one flight each way, so the
+//! layers share the round trip); the server's work is spread over the
+//! packing's work units (an output ciphertext, or a convolution's output
+//! ciphertext of every tile) with rayon.
 
 use fhe::bfv::{Ciphertext, Encoding, Plaintext};
 use fhe_math::rq::traits::TryConvertFrom;
@@ -224,84 +227,133 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-/// Runs one HE linear layer: the client passes its share (`Keys::Client`),
-/// the server its share (`Keys::Server`; `packing` knows the weights). Both
-/// get their output share (length [`Packing::out_len`]). Communication: see
-/// the [module documentation](super).
+/// Runs one HE linear layer: [`run_all`] of one layer.
 pub fn run(
     keys: &Keys,
     ch: &mut Channel,
     packing: &dyn Packing,
     x: &[u64],
 ) -> Result<Vec<u64>, HeError> {
+    Ok(run_all(keys, ch, &[(packing, x)])?
+        .into_iter()
+        .next()
+        .unwrap_or_default())
+}
+
+/// Runs independent HE linear layers together: each `(packing, x)` is a
+/// layer and this party's share of its input; the client passes its shares
+/// (`Keys::Client`), the server its shares (`Keys::Server`; the packings know
+/// the weights). Both get their output shares (length [`Packing::out_len`]
+/// each), in order. One round trip for all: the client sends the ciphertexts
+/// of every layer in one flight, the server answers every layer in one;
+/// bytes are the layers' summed (see the [module documentation](super)).
+pub fn run_all(
+    keys: &Keys,
+    ch: &mut Channel,
+    layers: &[(&dyn Packing, &[u64])],
+) -> Result<Vec<Vec<u64>>, HeError> {
     let t = keys.params().t;
-    check(x.len() == packing.in_len(), || {
-        format!(
-            "{} shares for a layer of {} inputs",
-            x.len(),
-            packing.in_len()
-        )
-    })?;
-    check(x.iter().all(|&v| v < t), || {
-        format!("shares must be reduced mod {t}")
-    })?;
-    let mut y = vec![0u64; packing.out_len()];
+    for (packing, x) in layers {
+        check(x.len() == packing.in_len(), || {
+            format!(
+                "{} shares for a layer of {} inputs",
+                x.len(),
+                packing.in_len()
+            )
+        })?;
+        check(x.iter().all(|&v| v < t), || {
+            format!("shares must be reduced mod {t}")
+        })?;
+    }
+    let mut ys: Vec<Vec<u64>> = layers
+        .iter()
+        .map(|(p, _)| vec![0u64; p.out_len()])
+        .collect();
     match keys {
         Keys::Client { params, sk } => {
-            let cts = (0..packing.in_cts())
-                .into_par_iter()
-                .map(|k| {
-                    let pt = plaintext(params, &packing.pack(x, k))?;
-                    Ok(sk.try_encrypt(&pt, &mut OsRng::new()?)?)
-                })
-                .collect::<Result<Vec<Ciphertext>, HeError>>()?;
+            let mut cts = Vec::new();
+            for (packing, x) in layers {
+                cts.extend(
+                    (0..packing.in_cts())
+                        .into_par_iter()
+                        .map(|k| {
+                            let pt = plaintext(params, &packing.pack(x, k))?;
+                            Ok(sk.try_encrypt(&pt, &mut OsRng::new()?)?)
+                        })
+                        .collect::<Result<Vec<Ciphertext>, HeError>>()?,
+                );
+            }
             wire::send_cts(ch, &cts)?;
-            let outs = wire::recv_cts(ch, packing.out_cts(), &params.bfv, None)?;
-            for (g, ct) in outs.iter().enumerate() {
-                let pt = sk.try_decrypt(ct)?;
-                let slots = Vec::<u64>::try_decode(&pt, Encoding::simd())?;
-                packing.unpack(&slots, g, &mut y);
+            for ((packing, _), y) in layers.iter().zip(&mut ys) {
+                let outs = wire::recv_cts(ch, packing.out_cts(), &params.bfv, None)?;
+                for (g, ct) in outs.iter().enumerate() {
+                    let pt = sk.try_decrypt(ct)?;
+                    let slots = Vec::<u64>::try_decode(&pt, Encoding::simd())?;
+                    packing.unpack(&slots, g, y);
+                }
             }
         }
         Keys::Server { params, ek, pk } => {
-            let mut inputs = wire::recv_cts(ch, packing.in_cts(), &params.bfv, Some(CT_LEVEL))?;
+            let inputs = layers
+                .iter()
+                .map(|(p, _)| wire::recv_cts(ch, p.in_cts(), &params.bfv, Some(CT_LEVEL)))
+                .collect::<Result<Vec<_>, _>>()?;
             let ev = Evaluator { params, ek };
-            inputs
-                .par_iter_mut()
-                .enumerate()
-                .try_for_each(|(k, ct)| -> Result<(), HeError> {
-                    *ct += &plaintext(params, &packing.pack(x, k))?;
-                    Ok(())
-                })?;
-            let inputs = packing.prepare(&ev, inputs)?;
-            let mut outs = (0..packing.units())
-                .into_par_iter()
-                .map(|u| {
-                    packing
-                        .eval(&ev, &inputs, u)?
-                        .into_iter()
-                        .map(|(g, v)| Ok((g, finish(params, pk, v)?)))
-                        .collect::<Result<Vec<_>, HeError>>()
-                })
-                .collect::<Result<Vec<_>, HeError>>()?
-                .concat();
-            outs.sort_by_key(|&(g, _)| g);
-            check(
-                outs.iter().map(|&(g, _)| g).eq(0..packing.out_cts()),
-                || "the packing's work units do not yield each output once".into(),
-            )?;
-            noise::check_distance(outs.iter().map(|(_, o)| o.2.log_distance))?;
-            let cts: Vec<Ciphertext> = outs
-                .into_iter()
-                .map(|(g, (ct, r, _))| {
-                    packing.unpack(&r, g, &mut y);
-                    ct
-                })
-                .collect();
+            let mut cts = Vec::new();
+            for (((packing, x), inputs), y) in layers.iter().zip(inputs).zip(&mut ys) {
+                cts.extend(serve(params, pk, &ev, *packing, x, inputs, y)?);
+            }
             wire::send_cts(ch, &cts)?;
         }
     }
-    Ok(y)
+    Ok(ys)
+}
+
+/// The server's part of one layer of [`run_all`]: adds its share `x` to the
+/// client's ciphertexts `inputs`, evaluates the layer, masks and floods every
+/// output ciphertext; writes its output share to `y` and returns the
+/// ciphertexts to send.
+fn serve(
+    params: &Params,
+    pk: &Ciphertext,
+    ev: &Evaluator<'_>,
+    packing: &dyn Packing,
+    x: &[u64],
+    mut inputs: Vec<Ciphertext>,
+    y: &mut [u64],
+) -> Result<Vec<Ciphertext>, HeError> {
+    inputs
+        .par_iter_mut()
+        .enumerate()
+        .try_for_each(|(k, ct)| -> Result<(), HeError> {
+            *ct += &plaintext(params, &packing.pack(x, k))?;
+            Ok(())
+        })?;
+    let inputs = packing.prepare(ev, inputs)?;
+    let mut outs = (0..packing.units())
+        .into_par_iter()
+        .map(|u| {
+            packing
+                .eval(ev, &inputs, u)?
+                .into_iter()
+                .map(|(g, v)| Ok((g, finish(params, pk, v)?)))
+                .collect::<Result<Vec<_>, HeError>>()
+        })
+        .collect::<Result<Vec<_>, HeError>>()?
+        .concat();
+    outs.sort_by_key(|&(g, _)| g);
+    check(
+        outs.iter().map(|&(g, _)| g).eq(0..packing.out_cts()),
+        || "the packing's work units do not yield each output once".into(),
+    )?;
+    noise::check_distance(outs.iter().map(|(_, o)| o.2.log_distance))?;
+    Ok(outs
+        .into_iter()
+        .map(|(g, (ct, r, _))| {
+            packing.unpack(&r, g, y);
+            ct
+        })
+        .collect())
 }
 
 /// The `fhe` plaintext of a slot vector (values mod `t`) at the ciphertexts'

@@ -21,7 +21,10 @@
 //!
 //! Cost: the client sends `in_cts` ciphertexts at 4 moduli (174 bits,
 //! ≈178 KB each) and receives `out_cts` at 2 moduli (86 bits, ≈176 KB each);
-//! the counts depend only on the shapes. Key material (13 Galois keys ≈ 11.6
+//! the counts depend only on the shapes. Independent layers run together
+//! ([`layer::run_all`], the executor's product waves): the client sends every
+//! layer's ciphertexts in one flight, the server answers all in one, so they
+//! share the round trip; the bytes are the layers' summed. Key material (13 Galois keys ≈ 11.6
 //! MB and a public key ≈ 0.2 MB) goes once per session from the client.
 //!
 //! # Parameters ([`params`])

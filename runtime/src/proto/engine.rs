@@ -11,7 +11,9 @@
 //! plays the paper's `P0` in even chunks plays `P1` in odd ones), so both
 //! directions of the link carry OT traffic. Pooling and ArgMax cut the
 //! windows. Linear layers cut the rows of the shared operand; there the
-//! server (party `P0`, the weight owner) is the OT sender on every lane.
+//! server (party `P0`, the weight owner) is the OT sender on every lane, and
+//! several independent products run as one OT call per lane
+//! ([`Engine::products`]: lane `i` runs chunk `i` of every product).
 //! Results do not depend on `T`.
 //!
 //! Costs are those of the per-lane protocols summed over the chunks (plus
@@ -29,6 +31,7 @@ use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, sign, trunc};
 use crate::he;
 use crate::net::Party;
 use crate::ot::Session;
+use crate::ot::session::split;
 use sci_ir::ConvGeom;
 use sci_ir::interp::linear;
 use sci_ir::{Encoding, Pool2d, Tensor};
@@ -110,8 +113,24 @@ impl<S: BorrowMut<Session>> Engine<S> {
         server_sends: bool,
         f: impl Fn(&mut Ctx<'_>, Range<usize>) -> Result<R, ProtoError> + Sync,
     ) -> Result<R, ProtoError> {
+        let lanes = self.session().threads();
+        let parts = self.on_lanes(server_sends, |ctx, i| {
+            f(ctx, split(n, lanes).swap_remove(i))
+        })?;
+        Ok(R::join(parts))
+    }
+
+    /// Runs `f(ctx, i)` on every lane `i` of the session in parallel, roles
+    /// alternating across lanes (`server_sends`: the server is role `P0` on
+    /// every lane); the results in lane order.
+    fn on_lanes<R: Send>(
+        &mut self,
+        server_sends: bool,
+        f: impl Fn(&mut Ctx<'_>, usize) -> Result<R, ProtoError> + Sync,
+    ) -> Result<Vec<R>, ProtoError> {
         let radix = self.radix;
-        let parts = self.session_mut().run(n, |c| {
+        let lanes = self.session().threads();
+        self.session_mut().run(lanes, |c| {
             let role = if server_sends {
                 Role::from_sender(c.party == Party::Server)
             } else {
@@ -124,9 +143,8 @@ impl<S: BorrowMut<Session>> Engine<S> {
                 role,
                 radix,
             };
-            f(&mut ctx, c.range)
-        })?;
-        Ok(R::join(parts))
+            f(&mut ctx, c.index)
+        })
     }
 
     /// Shares of `ReLU(x)` mod `md` ([`relu::relu`]).
@@ -287,26 +305,50 @@ impl<S: BorrowMut<Session>> Engine<S> {
         self.avgpool(md, x, shape, &Pool2d::global([h, w]), false)
     }
 
-    /// Shares of `X·W` (`[R, C] × [C, O]`), `W` the server's (`None` on the
-    /// client) ([`matmul::matmul`]).
-    pub fn matmul(
+    /// Shares of the products `ps` by the server's weights (`None` at the
+    /// client) ([`matmul::products`]): each product's rows cut into one chunk
+    /// per lane, and lane `i` runs chunk `i` of every product in **one**
+    /// streamed OT call, the server the sender on every lane. Rounds: those of
+    /// one product; bytes: those of the products run one by one.
+    pub fn products(
         &mut self,
         ell: u32,
-        (rows, cols, outs): (usize, usize, usize),
-        x: &[u64],
-        w: Option<&[u64]>,
-    ) -> Result<Vec<u64>, ProtoError> {
-        super::check(x.len() == rows * cols, || {
-            format!("{} shares for a {rows}×{cols} operand", x.len())
-        })?;
-        self.chunks(rows, true, |ctx, r| {
-            let xr = &x[r.start * cols..r.end * cols];
-            matmul::matmul(ctx, ell, (r.len(), cols, outs), xr, w)
+        ps: &[matmul::Product<'_>],
+    ) -> Result<Vec<Vec<u64>>, ProtoError> {
+        let lanes = self.session().threads();
+        matmul::products_with(ps, |jobs| {
+            let parts = self.on_lanes(true, |ctx, i| {
+                let chunks: Vec<matmul::Job<'_>> = jobs
+                    .iter()
+                    .map(|j| j.chunk(split(j.rows(), lanes).swap_remove(i)))
+                    .collect();
+                matmul::run_jobs(ctx, ell, &chunks)
+            })?;
+            let mut ys = vec![Vec::new(); jobs.len()];
+            for part in parts {
+                for (y, p) in ys.iter_mut().zip(part) {
+                    y.extend(p);
+                }
+            }
+            Ok(ys)
         })
     }
 
-    /// Shares of the convolution of `x` with the server's weights
-    /// ([`matmul::conv2d`]).
+    /// Shares of `X·W` (`[R, C] × [C, O]`), `W` the server's (`None` on the
+    /// client): [`Self::products`] of one [`matmul::Product::MatMul`].
+    pub fn matmul(
+        &mut self,
+        ell: u32,
+        dims: (usize, usize, usize),
+        x: &[u64],
+        w: Option<&[u64]>,
+    ) -> Result<Vec<u64>, ProtoError> {
+        matmul::one(self.products(ell, &[matmul::Product::MatMul { dims, x, w }]))
+    }
+
+    /// Shares of the convolution of `x` with the server's weights:
+    /// [`Self::products`] of one [`matmul::Product::Conv`] (its groups in one
+    /// call).
     pub fn conv2d(
         &mut self,
         ell: u32,
@@ -314,32 +356,27 @@ impl<S: BorrowMut<Session>> Engine<S> {
         x: &[u64],
         w: Option<&[u64]>,
     ) -> Result<Vec<u64>, ProtoError> {
-        matmul::conv2d_with(geom, x, w, |dims, xc, wt| self.matmul(ell, dims, xc, wt))
+        matmul::one(self.products(ell, &[matmul::Product::Conv { geom, x, w }]))
     }
 
-    /// Shares of `x ⊙ w` with `w` the server's ([`matmul::mul`]).
+    /// Shares of `x ⊙ w` with `w` the server's: [`Self::products`] of one
+    /// [`matmul::Product::Mul`].
     pub fn mul(&mut self, ell: u32, x: &[u64], w: Option<&[u64]>) -> Result<Vec<u64>, ProtoError> {
-        if let Some(w) = w {
-            super::check(w.len() == x.len(), || {
-                format!("{} weights for {} elements", w.len(), x.len())
-            })?;
-        }
-        self.chunks(x.len(), true, |ctx, r| {
-            matmul::mul(ctx, ell, &x[r.clone()], w.map(|w| &w[r]))
-        })
+        matmul::one(self.products(ell, &[matmul::Product::Mul { x, w }]))
     }
 
-    /// Shares of an HE linear layer ([`he::layer::run`]) over the field `Z_t`:
-    /// `packing` is a [`he::conv::Conv`], [`he::fc::MatMul`] or
-    /// [`he::mul::Mul`] (with the weights at the server). Runs on lane 0; the
-    /// first call of a session (or of a new `t`) sets up the keys there
-    /// (client → server, ≈ 11.8 MB). One round trip per layer.
-    pub fn he_linear(
+    /// Shares of HE linear layers ([`he::layer::run_all`]) over the field
+    /// `Z_t`: each `(packing, x)` is a [`he::conv::Conv`], [`he::fc::MatMul`]
+    /// or [`he::mul::Mul`] (with the weights at the server) and this party's
+    /// share of its input. Runs on lane 0; the first call of a session (or of
+    /// a new `t`) sets up the keys there (client → server, ≈ 11.8 MB). One
+    /// round trip for all the layers: the client's ciphertexts of every layer
+    /// in one flight, the server's in one.
+    pub fn he_linears(
         &mut self,
         t: u64,
-        packing: &dyn he::Packing,
-        x: &[u64],
-    ) -> Result<Vec<u64>, ProtoError> {
+        layers: &[(&dyn he::Packing, &[u64])],
+    ) -> Result<Vec<Vec<u64>>, ProtoError> {
         self.he_keys(t)?;
         let keys = self
             .he
@@ -351,13 +388,23 @@ impl<S: BorrowMut<Session>> Engine<S> {
             .lanes_mut()
             .first_mut()
             .ok_or_else(|| ProtoError::InvalidArgument("a session without lanes".into()))?;
-        Ok(he::layer::run(keys, &mut lane.ch, packing, x)?)
+        Ok(he::layer::run_all(keys, &mut lane.ch, layers)?)
+    }
+
+    /// Shares of one HE linear layer: [`Self::he_linears`] of one layer.
+    pub fn he_linear(
+        &mut self,
+        t: u64,
+        packing: &dyn he::Packing,
+        x: &[u64],
+    ) -> Result<Vec<u64>, ProtoError> {
+        matmul::one(self.he_linears(t, &[(packing, x)]))
     }
 
     /// Sets up this session's HE keys for the field `Z_t` on lane 0 unless they
     /// exist ([`he::Keys::setup`]: the client's fresh secret key stays with it; its
     /// public and Galois keys go to the server, ≈ 11.8 MB, one message). Returns
-    /// whether it set them up. [`Self::he_linear`] calls it; the executor calls it
+    /// whether it set them up. [`Self::he_linears`] calls it; the executor calls it
     /// before the first instruction so the report shows the key set-up apart.
     pub fn he_keys(&mut self, t: u64) -> Result<bool, ProtoError> {
         if self.he.as_ref().is_some_and(|k| k.params().t == t) {
@@ -624,6 +671,200 @@ mod tests {
             assert!((0..x.len()).all(|i| signs.get(i) == (x[i] >> 31 == 1)));
             assert_eq!(r1.2.as_deref(), Some(x), "reveal");
             assert!(r0.2.is_none());
+        }
+    }
+
+    /// The counters of every lane.
+    fn lane_stats(e: &mut Engine<&mut Session>) -> Vec<crate::net::Stats> {
+        e.session_mut()
+            .lanes_mut()
+            .iter()
+            .map(|l| l.ch.stats())
+            .collect()
+    }
+
+    /// Independent products of different shapes and widths as one call of each
+    /// backend, on 1 and 3 lanes: a grouped convolution, two matrix products (one with
+    /// fewer rows than lanes) and an elementwise product. Each output equals the
+    /// interpreter's; the call takes the rounds of one product, and its bytes are the
+    /// cost model's (SCI_OT: the lanes' chunks of every product in one OT call; SCI_HE:
+    /// every layer's ciphertexts in one flight each way).
+    #[test]
+    fn independent_products_run_as_one_call() {
+        use crate::proto::matmul::Product;
+        use sci_ir::cost::{Role as CostRole, he as he_cost, linear as lin};
+        const T32: u64 = 4_295_049_217;
+        let conv = sci_ir::Conv2d {
+            strides: [1, 1],
+            pads: [1, 1, 1, 1],
+            dilations: [1, 1],
+            groups: 2,
+        };
+        let geom = ConvGeom {
+            input: [1, 4, 6, 5],
+            c_out: 6,
+            kernel: [3, 3],
+            conv,
+        };
+        const WSHAPE: [usize; 4] = [6, 2, 3, 3];
+        let (m1, m2) = ((7usize, 5usize, 3usize), (2usize, 9usize, 40usize));
+        // (rows, cols, outs) of the OT products: the convolution's two groups first.
+        let ot_dims = [(30, 18, 3), (30, 18, 3), m1, m2, (11, 1, 1)];
+        let moduli = [
+            (Modulus::Pow2(32), 1usize),
+            (Modulus::Pow2(41), 3),
+            (Modulus::Odd(T32), 1),
+            (Modulus::Odd(T32), 3),
+        ];
+        for (md, t) in moduli {
+            let mut g = prg(u128::from(md.bits()) + t as u128);
+            // Small weights keep the HE noise within its budget.
+            let small = |g: &mut crate::crypto::Prg, n: usize| -> Vec<u64> {
+                (0..n)
+                    .map(|_| md.reduce_i128((g.next_block().0 % 4097) as i128 - 2048))
+                    .collect()
+            };
+            let xs: Vec<Vec<u64>> = [120, 35, 18, 11]
+                .into_iter()
+                .map(|n| md.random(&mut g, n))
+                .collect();
+            let ws: Vec<Vec<u64>> = [108, 15, 360, 11]
+                .into_iter()
+                .map(|n| small(&mut g, n))
+                .collect();
+            let shares: Vec<(Vec<u64>, Vec<u64>)> =
+                xs.iter().map(|x| share(&mut g, x, md)).collect();
+            let (r0, r1) = run(t, |e, p| {
+                let server = p == Party::Server;
+                let x = |k: usize| -> &[u64] { if server { &shares[k].0 } else { &shares[k].1 } };
+                let w = |k: usize| server.then_some(&ws[k][..]);
+                e.session_mut().setup()?;
+                let before = lane_stats(e);
+                let ys = match md {
+                    Modulus::Pow2(ell) => e.products(
+                        ell,
+                        &[
+                            Product::Conv {
+                                geom: &geom,
+                                x: x(0),
+                                w: w(0),
+                            },
+                            Product::MatMul {
+                                dims: m1,
+                                x: x(1),
+                                w: w(1),
+                            },
+                            Product::MatMul {
+                                dims: m2,
+                                x: x(2),
+                                w: w(2),
+                            },
+                            Product::Mul { x: x(3), w: w(3) },
+                        ],
+                    )?,
+                    Modulus::Odd(t) => {
+                        e.he_keys(t)?;
+                        let he_err = |e: he::HeError| ProtoError::He(e);
+                        let conv = he::conv::Conv::new(&geom, w(0)).map_err(he_err)?;
+                        let fc1 = he::fc::MatMul::new(m1, w(1)).map_err(he_err)?;
+                        let fc2 = he::fc::MatMul::new(m2, w(2)).map_err(he_err)?;
+                        let mul = he::mul::Mul::new(11, w(3)).map_err(he_err)?;
+                        let before = lane_stats(e);
+                        let ys = e.he_linears(
+                            t,
+                            &[
+                                (&conv as &dyn he::Packing, x(0)),
+                                (&fc1, x(1)),
+                                (&fc2, x(2)),
+                                (&mul, x(3)),
+                            ],
+                        )?;
+                        return Ok((ys, before, lane_stats(e)));
+                    }
+                };
+                Ok((ys, before, lane_stats(e)))
+            });
+            let server = |k: usize, shape: &'static [usize]| (&ws[k][..], shape, Owner::Server);
+            let matmul = |k: usize, (r, cols, o): (usize, usize, usize)| {
+                let (xs_shape, ws_shape) = ([r, cols], [cols, o]);
+                reference(
+                    md,
+                    &[c(&xs[k], &xs_shape), (&ws[k], &ws_shape, Owner::Server)],
+                    |v| Op::MatMul {
+                        a: v[0],
+                        b: v[1],
+                        bias: None,
+                    },
+                )
+            };
+            let want = [
+                reference(md, &[c(&xs[0], &geom.input), server(0, &WSHAPE)], |v| {
+                    Op::Conv2d {
+                        x: v[0],
+                        w: v[1],
+                        bias: None,
+                        conv,
+                    }
+                }),
+                matmul(1, m1),
+                matmul(2, m2),
+                reference(md, &[c(&xs[3], &[11]), server(3, &[11])], |v| Op::Mul {
+                    a: v[0],
+                    b: v[1],
+                }),
+            ];
+            for (k, ((a, b), want)) in r0.0.iter().zip(&r1.0).zip(&want).enumerate() {
+                assert_eq!(open(a, b, md), want.0, "product {k}, {md} on {t} lanes");
+            }
+            // Bytes each party sent, summed over lanes, and rounds, the slowest lane's.
+            let cost = |(_, before, after): &(
+                Vec<Vec<u64>>,
+                Vec<crate::net::Stats>,
+                Vec<crate::net::Stats>,
+            )| {
+                let d: Vec<_> = after.iter().zip(before).map(|(a, b)| *a - *b).collect();
+                (
+                    d.iter().map(|s| s.bytes_sent).sum::<u64>(),
+                    d.iter().map(|s| s.rounds).max().unwrap_or(0),
+                )
+            };
+            let (server, client) = (cost(&r0), cost(&r1));
+            let want = match md {
+                Modulus::Pow2(ell) => (0..t)
+                    .map(|i| {
+                        let lane: Vec<_> = ot_dims
+                            .iter()
+                            .map(|&(r, c, o)| (split(r, t)[i].len(), c, o))
+                            .collect();
+                        lin::products(ell, &lane, true)
+                    })
+                    .fold((0, 0), |(s, c), tr| {
+                        (s + tr.sent(CostRole::P0), c + tr.sent(CostRole::P1))
+                    }),
+                Modulus::Odd(t) => {
+                    let counts = [
+                        he_cost::conv(&geom),
+                        he_cost::matmul(7, 5, 3),
+                        he_cost::matmul(2, 9, 40),
+                        he_cost::mul(11),
+                    ]
+                    .map(|c| c.expect("packable"));
+                    let tr = he_cost::layer(
+                        he_cost::Counts {
+                            up: counts.iter().map(|c| c.up).sum(),
+                            down: counts.iter().map(|c| c.down).sum(),
+                        },
+                        t,
+                    );
+                    (tr.sent(CostRole::P0), tr.sent(CostRole::P1))
+                }
+            };
+            if crate::proto::testutil::costed() || matches!(md, Modulus::Odd(_)) {
+                assert_eq!((server.0, client.0), want, "bytes, {md} on {t} lanes");
+                // One flight each way: the client waits once; the server, whose last
+                // act was to receive the set-up's (or the keys') messages, not at all.
+                assert_eq!((server.1, client.1), (0, 1), "rounds, {md} on {t} lanes");
+            }
         }
     }
 

@@ -40,8 +40,17 @@
 //! before the answers it decodes, while the server answers batch after
 //! batch, so both directions of the link are busy at once and a product
 //! costs [`ROUNDS`] round for each party whatever its size (over a
-//! full-duplex channel; the first OT use of a channel adds the set-up's). A
-//! convolution with `g` groups is `g` products, one after the other.
+//! full-duplex channel; the first OT use of a channel adds the set-up's).
+//!
+//! # Several products in one call
+//! Independent products ([`Product`]: the groups of a convolution, the
+//! products of one wave of the executor) run as **one** OT call
+//! ([`products`]): the batches of every product one after the other in one
+//! stream, each product's batches padded as if it ran alone. Bytes: the
+//! products' summed, exactly; rounds: [`ROUNDS`], as for one product. Over
+//! a session's lanes ([`crate::proto::engine::Engine::products`]) each
+//! product's rows are cut into one chunk per lane, and lane `i` runs chunk
+//! `i` of every product in its one call.
 
 use super::{Ctx, ProtoError, Role, check, check_ell};
 use crate::ot::CotFields;
@@ -49,6 +58,8 @@ use crate::pack::mask;
 use sci_ir::ConvGeom;
 use sci_ir::cost;
 use sci_ir::cost::linear::batch_pairs;
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// Largest number of correlation words (`u64`) of one OT batch. The
 /// correlated OTs stream through cache-sized steps
@@ -126,112 +137,280 @@ fn add_shifted_in(y: &mut [u64], v: &[u64], sh: usize, neg: bool) {
     }
 }
 
-/// The server's weights for a product: a row of weights for each
-/// `(r, c)` pair of the shared operand.
-trait Weights: Sync {
-    /// The weight vector multiplied by element `(r, c)` (length `O`).
-    fn row(&self, r: usize, c: usize) -> &[u64];
+/// The server's weights of one product: the weight vector that element
+/// `(r, c)` of the shared operand multiplies.
+#[derive(Clone, Debug)]
+enum Weights<'a> {
+    /// `W` (`C×O`, row-major): element `(r, c)` multiplies row `c`.
+    Matrix(Cow<'a, [u64]>),
+    /// Elementwise (`C = O = 1`): element `(r, 0)` multiplies `w[r]`.
+    Diagonal(Cow<'a, [u64]>),
 }
 
-/// `W` (`C×O`, row-major): element `(r, c)` multiplies row `c`.
-struct Matrix<'a> {
-    w: &'a [u64],
-    o: usize,
-}
-
-impl Weights for Matrix<'_> {
-    fn row(&self, _r: usize, c: usize) -> &[u64] {
-        &self.w[c * self.o..(c + 1) * self.o]
+impl Weights<'_> {
+    /// The weight vector multiplied by element `(r, c)` (length `outs`).
+    #[inline(always)]
+    fn row(&self, r: usize, c: usize, outs: usize) -> &[u64] {
+        match self {
+            Weights::Matrix(w) => &w[c * outs..(c + 1) * outs],
+            Weights::Diagonal(w) => &w[r..r + 1],
+        }
     }
 }
 
-/// Elementwise: element `(r, 0)` multiplies `w[r]`.
-struct Diagonal<'a> {
-    w: &'a [u64],
+/// One matrix product `X·W` of an OT call: this party's share `x` of `X`
+/// (`R×C`, row-major) and, at the server, the weights. A [`Product`] is
+/// one job, or one per group for a convolution ([`lower`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Job<'a> {
+    /// `(R, C, O)`.
+    dims: (usize, usize, usize),
+    x: Cow<'a, [u64]>,
+    w: Option<Weights<'a>>,
 }
 
-impl Weights for Diagonal<'_> {
-    fn row(&self, r: usize, _c: usize) -> &[u64] {
-        &self.w[r..r + 1]
+impl Job<'_> {
+    /// Rows of the shared operand (the unit a session chunks over its lanes).
+    pub(crate) fn rows(&self) -> usize {
+        self.dims.0
+    }
+
+    /// The product restricted to the rows `r` (borrowing this one's data).
+    pub(crate) fn chunk(&self, r: Range<usize>) -> Job<'_> {
+        let (_, cols, outs) = self.dims;
+        Job {
+            dims: (r.len(), cols, outs),
+            x: Cow::Borrowed(&self.x[r.start * cols..r.end * cols]),
+            w: self.w.as_ref().map(|w| match w {
+                Weights::Matrix(m) => Weights::Matrix(Cow::Borrowed(m)),
+                Weights::Diagonal(d) => Weights::Diagonal(Cow::Borrowed(&d[r])),
+            }),
+        }
     }
 }
 
-/// The core: `Y = X·W` (`R×O`) for this party's share `x` of `X` (`R×C`).
-/// The server (role `P0`) passes the weights.
-fn product(
+/// A product of a secret-shared operand with the server's weights, one
+/// member of an OT call ([`products`]; the server passes the weights, the
+/// client `None`).
+#[derive(Clone, Copy, Debug)]
+pub enum Product<'a> {
+    /// `Y = X·W`, `[R, C] × [C, O] → [R, O]` (the orientation of
+    /// [`sci_ir::Op::MatMul`]).
+    MatMul {
+        /// `(R, C, O)`.
+        dims: (usize, usize, usize),
+        /// This party's share of `X`.
+        x: &'a [u64],
+        /// `W`, row-major.
+        w: Option<&'a [u64]>,
+    },
+    /// The elementwise product `x ⊙ w` (same length; broadcast both
+    /// operands to the output shape first).
+    Mul {
+        /// This party's share.
+        x: &'a [u64],
+        /// The weights.
+        w: Option<&'a [u64]>,
+    },
+    /// The convolution of `x` (`[N, C, H, W]`) with `w` (`[C_out,
+    /// C/groups, kh, kw]`), without bias: per group, the product of the
+    /// `im2col` matrix (`N·oh·ow × (C/g)·kh·kw`, padding as 0) with the
+    /// transposed group weights.
+    Conv {
+        /// The geometry.
+        geom: &'a ConvGeom,
+        /// This party's share of the input.
+        x: &'a [u64],
+        /// The filters.
+        w: Option<&'a [u64]>,
+    },
+}
+
+/// The jobs of product `p`: one, or one per group of a convolution.
+/// Checks the lengths of the operands against the dimensions.
+fn lower<'a>(p: &Product<'a>) -> Result<Vec<Job<'a>>, ProtoError> {
+    match *p {
+        Product::MatMul {
+            dims: (rows, cols, outs),
+            x,
+            w,
+        } => {
+            check(x.len() == rows * cols, || {
+                format!("{} shares for a {rows}×{cols} operand", x.len())
+            })?;
+            if let Some(w) = w {
+                check(w.len() == cols * outs, || {
+                    format!("{} weights for a {cols}×{outs} matrix", w.len())
+                })?;
+            }
+            Ok(vec![Job {
+                dims: (rows, cols, outs),
+                x: Cow::Borrowed(x),
+                w: w.map(|w| Weights::Matrix(Cow::Borrowed(w))),
+            }])
+        }
+        Product::Mul { x, w } => {
+            if let Some(w) = w {
+                check(w.len() == x.len(), || {
+                    format!("{} weights for {} elements", w.len(), x.len())
+                })?;
+            }
+            Ok(vec![Job {
+                dims: (x.len(), 1, 1),
+                x: Cow::Borrowed(x),
+                w: w.map(|w| Weights::Diagonal(Cow::Borrowed(w))),
+            }])
+        }
+        Product::Conv { geom, x, w } => conv_jobs(geom, x, w),
+    }
+}
+
+/// Product `p`'s output from the outputs of its jobs ([`lower`]): a
+/// convolution's groups into `[N, C_out, oh, ow]`.
+fn raise(p: &Product<'_>, ys: Vec<Vec<u64>>) -> Vec<u64> {
+    match p {
+        Product::Conv { geom, .. } => conv_output(geom, &ys),
+        _ => ys.into_iter().next().unwrap_or_default(),
+    }
+}
+
+/// The outputs of `ps`, in order, with their jobs run by `run` (which
+/// returns the jobs' outputs in order: one OT call on one lane, or chunked
+/// over a session's lanes).
+pub(crate) fn products_with(
+    ps: &[Product<'_>],
+    run: impl FnOnce(&[Job<'_>]) -> Result<Vec<Vec<u64>>, ProtoError>,
+) -> Result<Vec<Vec<u64>>, ProtoError> {
+    let lowered = ps.iter().map(lower).collect::<Result<Vec<_>, _>>()?;
+    let counts: Vec<usize> = lowered.iter().map(Vec::len).collect();
+    let jobs: Vec<Job<'_>> = lowered.into_iter().flatten().collect();
+    let mut ys = run(&jobs)?.into_iter();
+    Ok(ps
+        .iter()
+        .zip(counts)
+        .map(|(p, n)| raise(p, ys.by_ref().take(n).collect()))
+        .collect())
+}
+
+/// Shares of the products `ps` (see [`Product`]) as **one** streamed OT
+/// call on this lane: the batches of every product, one after the other,
+/// so the call costs [`ROUNDS`] whatever the number of products, and the
+/// bytes of the products run one by one (each product's batches are padded
+/// as before). The server (role `P0`) passes the weights of every product,
+/// the client none.
+pub fn products(
     ctx: &mut Ctx<'_>,
     ell: u32,
-    (rows, cols, outs): (usize, usize, usize),
-    x: &[u64],
-    weights: Option<&dyn Weights>,
-) -> Result<Vec<u64>, ProtoError> {
+    ps: &[Product<'_>],
+) -> Result<Vec<Vec<u64>>, ProtoError> {
+    products_with(ps, |jobs| run_jobs(ctx, ell, jobs))
+}
+
+/// The core: `Y_k = X_k·W_k` (`R_k×O_k`) for this party's shares `x_k` of
+/// every job, in one OT call over the concatenation of the jobs' instances
+/// and batches.
+pub(crate) fn run_jobs(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    jobs: &[Job<'_>],
+) -> Result<Vec<Vec<u64>>, ProtoError> {
     check_ell(ell)?;
-    check(x.len() == rows * cols, || {
-        format!("{} shares for a {rows}×{cols} operand", x.len())
-    })?;
-    check(weights.is_some() == (ctx.role == Role::P0), || {
-        "the weight owner must play role P0 (the OT sender)".into()
-    })?;
+    check(
+        jobs.iter().all(|j| j.w.is_some() == (ctx.role == Role::P0)),
+        || "the weight owner must play role P0 (the OT sender)".into(),
+    )?;
     let m = mask(ell);
     let l = ell as usize;
-    let mut y = vec![0u64; rows * outs];
+    let mut ys: Vec<Vec<u64>> = jobs
+        .iter()
+        .map(|j| vec![0u64; j.dims.0 * j.dims.2])
+        .collect();
     // Local part of the server: x_0·W.
-    if let Some(w) = weights {
+    for (job, y) in jobs.iter().zip(&mut ys) {
+        let (rows, cols, outs) = job.dims;
+        let Some(w) = &job.w else { continue };
         for r in 0..rows {
             let yr = &mut y[r * outs..(r + 1) * outs];
             for c in 0..cols {
-                let xv = x[r * cols + c];
+                let xv = job.x[r * cols + c];
                 if xv != 0 {
-                    for (a, &wv) in yr.iter_mut().zip(w.row(r, c)) {
+                    for (a, &wv) in yr.iter_mut().zip(w.row(r, c, outs)) {
                         *a = a.wrapping_add(xv.wrapping_mul(wv));
                     }
                 }
             }
         }
     }
-    // OT part: instance (pair p, bit i) has width ℓ − i and carries the
-    // weight row of p; its output, times 2^i, goes to the output row of p
-    // (negated for the server).
-    if outs == 0 {
-        return Ok(y);
-    }
-    let tables: Vec<Vec<u32>> = (0..ell).map(|i| vec![ell - i; outs]).collect();
+    // OT part: job k's instances follow those of jobs 0..k; its instance
+    // (pair p, bit i) has width ℓ − i and carries the weight row of p; its
+    // output, times 2^i, goes to the output row of p (negated for the
+    // server). Every job has a multiple of ℓ instances, so bit i is the
+    // global index mod ℓ.
+    let tables: Vec<Vec<Vec<u32>>> = jobs
+        .iter()
+        .map(|j| match j.dims.2 {
+            0 => Vec::new(),
+            outs => (0..ell).map(|i| vec![ell - i; outs]).collect(),
+        })
+        .collect();
     let shapes = tables
         .iter()
-        .map(|t| CotFields::new(t))
-        .collect::<Result<Vec<_>, _>>()?;
-    let batches: Vec<usize> = batch_pairs(ell, rows * cols, outs)
-        .map(|np| np * l)
-        .collect();
-    // Instance j: pair j / ℓ (row-major (r, c)), bit j % ℓ.
-    let (by_bits, by_cols) = (IndexDiv::new(l), IndexDiv::new(cols));
-    let bit = |j: usize| by_bits.div_rem(j).1;
-    let row = |j: usize| by_cols.div_rem(by_bits.div_rem(j).0).0;
-    let width = |j: usize| shapes[bit(j)];
-    match weights {
-        Some(w) => {
-            let corr = |j: usize| {
-                let (r, c) = by_cols.div_rem(by_bits.div_rem(j).0);
-                w.row(r, c)
-            };
-            ctx.ot
-                .send_cot_batches(ctx.ch, &batches, width, corr, |j, r| {
-                    add_shifted(&mut y[row(j) * outs..][..outs], r, bit(j), true);
-                })?;
-        }
-        None => {
-            let choice = |j: usize| {
-                let (p, i) = by_bits.div_rem(j);
-                (x[p] >> i) & 1 == 1
-            };
-            ctx.ot
-                .recv_cot_batches(ctx.ch, &batches, choice, width, |j, v| {
-                    add_shifted(&mut y[row(j) * outs..][..outs], v, bit(j), false);
-                })?;
-        }
+        .map(|t| t.iter().map(|t| CotFields::new(t)).collect())
+        .collect::<Result<Vec<Vec<_>>, _>>()?;
+    let (mut starts, mut batches, mut total) = (Vec::with_capacity(jobs.len()), Vec::new(), 0);
+    for job in jobs {
+        let (rows, cols, outs) = job.dims;
+        let pairs = if outs == 0 { 0 } else { rows * cols };
+        starts.push(total);
+        batches.extend(batch_pairs(ell, pairs, outs).map(|np| np * l));
+        total += pairs * l;
     }
-    y.iter_mut().for_each(|v| *v &= m);
-    Ok(y)
+    let by_cols: Vec<IndexDiv> = jobs.iter().map(|j| IndexDiv::new(j.dims.1)).collect();
+    let by_bits = IndexDiv::new(l);
+    // Global instance j → (job, its pair, bit). A job without instances
+    // starts where the next one does, so the last job starting at or before
+    // j holds it.
+    let locate = |j: usize| {
+        let k = if starts.len() == 1 {
+            0
+        } else {
+            starts.partition_point(|&s| s <= j) - 1
+        };
+        let (p, i) = by_bits.div_rem(j - starts[k]);
+        (k, p, i)
+    };
+    let width = |j: usize| {
+        let (k, _, i) = locate(j);
+        shapes[k][i]
+    };
+    let mut out = |j: usize, v: &[u64], neg: bool| {
+        let (k, p, i) = locate(j);
+        let outs = jobs[k].dims.2;
+        let r = by_cols[k].div_rem(p).0;
+        add_shifted(&mut ys[k][r * outs..][..outs], v, i, neg);
+    };
+    if ctx.role == Role::P0 {
+        let corr = |j: usize| {
+            let (k, p, _) = locate(j);
+            let (r, c) = by_cols[k].div_rem(p);
+            let w = jobs[k]
+                .w
+                .as_ref()
+                .expect("the sender holds every job's weights");
+            w.row(r, c, jobs[k].dims.2)
+        };
+        ctx.ot
+            .send_cot_batches(ctx.ch, &batches, width, corr, |j, r| out(j, r, true))?;
+    } else {
+        let choice = |j: usize| {
+            let (k, p, i) = locate(j);
+            (jobs[k].x[p] >> i) & 1 == 1
+        };
+        ctx.ot
+            .recv_cot_batches(ctx.ch, &batches, choice, width, |j, v| out(j, v, false))?;
+    }
+    ys.iter_mut().flatten().for_each(|v| *v &= m);
+    Ok(ys)
 }
 
 /// Shares of `Y = X·W` (`[R, C] × [C, O] → [R, O]`, the orientation of
@@ -241,23 +420,16 @@ fn product(
 pub fn matmul(
     ctx: &mut Ctx<'_>,
     ell: u32,
-    (rows, cols, outs): (usize, usize, usize),
+    dims: (usize, usize, usize),
     x: &[u64],
     w: Option<&[u64]>,
 ) -> Result<Vec<u64>, ProtoError> {
-    if let Some(w) = w {
-        check(w.len() == cols * outs, || {
-            format!("{} weights for a {cols}×{outs} matrix", w.len())
-        })?;
-    }
-    let wm = w.map(|w| Matrix { w, o: outs });
-    product(
-        ctx,
-        ell,
-        (rows, cols, outs),
-        x,
-        wm.as_ref().map(|m| m as &dyn Weights),
-    )
+    one(products(ctx, ell, &[Product::MatMul { dims, x, w }]))
+}
+
+/// The output of a call of one product.
+pub(crate) fn one(ys: Result<Vec<Vec<u64>>, ProtoError>) -> Result<Vec<u64>, ProtoError> {
+    Ok(ys?.into_iter().next().unwrap_or_default())
 }
 
 /// Shares of `Y = W·X` (`[O, C] × [C, R] → [O, R]`) with `W` the server's:
@@ -294,19 +466,7 @@ pub fn mul(
     x: &[u64],
     w: Option<&[u64]>,
 ) -> Result<Vec<u64>, ProtoError> {
-    if let Some(w) = w {
-        check(w.len() == x.len(), || {
-            format!("{} weights for {} elements", w.len(), x.len())
-        })?;
-    }
-    let d = w.map(|w| Diagonal { w });
-    product(
-        ctx,
-        ell,
-        (x.len(), 1, 1),
-        x,
-        d.as_ref().map(|d| d as &dyn Weights),
-    )
+    one(products(ctx, ell, &[Product::Mul { x, w }]))
 }
 
 /// The transpose of a row-major `r×c` matrix.
@@ -334,9 +494,8 @@ fn validate(geom: &ConvGeom) -> Result<(), ProtoError> {
 }
 
 /// Shares of the convolution of this party's share `x` (`[N, C, H, W]`) with
-/// the server's weights `w` (`[C_out, C/groups, kh, kw]`), without bias:
-/// per group, the product of the `im2col` matrix (`N·oh·ow × (C/g)·kh·kw`,
-/// padding as 0) with the transposed group weights ([`matmul`]).
+/// the server's weights `w` (`[C_out, C/groups, kh, kw]`), without bias
+/// ([`Product::Conv`]: the products of all groups in one OT call).
 pub fn conv2d(
     ctx: &mut Ctx<'_>,
     ell: u32,
@@ -344,17 +503,16 @@ pub fn conv2d(
     x: &[u64],
     w: Option<&[u64]>,
 ) -> Result<Vec<u64>, ProtoError> {
-    conv2d_with(geom, x, w, |dims, xc, wt| matmul(ctx, ell, dims, xc, wt))
+    one(products(ctx, ell, &[Product::Conv { geom, x, w }]))
 }
 
-/// [`conv2d`] with the products done by `mm(dims, x, w)` (a [`matmul`] on
-/// one lane or on all lanes of a session).
-pub(crate) fn conv2d_with(
+/// The jobs of a convolution: per group, the `im2col` matrix of `x` and the
+/// transposed group weights. Checks the geometry and the lengths.
+fn conv_jobs<'a>(
     geom: &ConvGeom,
     x: &[u64],
     w: Option<&[u64]>,
-    mut mm: impl FnMut((usize, usize, usize), &[u64], Option<&[u64]>) -> Result<Vec<u64>, ProtoError>,
-) -> Result<Vec<u64>, ProtoError> {
+) -> Result<Vec<Job<'a>>, ProtoError> {
     validate(geom)?;
     let [n, c, h, wd] = geom.input;
     let [kh, kw] = geom.kernel;
@@ -374,8 +532,7 @@ pub(crate) fn conv2d_with(
         })?;
     }
     let (rows, cols) = (n * oh * ow, cg * kh * kw);
-    let mut y = vec![0u64; n * geom.c_out * oh * ow];
-    for grp in 0..g {
+    let job = |grp: usize| {
         // im2col: row (b, i, j), column (ci, a, bb).
         let mut xc = vec![0u64; rows * cols];
         for b in 0..n {
@@ -406,7 +563,23 @@ pub(crate) fn conv2d_with(
         }
         // Group weights transposed: (ci, a, bb) × o.
         let wt = w.map(|w| transpose2(&w[grp * cog * cols..(grp + 1) * cog * cols], cog, cols));
-        let yg = mm((rows, cols, cog), &xc, wt.as_deref())?;
+        Job {
+            dims: (rows, cols, cog),
+            x: Cow::Owned(xc),
+            w: wt.map(|wt| Weights::Matrix(Cow::Owned(wt))),
+        }
+    };
+    Ok((0..g).map(job).collect())
+}
+
+/// A convolution's output (`[N, C_out, oh, ow]`) from its groups' products
+/// (`N·oh·ow × C_out/g` each).
+fn conv_output(geom: &ConvGeom, ys: &[Vec<u64>]) -> Vec<u64> {
+    let n = geom.input[0];
+    let [oh, ow] = geom.output_hw();
+    let cog = geom.c_out / geom.conv.groups.max(1);
+    let mut y = vec![0u64; n * geom.c_out * oh * ow];
+    for (grp, yg) in ys.iter().enumerate() {
         for b in 0..n {
             for o in 0..cog {
                 let dst = &mut y[(b * geom.c_out + grp * cog + o) * oh * ow..][..oh * ow];
@@ -416,7 +589,7 @@ pub(crate) fn conv2d_with(
             }
         }
     }
-    Ok(y)
+    y
 }
 
 /// Exact bits on the wire of [`matmul`] (`R×C` by `C×O`;
