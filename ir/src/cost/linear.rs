@@ -13,7 +13,7 @@
 //! transposed weights of each of its `g` groups, one product after the other; an
 //! elementwise product with server weights is the case `C = O = 1`.
 
-use super::ot::cot;
+use super::ot::{Widths, cot_call};
 use super::{Role, Transcript};
 
 /// Largest number of correlation words (`u64`) of one OT batch.
@@ -26,31 +26,37 @@ pub fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = 
     (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
 }
 
-/// The OT batches of the product `R×C` by `C×O`, each one exchange (none if `O = 0`).
+/// The OT batches of the product `R×C` by `C×O`, each one exchange (none if `O = 0`):
+/// `ℓ` instances per pair, instance `j` carrying `O·(ℓ − j mod ℓ)` bits.
 fn batches(
     ell: u32,
     (rows, cols, outs): (usize, usize, usize),
 ) -> impl Iterator<Item = Transcript> {
-    let payload_per_pair: u64 = (1..=u64::from(ell)).sum::<u64>() * outs as u64;
     let total = if outs == 0 { 0 } else { rows * cols };
-    batch_pairs(ell, total, outs)
-        .map(move |np| cot(Role::P1, np * ell as usize, payload_per_pair * np as u64))
+    batch_pairs(ell, total, outs).map(move |np| {
+        let n = np * ell as usize;
+        cot_call(Role::P1, vec![n], widths(ell, outs), false)
+    })
 }
 
-/// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`.
-pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript {
-    let batches = batches(ell, dims);
-    if duplex {
-        // All requests ahead, all answers: one flight each way.
-        let (mut req, mut ans) = (0, 0);
-        for b in batches {
-            req += b.sent(Role::P1);
-            ans += b.sent(Role::P0);
-        }
-        Transcript::new().send(Role::P1, req).send(Role::P0, ans)
-    } else {
-        batches.fold(Transcript::new(), Transcript::then)
-    }
+/// The answer widths of a product's correlated OTs: `O·(ℓ − i)` bits for bit `i`.
+fn widths(ell: u32, outs: usize) -> Widths {
+    Widths::Cycle(
+        (0..u64::from(ell))
+            .map(|i| (u64::from(ell) - i) * outs as u64)
+            .collect(),
+    )
+}
+
+/// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`: one
+/// correlated-OT call in batches of at most [`BATCH_WORDS`] words.
+pub fn matmul(ell: u32, (rows, cols, outs): (usize, usize, usize), duplex: bool) -> Transcript {
+    let total = if outs == 0 { 0 } else { rows * cols };
+    let batches: Vec<usize> = batch_pairs(ell, total, outs)
+        .map(|np| np * ell as usize)
+        .collect();
+    let streamed = duplex && batches.len() > 1;
+    cot_call(Role::P1, batches, widths(ell, outs), streamed)
 }
 
 /// Bytes a lane carries one flight after the other in [`matmul`] (for the network time,

@@ -61,36 +61,24 @@ pub fn leaf_classes(bits: u32, m: u32, k: usize) -> Vec<(usize, u32)> {
         .collect()
 }
 
-/// The KK classes (in call order) of the leaf and triple OTs of one millionaires' on
-/// `n` elements with `k` comparisons each: the leaves, the regular triples (two per
-/// `(16 1)-OT_2`, one per level) and the correlated pairs (`(8 1)-OT_2`).
-pub fn classes(bits: u32, m: u32, k: usize, n: usize) -> Vec<KkClass> {
+/// The leaf classes (in call order) of one millionaires' on `n` elements with `k`
+/// comparisons each, and its bit triples `(regular, correlated pairs)`: one regular
+/// AND per tree level and a correlated pair per other combination, `n·k` each.
+pub fn calls(bits: u32, m: u32, k: usize, n: usize) -> (Vec<KkClass>, (usize, usize)) {
     if bits == 0 || n == 0 {
-        return Vec::new();
+        return (Vec::new(), (0, 0));
     }
     let total = n * k;
-    let leaves = leaf_classes(bits, m, k);
-    let q = leaves.len();
-    let lv = levels(q);
-    let mut c: Vec<KkClass> = leaves
-        .iter()
-        .map(|&(n_msgs, bits)| KkClass {
+    let leaves: Vec<KkClass> = leaf_classes(bits, m, k)
+        .into_iter()
+        .map(|(n_msgs, bits)| KkClass {
             n_msgs,
             bits,
             count: n,
         })
         .collect();
-    c.push(KkClass {
-        n_msgs: 16,
-        bits: 2,
-        count: (lv * total).div_ceil(2),
-    });
-    c.push(KkClass {
-        n_msgs: 8,
-        bits: 2,
-        count: (q - 1 - lv) * total,
-    });
-    c
+    let (q, lv) = (leaves.len(), levels(leaves.len()));
+    (leaves, (lv * total, (q - 1 - lv) * total))
 }
 
 /// Bits of each party's AND openings per tree level (before byte rounding): 2 per
@@ -118,13 +106,16 @@ pub fn exchange(bits: u64) -> Transcript {
 }
 
 /// Several independent millionaires' `(bits, k, n)` in one call: one KK call for all
-/// their leaves and triples, then one exchange per tree level holding every instance's
-/// openings of that level.
+/// their leaves and triples (on the silent engine the triples' random OTs follow it,
+/// spec by spec), then one exchange per tree level holding every instance's openings
+/// of that level.
 pub fn mill_multi(m: u32, specs: &[(u32, usize, usize)]) -> Transcript {
-    let cls: Vec<KkClass> = specs
-        .iter()
-        .flat_map(|&(bits, k, n)| classes(bits, m, k, n))
-        .collect();
+    let (mut cls, mut triples) = (Vec::new(), Vec::new());
+    for &(bits, k, n) in specs {
+        let (leaves, t) = calls(bits, m, k, n);
+        cls.extend(leaves);
+        triples.push(t);
+    }
     let mut per_level: Vec<u64> = Vec::new();
     for &(bits, k, n) in specs {
         for (i, b) in and_level_bits(bits, m, k, n).into_iter().enumerate() {
@@ -136,7 +127,9 @@ pub fn mill_multi(m: u32, specs: &[(u32, usize, usize)]) -> Transcript {
     }
     per_level
         .into_iter()
-        .fold(ot::kk(Role::P1, &cls), |t, b| t.then(exchange(b)))
+        .fold(ot::kk_call(Role::P1, &cls, &triples), |t, b| {
+            t.then(exchange(b))
+        })
 }
 
 /// `Π_MILL^{bits,m}` on `n` elements with `k` comparisons each.
@@ -146,14 +139,12 @@ pub fn mill(bits: u32, m: u32, k: usize, n: usize) -> Transcript {
 
 /// One `(N 1)-OT_b` call on `count` instances, role `P1` receiving.
 pub fn kk_call(n_msgs: usize, bits: u32, count: usize) -> Transcript {
-    ot::kk(
-        Role::P1,
-        &[KkClass {
-            n_msgs,
-            bits,
-            count,
-        }],
-    )
+    let class = KkClass {
+        n_msgs,
+        bits,
+        count,
+    };
+    ot::kk_call(Role::P1, &[class], &[])
 }
 
 #[cfg(test)]

@@ -149,6 +149,9 @@ pub struct Prediction {
     /// directions together): the demand that sizes the silent engine on that lane
     /// ([`ferret_params`]).
     pub lane_cots: Vec<u64>,
+    /// On the silent engine, each lane's COT sources after the inference (the COTs
+    /// left in each direction, the iterations run so far); empty on IKNP.
+    pub ferret: Vec<ferret::Sources>,
 }
 
 /// The state of every lane: per lane, whether the server (index 0) and the client
@@ -160,6 +163,8 @@ struct LaneState {
     rounds: Vec<[u64; 2]>,
     /// OTs on each lane so far, in correlated OTs ([`Transcript::cots`]).
     cots: Vec<u64>,
+    /// On the silent engine, each lane's COT sources (empty on IKNP).
+    ferret: Vec<ferret::Sources>,
 }
 
 /// Who plays `P0` in a phase's chunks.
@@ -199,11 +204,12 @@ pub fn split(n: usize, t: usize) -> Vec<Range<usize>> {
 
 impl LaneState {
     /// The state after the OT set-up: on every lane the client sent last.
-    fn after_setup(threads: usize) -> LaneState {
+    fn after_setup(threads: usize, ferret: Vec<ferret::Sources>) -> LaneState {
         LaneState {
             lanes: vec![[false, true]; threads.max(1)],
             rounds: vec![[0; 2]; threads.max(1)],
             cots: vec![0; threads.max(1)],
+            ferret,
         }
     }
 
@@ -213,6 +219,7 @@ impl LaneState {
             lanes: vec![[true, true]; threads.max(1)],
             rounds: vec![[0; 2]; threads.max(1)],
             cots: vec![0; threads.max(1)],
+            ferret: Vec::new(),
         }
     }
 
@@ -227,6 +234,14 @@ impl LaneState {
         serial: Option<u64>,
         load: &mut LaneLoad,
     ) -> [u64; 2] {
+        let priced;
+        let t = match self.ferret.get_mut(lane) {
+            Some(src) => {
+                priced = src.price(t, server_role);
+                &priced
+            }
+            None => t,
+        };
         let [s, c] = self.lanes[lane];
         let mut w = Waiting { sent: [s, c] };
         if server_role == Role::P1 {
@@ -309,10 +324,45 @@ pub fn setup(threads: usize, kind: OtKind) -> Cost {
 }
 
 /// The prediction for every instruction of `program` run over `lanes`, replayed in
-/// program order from the state after the OT set-up.
+/// program order from the state after the OT set-up: the first inference of a session
+/// of one ([`predict_session`]).
 pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
+    predict_session(program, lanes, 1).swap_remove(0)
+}
+
+/// The predictions of the `inferences` (at least one) inferences of a session running
+/// `program` over `lanes`, each replayed in program order from the state after the OT
+/// set-up (so the later ones' rounds are those of a fresh start). On the silent
+/// engine every lane's LPN set is [`ferret_params`] of the session, and the COTs left
+/// after one inference are the next one's, so a later inference may pay for
+/// iterations the first did not; on IKNP all inferences cost the same. The set-up is
+/// the first inference's only.
+pub fn predict_session(program: &Program, lanes: Lanes, inferences: u64) -> Vec<Prediction> {
+    let inferences = inferences.max(1);
+    let mut ferret: Vec<ferret::Sources> = match lanes.ot {
+        OtKind::Iknp => Vec::new(),
+        OtKind::Silent => ferret_params(program, lanes.threads, inferences)
+            .into_iter()
+            .map(ferret::Sources::after_setup)
+            .collect(),
+    };
+    (0..inferences)
+        .map(|k| {
+            let mut p = replay(program, lanes, std::mem::take(&mut ferret));
+            ferret.clone_from(&p.ferret);
+            if k > 0 {
+                p.setup = Cost::default();
+            }
+            p
+        })
+        .collect()
+}
+
+/// The prediction of one inference replayed from the state after the OT set-up, the
+/// silent engine's sources starting as `ferret` (none on IKNP).
+fn replay(program: &Program, lanes: Lanes, ferret: Vec<ferret::Sources>) -> Prediction {
     let nn = nonneg(program);
-    let mut state = LaneState::after_setup(lanes.threads);
+    let mut state = LaneState::after_setup(lanes.threads, ferret);
     let has_he = program.params().backend == crate::Backend::He
         && program.ids().any(|v| program.is_secure_product(v));
     let (he_keys, he_keys_load) = if has_he {
@@ -360,6 +410,7 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
         instrs,
         loads,
         lane_cots: state.cots,
+        ferret: state.ferret,
     }
 }
 
@@ -375,7 +426,8 @@ pub fn ferret_params(program: &Program, threads: usize, inferences: u64) -> Vec<
         duplex: true,
         ot: OtKind::Silent,
     };
-    predict_program(program, lanes)
+    // The demand does not depend on the engine: the calls' IKNP pricing counts it.
+    replay(program, lanes, Vec::new())
         .lane_cots
         .iter()
         .map(|&c| ferret::params_for(c.saturating_mul(inferences)))
@@ -591,7 +643,7 @@ mod tests {
     #[test]
     fn alternating_lanes_balance_the_directions() {
         let t = select::relu(Modulus::Pow2(32), 4, 500);
-        let mut s = LaneState::after_setup(2);
+        let mut s = LaneState::after_setup(2, Vec::new());
         let phases = [Phase {
             n: 1000,
             roles: Roles::Alternating,
