@@ -30,12 +30,15 @@
 //!
 //! # OT engines
 //! The set-up is the run's engine's ([`setup`]: IKNP's base OTs, or Ferret's
-//! bootstrapping). The instructions' transcripts are IKNP's: the silent engine's
-//! per-protocol transcripts (1 bit per OT, its iterations attributed to the instruction
-//! that triggers them) are not modelled yet, so for a silent run only the set-up and the
-//! OT demand ([`Prediction::lane_cots`], which sizes Ferret: [`ferret_params`]) are
-//! predictions; `sci-run` reports no per-instruction prediction for it. A SCI_HE program with HE products first sets up the
-//! HE keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
+//! bootstrapping). A protocol's transcript holds its OT calls abstractly
+//! ([`super::ot::OtCall`]); its flights are their IKNP pricing. On the silent engine
+//! each lane replays its calls in the executor's order against its two COT sources
+//! ([`ferret::Sources`], sized as the runtime sizes them: [`ferret_params`] of the
+//! lane's demand over the session's inferences), so every call costs its bits per OT
+//! and an iteration's message lands on the instruction that triggers it
+//! ([`ferret::Sources::price`]); [`predict_session`] carries the COTs left from one
+//! inference to the next. A SCI_HE program with HE products first sets up the HE
+//! keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
 use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
