@@ -449,7 +449,7 @@ pub fn predict(program: &Program, nonneg: &[bool], v: ValueId, lanes: Lanes) -> 
 
 /// The modulus of the program's shares (`Z_{2^32}` for a float program, whose cost is
 /// only indicative).
-fn modulus(program: &Program) -> Modulus {
+pub fn modulus(program: &Program) -> Modulus {
     match program.encoding() {
         Some(Encoding::Ring { bits }) => Modulus::Pow2(bits),
         Some(Encoding::Field { modulus }) => Modulus::Odd(modulus),
