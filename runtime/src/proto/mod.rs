@@ -74,6 +74,8 @@ pub mod sign;
 pub mod trunc;
 
 #[cfg(test)]
+mod silent_pins;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 pub use bits::Bits;
