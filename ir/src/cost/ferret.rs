@@ -303,14 +303,31 @@ impl Sources {
     /// consumes), an iteration's message on the call that triggers it. Its
     /// [`Transcript::cots`] are `t`'s.
     pub fn price(&mut self, t: &Transcript, server_role: Role) -> Transcript {
+        self.price_serial(t, server_role).0
+    }
+
+    /// [`Sources::price`] and the bytes of the run that cross the lane one after the
+    /// other (for the network time, [`super::net`]): all of them, except in a
+    /// streamed call, whose pieces pipeline — the longer of "every piece's bits, then
+    /// the last answer" and "the first piece's bits, then every answer", as
+    /// [`super::linear::matmul_serial_bytes`] counts IKNP's batches.
+    pub fn price_serial(&mut self, t: &Transcript, server_role: Role) -> (Transcript, u64) {
         let mut out = Transcript::new().with_cots(t.cots());
+        let mut serial = 0;
         for s in t.steps() {
             out = match s {
-                Step::Send(f) => out.send(f.from, f.bytes),
-                Step::Ot(call) => out.then(self.call(call, server_role)),
+                Step::Send(f) => {
+                    serial += f.bytes;
+                    out.send(f.from, f.bytes)
+                }
+                Step::Ot(call) => {
+                    let (c, bytes) = self.call(call, server_role);
+                    serial += bytes;
+                    out.then(c)
+                }
             };
         }
-        out
+        (out, serial)
     }
 
     /// The direction whose COT sender plays `sender`.
@@ -319,8 +336,8 @@ impl Sources {
     }
 
     /// One OT call on the silent engine (see the runtime's `ot::ferret::derived`
-    /// and `ot::ferret::nofn`).
-    fn call(&mut self, call: &OtCall, server_role: Role) -> Transcript {
+    /// and `ot::ferret::nofn`) and its serial bytes ([`Sources::price_serial`]).
+    fn call(&mut self, call: &OtCall, server_role: Role) -> (Transcript, u64) {
         let p = self.params;
         match call {
             OtCall::Cot {
@@ -332,15 +349,20 @@ impl Sources {
                 let sender = receiver.other();
                 let left = self.left(sender, server_role);
                 let t = take(sender, &p, left, batches, true, |r| widths.bits(r));
-                if *streamed {
-                    // One exchange: every piece's bits ahead, every answer (and
-                    // announced iteration) in the sender's stream.
-                    Transcript::new()
-                        .send(*receiver, t.sent(*receiver))
-                        .send(sender, t.sent(sender))
-                } else {
-                    t
+                let (req, ans) = (t.sent(*receiver), t.sent(sender));
+                if !*streamed {
+                    return (t, req + ans);
                 }
+                // One exchange: every piece's bits ahead, every answer (and
+                // announced iteration) in the sender's stream.
+                let f = t.flights();
+                let first_req = f
+                    .first()
+                    .filter(|f| f.from == *receiver)
+                    .map_or(0, |f| f.bytes);
+                let last_ans = f.last().filter(|f| f.from == sender).map_or(0, |f| f.bytes);
+                let one = Transcript::new().send(*receiver, req).send(sender, ans);
+                (one, (req + last_ans).max(first_req + ans))
             }
             OtCall::Kk {
                 receiver,
@@ -366,7 +388,8 @@ impl Sources {
                         t = t.then(take(s, &p, left, &[k], false, |_| 0));
                     }
                 }
-                t
+                let bytes = t.bits() / 8;
+                (t, bytes)
             }
         }
     }

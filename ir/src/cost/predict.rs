@@ -130,6 +130,8 @@ impl std::iter::Sum for Cost {
 /// The prediction for a whole program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Prediction {
+    /// The run's OT engine.
+    pub ot: OtKind,
     /// The OT set-up of every lane (base OTs; the handshake before it is not included).
     pub setup: Cost,
     /// SCI_HE's key set-up (the client's Galois and public keys, on lane 0, after the
@@ -238,12 +240,13 @@ impl LaneState {
         load: &mut LaneLoad,
     ) -> [u64; 2] {
         let priced;
-        let t = match self.ferret.get_mut(lane) {
+        let (t, serial) = match self.ferret.get_mut(lane) {
             Some(src) => {
-                priced = src.price(t, server_role);
-                &priced
+                let (p, bytes) = src.price_serial(t, server_role);
+                priced = p;
+                (&priced, Some(bytes))
             }
-            None => t,
+            None => (t, serial),
         };
         let [s, c] = self.lanes[lane];
         let mut w = Waiting { sent: [s, c] };
@@ -312,17 +315,22 @@ impl LaneState {
 /// the Ferret sender first ([`ferret::setup`]; both of [`ferret::params_for`]'s sets
 /// bootstrap alike, so the set-up does not depend on the demand).
 pub fn setup(threads: usize, kind: OtKind) -> Cost {
-    let t = match kind {
-        OtKind::Iknp => ot::setup(Role::P0),
-        OtKind::Silent => {
-            ferret::setup(Role::P0, &ferret::FERRET).then(ferret::setup(Role::P1, &ferret::FERRET))
-        }
-    };
+    let t = setup_transcript(kind);
     let lanes = threads.max(1) as u64;
     Cost {
         server_bytes: lanes * t.sent(Role::P0),
         client_bytes: lanes * t.sent(Role::P1),
         ..Cost::default()
+    }
+}
+
+/// The OT set-up of one lane on engine `kind`, the server as `P0` ([`setup`]).
+pub fn setup_transcript(kind: OtKind) -> Transcript {
+    match kind {
+        OtKind::Iknp => ot::setup(Role::P0),
+        OtKind::Silent => {
+            ferret::setup(Role::P0, &ferret::FERRET).then(ferret::setup(Role::P1, &ferret::FERRET))
+        }
     }
 }
 
@@ -406,6 +414,7 @@ fn replay(program: &Program, lanes: Lanes, ferret: Vec<ferret::Sources>) -> Pred
         ..instrs.iter().copied().sum()
     };
     Prediction {
+        ot: lanes.ot,
         setup: setup(lanes.threads, lanes.ot),
         he_keys,
         he_keys_load,
