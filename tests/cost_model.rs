@@ -5,16 +5,22 @@
 //! For each case the client's outputs must equal the reference interpreter's
 //! (`sci-run --cleartext`) bit for bit. For the first, the bytes each party sent and the
 //! rounds each waited for, per instruction and in total, must equal
-//! `sci_ir::cost::predict_program` exactly, and so must the OT set-up's bytes (the
+//! `sci_ir::cost::predict_session` exactly, and so must the OT set-up's bytes (the
 //! set-up step also holds the handshake, whose size is the hello's) and SCI_HE's key
 //! set-up; for the second, the bytes per instruction (its rounds depend on where the
-//! first left each lane, which the prediction does not replay) and no set-up.
+//! first left each lane, which the prediction does not replay; on the silent engine it
+//! draws on the COTs the first left) and no set-up.
 //!
 //! This is the same executor, plan bytes and TCP transport as two `sci-run` processes
 //! (`sci-run --local` is `run_pair` too), so the sweep is in-process only to save the
 //! process spawns; `tests/e2e.rs` checks the processes on a subset.
 //!
-//! SCI_OT: every model at 1 lane, the digits models at 3. SCI_HE (`--backend he`):
+//! SCI_OT: every model at 1 lane, the digits models at 3. On the silent OT engine
+//! (`ot: silent`, production LPN sets as the runtime sizes them): the models with
+//! products, comparisons, pooling or divisions ([`SILENT_KINDS`]) at 1 lane and the
+//! digits models at 1–3
+//! ([`predicted_equals_measured_on_silent`]; every model in the ignored
+//! [`predicted_equals_measured_on_silent_for_every_model`]). SCI_HE (`--backend he`):
 //! every model at 1 lane (all compile for the field of ℓ = 32; 90 have HE products,
 //! the others run the field protocols only), and the digits LeNet at 2 — except the
 //! nine networks of [`HE_NETWORKS`] (mobilenet, shufflenet, googlenet, resnet exports,

@@ -13,6 +13,12 @@
 //! bytes from it, `128·32` from the Ferret sender) and `16·8⌈m/8⌉` bytes of
 //! extension rows from the receiver for its `m = k + t·h` COTs. With the
 //! production set ([`FERRET`]) the set-up is 1,409,520 bytes.
+//!
+//! A run's OT calls ([`super::ot::OtCall`]) are priced per lane by
+//! [`Sources`], which follows the COTs each direction has left as the runtime
+//! hands them out: a call is cut into pieces where an iteration's COTs run out,
+//! each piece costs the receiver's bit per OT and the sender's answer, and the
+//! iteration's message is sent on the call that needs it.
 
 use super::ot::{KkClass, OtCall};
 use super::{Role, Step, Transcript, bytes_of, ot};

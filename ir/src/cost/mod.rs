@@ -29,8 +29,8 @@
 //! # Modules (by protocol family)
 //! | module | protocols |
 //! |---|---|
-//! | [`ot`] | base OTs of the set-up, IKNP correlated OT, KK13 `(N 1)`-OT |
-//! | [`ferret`] | the Ferret silent-OT engine: LPN sets, set-up, iterations, derived OTs |
+//! | [`ot`] | base OTs of the set-up, IKNP correlated OT, KK13 `(N 1)`-OT; the abstract OT calls |
+//! | [`ferret`] | the Ferret silent-OT engine: LPN sets, set-up, iterations, derived OTs, each lane's pricing of the OT calls |
 //! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` (several instances in one call) |
 //! | [`sign`] | `DReLU` over `Z_{2^ℓ}` (Alg. 2) and over `Z_n` (Alg. 4) |
 //! | [`select`] | MUX (Alg. 6), B2A (Alg. 7), AND (App. A), ReLU (Alg. 8) |
