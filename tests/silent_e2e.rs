@@ -46,7 +46,7 @@ fn compile(dir: &Path, model: &str, ot: OtKind, threads: u32) -> (PathBuf, PathB
     assert_eq!(c.program.params().ot, ot);
     assert_eq!(
         c.program.params().mill_radix,
-        sci_ir::cost::mill::default_radix(ot)
+        sci_ir::cost::mill::default_radix(ot, sci_ir::cost::predict::modulus(&c.program))
     );
     let plan = Plan::new(c.program);
     let stem = format!("{}_{ot}_t{threads}", model.replace(['/', '.'], "_"));
@@ -156,7 +156,24 @@ fn silent_plans_run_by_two_processes_equal_cleartext() {
         );
         assert_eq!(report["parties"][0]["ot"], "silent", "{model}: report");
         assert_eq!(report["parties"][0]["threads"], threads, "{model}: report");
+        predicted_beside_measured(&report["parties"][0], model);
     }
+}
+
+/// A party's `--report` shows the cost model's prediction beside every instruction's
+/// measured bytes and rounds, equal to them, and beside the totals.
+fn predicted_beside_measured(party: &serde_json::Value, model: &str) {
+    let instrs = party["instructions"].as_array().expect("instructions");
+    let mut communicating = 0;
+    for i in instrs {
+        let p = &i["predicted"];
+        for k in ["bytes_sent", "bytes_recv", "rounds"] {
+            assert_eq!(p[k], i[k], "{model}: {} ({}): {k}", i["name"], i["op"]);
+        }
+        communicating += usize::from(i["bytes_sent"].as_u64() > Some(0));
+    }
+    assert!(communicating > 0, "{model}: instructions communicate");
+    assert!(party["predicted"].is_object(), "{model}: predicted totals");
 }
 
 #[test]

@@ -344,7 +344,7 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         let radix = if ot == old.ot {
             old.mill_radix
         } else {
-            sci_ir::cost::mill::default_radix(ot)
+            sci_ir::cost::mill::default_radix(ot, sci_ir::cost::predict::modulus(&program))
         };
         let params = Params {
             mill_radix: opts.mill_radix.unwrap_or(radix),

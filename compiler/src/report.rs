@@ -346,12 +346,6 @@ impl Report {
             c.client_rounds,
             mib(su.server_bytes)
         );
-        if self.params.ot != sci_ir::OtKind::Iknp.name() {
-            s.push_str(
-                "note: on the silent OT engine only the OT set-up is predicted exactly; the \
-                 instructions' figures are IKNP's transcripts, not yet the silent engine's\n",
-            );
-        }
         if let Some(n) = &self.net {
             let _ = writeln!(
                 s,

@@ -85,7 +85,7 @@ struct Args {
     #[arg(long = "output", value_name = "NAME")]
     outputs: Vec<String>,
     /// Radix m of the millionaires' protocol (1..=8; default: the OT engine's, 4 for
-    /// iknp, 2 for silent).
+    /// iknp; for silent the cost model's cheapest ReLU at the plan's ℓ, 2 for ℓ = 32).
     #[arg(long, value_name = "M")]
     mill_radix: Option<u32>,
     /// The OT engine recorded in the plan (sci-run runs it unless told otherwise with

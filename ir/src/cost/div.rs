@@ -24,8 +24,8 @@
 //!   [`trunc_nonneg`].
 
 use super::mill::{kk_call, mill, mill_multi};
-use super::ot::cot;
-use super::select::b2a;
+use super::ot::{Widths, cot_call};
+use super::select::{b2a, cots};
 use super::{Modulus, Role, Transcript};
 
 /// General truncation by `s` of `n` shares over `Z_{2^ℓ}` at radix `m` (nothing for
@@ -44,7 +44,8 @@ pub fn trunc_nonneg(ell: u32, s: u32, m: u32, n: usize) -> Transcript {
     if s == 0 || n == 0 {
         return Transcript::new();
     }
-    mill(s, m, 1, n).then(cot(Role::P1, 2 * n, n as u64 * u64::from(ell + s)))
+    let widths = Widths::uniform(n, u64::from(ell)).then(Widths::uniform(n, u64::from(s)));
+    mill(s, m, 1, n).then(cot_call(Role::P1, vec![2 * n], widths, false))
 }
 
 /// `⌈log₂ (2k·d)⌉`: the comparison width δ for `k` comparisons.
@@ -106,7 +107,7 @@ fn divide(md: Modulus, d: &[u64], m: u32, n: usize, nonneg: bool) -> Transcript 
             let (k, delta) = batch_shape(md, d, nonneg);
             let corr_bits: u32 = corr_fields(md, delta).iter().map(|f| f.bits()).sum();
             let corr = if nonneg {
-                cot(Role::P1, n, n as u64 * u64::from(corr_bits))
+                cots(Role::P1, n, u64::from(corr_bits))
             } else {
                 super::sign::drelu(md, m, n).then(kk_call(4, corr_bits, n))
             };

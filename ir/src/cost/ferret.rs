@@ -13,8 +13,15 @@
 //! bytes from it, `128·32` from the Ferret sender) and `16·8⌈m/8⌉` bytes of
 //! extension rows from the receiver for its `m = k + t·h` COTs. With the
 //! production set ([`FERRET`]) the set-up is 1,409,520 bytes.
+//!
+//! A run's OT calls ([`super::ot::OtCall`]) are priced per lane by
+//! [`Sources`], which follows the COTs each direction has left as the runtime
+//! hands them out: a call is cut into pieces where an iteration's COTs run out,
+//! each piece costs the receiver's bit per OT and the sender's answer, and the
+//! iteration's message is sent on the call that needs it.
 
-use super::{Role, Transcript, bytes_of, ot};
+use super::ot::{KkClass, OtCall};
+use super::{Role, Step, Transcript, bytes_of, ot};
 
 /// One LPN parameter set with regular noise: `t` GGM trees of `2^log_leaves`
 /// leaves give `n = t·2^log_leaves` outputs from a secret of `k` COTs.
@@ -205,8 +212,35 @@ pub fn derived(
 pub fn derived_batches(
     sender: Role,
     p: &FerretParams,
-    mut available: usize,
+    available: usize,
     batches: &[usize],
+    answer_bits: impl Fn(std::ops::Range<usize>) -> u64,
+) -> Transcript {
+    let mut src = Source {
+        available,
+        iterations: 0,
+    };
+    take(sender, p, &mut src, batches, true, answer_bits)
+}
+
+/// One direction's COT source as the cost model follows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// COTs left to hand out before the next iteration.
+    pub available: usize,
+    /// Iterations run after the set-up so far.
+    pub iterations: u64,
+}
+
+/// [`derived_batches`] from the source `src` (updated: the COTs left after the call,
+/// the iterations run); `choices`: whether the receiver sends its bit per OT (not for
+/// random OTs with random choices, which send nothing but the iterations).
+fn take(
+    sender: Role,
+    p: &FerretParams,
+    src: &mut Source,
+    batches: &[usize],
+    choices: bool,
     answer_bits: impl Fn(std::ops::Range<usize>) -> u64,
 ) -> Transcript {
     let receiver = sender.other();
@@ -223,25 +257,164 @@ pub fn derived_batches(
         while end <= j {
             end = ends.next().unwrap_or(m);
         }
-        if available == 0 {
+        if src.available == 0 {
             if !announced {
                 t = t.then(iteration(sender, p));
             }
             announced = false;
-            available = p.per_iteration();
+            src.available = p.per_iteration();
+            src.iterations += 1;
         }
-        let len = (end - j).min(available);
-        t = t
-            .send(receiver, bytes_of(len as u64))
-            .send(sender, bytes_of(answer_bits(j..j + len)));
-        available -= len;
+        let len = (end - j).min(src.available);
+        if choices {
+            t = t.send(receiver, bytes_of(len as u64));
+        }
+        t = t.send(sender, bytes_of(answer_bits(j..j + len)));
+        src.available -= len;
         j += len;
-        if m - j > available && !announced {
+        if m - j > src.available && !announced {
             t = t.then(iteration(sender, p));
             announced = true;
         }
     }
     t
+}
+
+/// The silent engine's COT sources of one lane (one per direction) as the cost model
+/// follows them through a run: the LPN set and the COTs each direction has left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sources {
+    /// The lane's LPN set (both directions').
+    pub params: FerretParams,
+    /// The two directions, indexed by the COT sender: the server (0) and the client
+    /// (1).
+    pub dirs: [Source; 2],
+}
+
+impl Sources {
+    /// The sources after the set-up ([`setup`] both ways): the bootstrapping's
+    /// COTs to hand out in each direction.
+    pub fn after_setup(params: FerretParams) -> Sources {
+        Sources {
+            params,
+            dirs: [Source {
+                available: params.first_available(),
+                iterations: 0,
+            }; 2],
+        }
+    }
+
+    /// `t` run on the silent engine, the server playing `server_role`: its bytes
+    /// outside OT as they are, each OT call priced from the COTs left (which it
+    /// consumes), an iteration's message on the call that triggers it. Its
+    /// [`Transcript::cots`] are `t`'s.
+    pub fn price(&mut self, t: &Transcript, server_role: Role) -> Transcript {
+        self.price_serial(t, server_role).0
+    }
+
+    /// [`Sources::price`] and the bytes of the run that cross the lane one after the
+    /// other (for the network time, [`super::net`]): all of them, except in a
+    /// streamed call, whose pieces pipeline — the longer of "every piece's bits, then
+    /// the last answer" and "the first piece's bits, then every answer", as
+    /// [`super::linear::matmul_serial_bytes`] counts IKNP's batches.
+    pub fn price_serial(&mut self, t: &Transcript, server_role: Role) -> (Transcript, u64) {
+        let mut out = Transcript::new().with_cots(t.cots());
+        let mut serial = 0;
+        for s in t.steps() {
+            out = match s {
+                Step::Send(f) => {
+                    serial += f.bytes;
+                    out.send(f.from, f.bytes)
+                }
+                Step::Ot(call) => {
+                    let (c, bytes) = self.call(call, server_role);
+                    serial += bytes;
+                    out.then(c)
+                }
+            };
+        }
+        (out, serial)
+    }
+
+    /// The direction whose COT sender plays `sender`.
+    fn left(&mut self, sender: Role, server_role: Role) -> &mut Source {
+        &mut self.dirs[usize::from(sender != server_role)]
+    }
+
+    /// One OT call on the silent engine (see the runtime's `ot::ferret::derived`
+    /// and `ot::ferret::nofn`) and its serial bytes ([`Sources::price_serial`]).
+    fn call(&mut self, call: &OtCall, server_role: Role) -> (Transcript, u64) {
+        let p = self.params;
+        match call {
+            OtCall::Cot {
+                receiver,
+                batches,
+                widths,
+                streamed,
+            } => {
+                let sender = receiver.other();
+                let left = self.left(sender, server_role);
+                let t = take(sender, &p, left, batches, true, |r| widths.bits(r));
+                let (req, ans) = (t.sent(*receiver), t.sent(sender));
+                if !*streamed {
+                    return (t, req + ans);
+                }
+                // One exchange: every piece's bits ahead, every answer (and
+                // announced iteration) in the sender's stream.
+                let f = t.flights();
+                let first_req = f
+                    .first()
+                    .filter(|f| f.from == *receiver)
+                    .map_or(0, |f| f.bytes);
+                let last_ans = f.last().filter(|f| f.from == sender).map_or(0, |f| f.bytes);
+                let one = Transcript::new().send(*receiver, req).send(sender, ans);
+                (one, (req + last_ans).max(first_req + ans))
+            }
+            OtCall::Kk {
+                receiver,
+                classes,
+                triples,
+            } => {
+                let sender = receiver.other();
+                let (spans, n) = nofn_spans(classes);
+                let answer = |r: std::ops::Range<usize>| {
+                    spans
+                        .iter()
+                        .map(|&(start, l, c)| {
+                            let done = |j: usize| (j.saturating_sub(start) / l).min(c.count);
+                            ((done(r.end) - done(r.start)) * c.n_msgs) as u64 * u64::from(c.bits)
+                        })
+                        .sum()
+                };
+                let left = self.left(sender, server_role);
+                let mut t = take(sender, &p, left, &[n], true, answer);
+                for &k in triples {
+                    for s in [sender, *receiver] {
+                        let left = self.left(s, server_role);
+                        t = t.then(take(s, &p, left, &[k], false, |_| 0));
+                    }
+                }
+                let bytes = t.bits() / 8;
+                (t, bytes)
+            }
+        }
+    }
+}
+
+/// The random OTs of a silent 1-of-N call of `classes`: per class its first random
+/// OT, the OTs per instance (`⌈log₂ N⌉`, at least 1) and the class; and their total.
+fn nofn_spans(classes: &[KkClass]) -> (Vec<(usize, usize, KkClass)>, usize) {
+    let mut start = 0;
+    let spans = classes
+        .iter()
+        .map(|&c| {
+            let l = (c.n_msgs.next_power_of_two().trailing_zeros() as usize).max(1);
+            let s = (start, l, c);
+            start += c.count * l;
+            s
+        })
+        .collect();
+    (spans, start)
 }
 
 #[cfg(test)]

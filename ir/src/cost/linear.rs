@@ -16,7 +16,7 @@
 //! their batches one after the other in one stream, so their bytes add up and their
 //! rounds are those of one product.
 
-use super::ot::cot;
+use super::ot::{Widths, cot, cot_call};
 use super::{Role, Transcript};
 
 /// Largest number of correlation words (`u64`) of one OT batch.
@@ -29,15 +29,36 @@ pub fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = 
     (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
 }
 
-/// The OT batches of the products `R_k×C_k` by `C_k×O_k`, one product's after the
-/// other, each batch one exchange (none for a product with `O = 0`).
-fn batches(ell: u32, products: &[(usize, usize, usize)]) -> impl Iterator<Item = Transcript> {
-    products.iter().flat_map(move |&(rows, cols, outs)| {
-        let payload_per_pair: u64 = (1..=u64::from(ell)).sum::<u64>() * outs as u64;
-        let total = if outs == 0 { 0 } else { rows * cols };
-        batch_pairs(ell, total, outs)
-            .map(move |np| cot(Role::P1, np * ell as usize, payload_per_pair * np as u64))
-    })
+/// The OT batches (instances per batch) and the answer widths of the products
+/// `R_k×C_k` by `C_k×O_k`, one product's after the other: `ℓ` instances per pair,
+/// instance `j` of a product carrying `O·(ℓ − j mod ℓ)` bits (none for `O = 0`).
+fn plan(ell: u32, products: &[(usize, usize, usize)]) -> (Vec<usize>, Widths) {
+    let l = ell as usize;
+    products.iter().fold(
+        (Vec::new(), Widths::default()),
+        |(mut batches, widths), &(rows, cols, outs)| {
+            let total = if outs == 0 { 0 } else { rows * cols };
+            batches.extend(batch_pairs(ell, total, outs).map(|np| np * l));
+            let cycle = (0..u64::from(ell))
+                .map(|i| (u64::from(ell) - i) * outs as u64)
+                .collect();
+            (batches, widths.then(Widths::cycle(total * l, cycle)))
+        },
+    )
+}
+
+/// The IKNP exchanges of the products' OT batches ([`plan`]), one per batch.
+fn batches(ell: u32, products: &[(usize, usize, usize)]) -> Vec<Transcript> {
+    let (batches, widths) = plan(ell, products);
+    let mut start = 0;
+    batches
+        .into_iter()
+        .map(|n| {
+            let answer = widths.bits(start..start + n);
+            start += n;
+            cot(Role::P1, n, answer)
+        })
+        .collect()
 }
 
 /// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`:
@@ -46,22 +67,14 @@ pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript
     products(ell, &[dims], duplex)
 }
 
-/// Several products run as one OT call on one lane (a wave of independent products,
-/// [`super::schedule`]), streamed if `duplex`: their batches one after the other, so
+/// Several products run as one correlated-OT call on one lane (a wave of independent
+/// products, [`super::schedule`]), in batches of at most [`BATCH_WORDS`] words, one
+/// product's after the other; streamed if `duplex` (and there is more than one batch):
 /// the bytes are the products' summed and, streamed, the rounds those of one product.
 pub fn products(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> Transcript {
-    let batches = batches(ell, products);
-    if duplex {
-        // All requests ahead, all answers: one flight each way.
-        let (mut req, mut ans) = (0, 0);
-        for b in batches {
-            req += b.sent(Role::P1);
-            ans += b.sent(Role::P0);
-        }
-        Transcript::new().send(Role::P1, req).send(Role::P0, ans)
-    } else {
-        batches.fold(Transcript::new(), Transcript::then)
-    }
+    let (batches, widths) = plan(ell, products);
+    let streamed = duplex && batches.len() > 1;
+    cot_call(Role::P1, batches, widths, streamed)
 }
 
 /// Bytes a lane carries one flight after the other in [`products`] (for the network
@@ -72,7 +85,7 @@ pub fn products(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> T
 /// longer of "every request, then the last answer" and "the first request, then every
 /// answer". One batch: both directions one after the other.
 pub fn products_serial_bytes(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> u64 {
-    let batches: Vec<Transcript> = batches(ell, products).collect();
+    let batches = batches(ell, products);
     let (req, ans) = (
         |t: &Transcript| t.sent(Role::P1),
         |t: &Transcript| t.sent(Role::P0),

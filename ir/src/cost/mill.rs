@@ -12,29 +12,60 @@
 //! each message to whole bytes. Rounds (role `P1`): `max(1, ⌈log₂ q⌉)`.
 
 use super::ot::{self, KkClass};
-use super::{Role, Transcript, bytes_of};
+use super::{Modulus, Role, Transcript, bytes_of, ferret, select};
 
 /// Default radix `m` on the IKNP engine (the paper's fastest for ℓ = 32, §6.1).
 pub const DEFAULT_RADIX: u32 = 4;
 
-/// Default radix `m` on the silent engine: a `(2^m 1)-OT_ℓ` costs `m + 2^m·ℓ` bits
-/// there instead of `2λ + 2^m·ℓ`, so small digits win. For the 31-bit comparison of
-/// a ReLU over `Z_{2^32}` the leaves and openings cost (per element, both parties)
-/// 323, 233, 239, 291, 417 bits at m = 1…5 and draw 91, 61, 51, 45, 43 correlated OTs
-/// (`m` per leaf, two per AND triple); at Ferret's 0.45 bits per COT of the main set
-/// ([`super::ferret::FERRET`]) m = 2 is the cheapest (≈ 260 bits against ≈ 262 at m = 3,
-/// the same 4 tree levels), and `sci-bench relu --bits 32 --ot silent` measured 350.4
-/// bits per element at m = 2 against 356.4 at m = 3. (On the small set's ≈ 3 bits per
-/// COT, m = 3 would be ≈ 24 bits cheaper; the radix stays one constant per engine.)
-pub const SILENT_RADIX: u32 = 2;
-
-/// The default radix on an OT engine: [`DEFAULT_RADIX`] for IKNP, [`SILENT_RADIX`]
-/// for the silent engine (`sci-compile` uses it unless `--mill-radix` is given).
-pub fn default_radix(ot: crate::OtKind) -> u32 {
+/// The default radix on an OT engine for shares mod `md` (`sci-compile` uses it unless
+/// `--mill-radix` is given). IKNP: [`DEFAULT_RADIX`], the paper's choice (its
+/// bytes-optimal radix is larger, m = 7 at ℓ = 32, §3.1.2, but the leaf OTs' `2^m`
+/// messages cost computation). Silent: [`silent_radix`].
+pub fn default_radix(ot: crate::OtKind, md: Modulus) -> u32 {
     match ot {
         crate::OtKind::Iknp => DEFAULT_RADIX,
-        crate::OtKind::Silent => SILENT_RADIX,
+        crate::OtKind::Silent => silent_radix(md),
     }
+}
+
+/// The radix `m` in 1..=8 that minimises the cost model's ReLU cost per element mod
+/// `md` on the silent engine ([`silent_relu_cost`]), the smallest on a tie. A `(2^m
+/// 1)-OT_ℓ` costs `m + 2^m·ℓ` bits there instead of `2λ + 2^m·ℓ`, so small digits win:
+/// m = 2 for ℓ = 32 (≈ 327 bits against ≈ 329 at m = 3) and for every ℓ ≥ 31, while
+/// narrower rings take m = 3 or 4 (e.g. ℓ = 8: m = 4, ℓ = 16: m = 3).
+pub fn silent_radix(md: Modulus) -> u32 {
+    (1..=8)
+        .min_by_key(|&m| silent_relu_cost(md, m))
+        .unwrap_or(DEFAULT_RADIX)
+}
+
+/// Elements of the ReLU batch [`silent_relu_cost`] prices (a multiple of 8, large
+/// enough that the byte rounding of its messages is negligible).
+const RADIX_BATCH: usize = 1 << 12;
+
+/// The silent engine's cost of a ReLU of [`RADIX_BATCH`] shares mod `md` at radix `m`,
+/// in bits times the COTs one iteration of the main set hands out
+/// ([`ferret::FERRET`]): its bits on the wire beside the engine's, plus the COTs it
+/// draws (both directions) at the main set's amortised `8·iteration_bytes /
+/// per_iteration` bits each (≈ 0.447). Integer, so that the comparison is exact.
+pub fn silent_relu_cost(md: Modulus, m: u32) -> u128 {
+    let p = ferret::FERRET;
+    let plenty = ferret::Source {
+        available: usize::MAX / 2,
+        iterations: 0,
+    };
+    let mut src = ferret::Sources {
+        params: p,
+        dirs: [plenty; 2],
+    };
+    let t = src.price(&select::relu(md, m, RADIX_BATCH), Role::P0);
+    let cots: usize = src
+        .dirs
+        .iter()
+        .map(|d| plenty.available - d.available)
+        .sum();
+    u128::from(t.bits()) * p.per_iteration() as u128
+        + cots as u128 * 8 * u128::from(p.main.iteration_bytes())
 }
 
 /// Largest number of comparisons per element.
@@ -61,36 +92,24 @@ pub fn leaf_classes(bits: u32, m: u32, k: usize) -> Vec<(usize, u32)> {
         .collect()
 }
 
-/// The KK classes (in call order) of the leaf and triple OTs of one millionaires' on
-/// `n` elements with `k` comparisons each: the leaves, the regular triples (two per
-/// `(16 1)-OT_2`, one per level) and the correlated pairs (`(8 1)-OT_2`).
-pub fn classes(bits: u32, m: u32, k: usize, n: usize) -> Vec<KkClass> {
+/// The leaf classes (in call order) of one millionaires' on `n` elements with `k`
+/// comparisons each, and its bit triples `(regular, correlated pairs)`: one regular
+/// AND per tree level and a correlated pair per other combination, `n·k` each.
+pub fn calls(bits: u32, m: u32, k: usize, n: usize) -> (Vec<KkClass>, (usize, usize)) {
     if bits == 0 || n == 0 {
-        return Vec::new();
+        return (Vec::new(), (0, 0));
     }
     let total = n * k;
-    let leaves = leaf_classes(bits, m, k);
-    let q = leaves.len();
-    let lv = levels(q);
-    let mut c: Vec<KkClass> = leaves
-        .iter()
-        .map(|&(n_msgs, bits)| KkClass {
+    let leaves: Vec<KkClass> = leaf_classes(bits, m, k)
+        .into_iter()
+        .map(|(n_msgs, bits)| KkClass {
             n_msgs,
             bits,
             count: n,
         })
         .collect();
-    c.push(KkClass {
-        n_msgs: 16,
-        bits: 2,
-        count: (lv * total).div_ceil(2),
-    });
-    c.push(KkClass {
-        n_msgs: 8,
-        bits: 2,
-        count: (q - 1 - lv) * total,
-    });
-    c
+    let (q, lv) = (leaves.len(), levels(leaves.len()));
+    (leaves, (lv * total, (q - 1 - lv) * total))
 }
 
 /// Bits of each party's AND openings per tree level (before byte rounding): 2 per
@@ -118,13 +137,16 @@ pub fn exchange(bits: u64) -> Transcript {
 }
 
 /// Several independent millionaires' `(bits, k, n)` in one call: one KK call for all
-/// their leaves and triples, then one exchange per tree level holding every instance's
-/// openings of that level.
+/// their leaves and triples (on the silent engine the triples' random OTs follow it,
+/// spec by spec), then one exchange per tree level holding every instance's openings
+/// of that level.
 pub fn mill_multi(m: u32, specs: &[(u32, usize, usize)]) -> Transcript {
-    let cls: Vec<KkClass> = specs
-        .iter()
-        .flat_map(|&(bits, k, n)| classes(bits, m, k, n))
-        .collect();
+    let (mut cls, mut triples) = (Vec::new(), Vec::new());
+    for &(bits, k, n) in specs {
+        let (leaves, t) = calls(bits, m, k, n);
+        cls.extend(leaves);
+        triples.push(t);
+    }
     let mut per_level: Vec<u64> = Vec::new();
     for &(bits, k, n) in specs {
         for (i, b) in and_level_bits(bits, m, k, n).into_iter().enumerate() {
@@ -136,7 +158,9 @@ pub fn mill_multi(m: u32, specs: &[(u32, usize, usize)]) -> Transcript {
     }
     per_level
         .into_iter()
-        .fold(ot::kk(Role::P1, &cls), |t, b| t.then(exchange(b)))
+        .fold(ot::kk_call(Role::P1, &cls, &triples), |t, b| {
+            t.then(exchange(b))
+        })
 }
 
 /// `Π_MILL^{bits,m}` on `n` elements with `k` comparisons each.
@@ -146,19 +170,45 @@ pub fn mill(bits: u32, m: u32, k: usize, n: usize) -> Transcript {
 
 /// One `(N 1)-OT_b` call on `count` instances, role `P1` receiving.
 pub fn kk_call(n_msgs: usize, bits: u32, count: usize) -> Transcript {
-    ot::kk(
-        Role::P1,
-        &[KkClass {
-            n_msgs,
-            bits,
-            count,
-        }],
-    )
+    let class = KkClass {
+        n_msgs,
+        bits,
+        count,
+    };
+    ot::kk_call(Role::P1, &[class], &[])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The silent radix is the argmin of the model's ReLU cost at every ℓ in 2..=64 (and
+    /// for a field), and 2 at ℓ = 32; IKNP keeps the paper's 4.
+    #[test]
+    fn silent_radix_is_the_models_argmin() {
+        for ell in 2..=64 {
+            let md = Modulus::Pow2(ell);
+            let m = default_radix(crate::OtKind::Silent, md);
+            for other in 1..=8 {
+                let (a, b) = (silent_relu_cost(md, m), silent_relu_cost(md, other));
+                assert!(
+                    a < b || (a == b && m <= other),
+                    "ℓ = {ell}: m = {m} vs {other}"
+                );
+            }
+        }
+        assert_eq!(silent_radix(Modulus::Pow2(32)), 2);
+        assert_eq!(silent_radix(Modulus::Pow2(8)), 4);
+        assert_eq!(silent_radix(Modulus::Pow2(16)), 3);
+        let field = Modulus::Odd(4_293_918_721);
+        assert!((1..=8).all(|m| silent_relu_cost(field, silent_radix(field)) <= silent_relu_cost(field, m)));
+        assert_eq!(default_radix(crate::OtKind::Iknp, field), DEFAULT_RADIX);
+        // ReLU at ℓ = 32, m = 2: 327.2 bits per element with the COTs amortised.
+        let per = silent_relu_cost(Modulus::Pow2(32), 2) as f64
+            / ferret::FERRET.per_iteration() as f64
+            / RADIX_BATCH as f64;
+        assert!((327.0..327.5).contains(&per), "{per}");
+    }
 
     /// §3.1.2: 3844 bits per element for ℓ = 32, m = 4 and 2930 for m = 7 (n a multiple
     /// of 8 and large enough that byte rounding vanishes).

@@ -29,8 +29,8 @@
 //! # Modules (by protocol family)
 //! | module | protocols |
 //! |---|---|
-//! | [`ot`] | base OTs of the set-up, IKNP correlated OT, KK13 `(N 1)`-OT |
-//! | [`ferret`] | the Ferret silent-OT engine: LPN sets, set-up, iterations, derived OTs |
+//! | [`ot`] | base OTs of the set-up, IKNP correlated OT, KK13 `(N 1)`-OT; the abstract OT calls |
+//! | [`ferret`] | the Ferret silent-OT engine: LPN sets, set-up, iterations, derived OTs, each lane's pricing of the OT calls |
 //! | [`mill`] | millionaires' `Π_MILL^{ℓ,m}` (several instances in one call) |
 //! | [`sign`] | `DReLU` over `Z_{2^ℓ}` (Alg. 2) and over `Z_n` (Alg. 4) |
 //! | [`select`] | MUX (Alg. 6), B2A (Alg. 7), AND (App. A), ReLU (Alg. 8) |
@@ -59,7 +59,7 @@ pub mod select;
 pub mod sign;
 
 pub use net::{NetProfile, Timing, predict_time};
-pub use predict::{Cost, Lanes, ferret_params, predict, predict_program, setup};
+pub use predict::{Cost, Lanes, ferret_params, predict, predict_program, predict_session, setup};
 
 use std::fmt;
 
@@ -152,10 +152,26 @@ pub struct Flight {
 /// A transcript also counts the OTs it runs, in the correlated OTs the silent engine
 /// draws for them ([`Transcript::cots`]): the demand that sizes Ferret
 /// ([`ferret::params_for`]).
+///
+/// Its flights are those of a run on the IKNP engine. Beside them it keeps its
+/// [`Step`]s: the bytes sent outside OT, and each OT call as an abstract
+/// [`ot::OtCall`], which the silent engine prices when the COTs left on the lane are
+/// known ([`ferret::Sources::price`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Transcript {
     flights: Vec<Flight>,
+    steps: Vec<Step>,
     cots: u64,
+}
+
+/// One step of a [`Transcript`], in order: bytes sent outside OT, or an OT call whose
+/// bytes depend on the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Bytes a role sends (consecutive ones of a role merged).
+    Send(Flight),
+    /// An OT call (its IKNP flights are in the transcript's flights).
+    Ot(ot::OtCall),
 }
 
 /// The state of one party on one channel that decides whether its next receive is a
@@ -178,19 +194,56 @@ impl Transcript {
         if bytes == 0 {
             return self;
         }
+        self.push_flight(from, bytes);
+        match self.steps.last_mut() {
+            Some(Step::Send(last)) if last.from == from => last.bytes += bytes,
+            _ => self.steps.push(Step::Send(Flight { from, bytes })),
+        }
+        self
+    }
+
+    /// Appends `bytes` from `from` to the flights only.
+    fn push_flight(&mut self, from: Role, bytes: u64) {
         match self.flights.last_mut() {
             Some(last) if last.from == from => last.bytes += bytes,
             _ => self.flights.push(Flight { from, bytes }),
         }
-        self
+    }
+
+    /// The OT call `call`, whose run on the IKNP engine is `iknp` (its flights and
+    /// [`Transcript::cots`]); the empty transcript if `iknp` is.
+    pub fn ot(call: ot::OtCall, iknp: Transcript) -> Transcript {
+        if iknp.flights.is_empty() {
+            return Transcript::new();
+        }
+        Transcript {
+            flights: iknp.flights,
+            steps: vec![Step::Ot(call)],
+            cots: iknp.cots,
+        }
     }
 
     /// `self` followed by `next`.
     pub fn then(mut self, next: Transcript) -> Transcript {
         self.cots += next.cots;
-        next.flights
-            .into_iter()
-            .fold(self, |t, f| t.send(f.from, f.bytes))
+        for f in next.flights {
+            self.push_flight(f.from, f.bytes);
+        }
+        for s in next.steps {
+            match s {
+                Step::Send(f) => match self.steps.last_mut() {
+                    Some(Step::Send(last)) if last.from == f.from => last.bytes += f.bytes,
+                    _ => self.steps.push(Step::Send(f)),
+                },
+                call => self.steps.push(call),
+            }
+        }
+        self
+    }
+
+    /// The steps in order: bytes outside OT and OT calls.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
     }
 
     /// The same run with `n` more OTs counted in [`Transcript::cots`] (no bytes).
@@ -211,13 +264,18 @@ impl Transcript {
 
     /// The same run with the roles exchanged.
     pub fn swapped(self) -> Transcript {
+        let swap = |f: Flight| Flight {
+            from: f.from.other(),
+            bytes: f.bytes,
+        };
         Transcript {
-            flights: self
-                .flights
+            flights: self.flights.into_iter().map(swap).collect(),
+            steps: self
+                .steps
                 .into_iter()
-                .map(|f| Flight {
-                    from: f.from.other(),
-                    bytes: f.bytes,
+                .map(|s| match s {
+                    Step::Send(f) => Step::Send(swap(f)),
+                    Step::Ot(c) => Step::Ot(c.swapped()),
                 })
                 .collect(),
             cots: self.cots,

@@ -38,8 +38,9 @@
 //! ([`super::he`]); the key set-up is part of the set-up time. The homomorphic
 //! computation itself is compute time, not in this model.
 
-use super::predict::{Cost, Prediction};
-use super::{Role, ot};
+use super::Role;
+use super::predict::{Cost, Prediction, setup_transcript};
+use crate::OtKind;
 use std::fmt;
 use std::str::FromStr;
 
@@ -112,17 +113,17 @@ impl NetProfile {
         )
     }
 
-    /// The time of the OT set-up of `threads` lanes (all lanes at once, after the
-    /// handshake; the handshake's round trip and the TCP connections before it are not
-    /// included).
-    pub fn setup_time(&self, threads: usize) -> f64 {
-        let (transfer, latency) = self.setup_parts(threads);
+    /// The time of the OT set-up of `threads` lanes on engine `kind` (all lanes at
+    /// once, after the handshake; the handshake's round trip and the TCP connections
+    /// before it are not included).
+    pub fn setup_time(&self, threads: usize, kind: OtKind) -> f64 {
+        let (transfer, latency) = self.setup_parts(threads, kind);
         transfer + latency
     }
 
     /// The two terms of [`Self::setup_time`].
-    pub fn setup_parts(&self, threads: usize) -> (f64, f64) {
-        let t = ot::setup(Role::P0);
+    pub fn setup_parts(&self, threads: usize, kind: OtKind) -> (f64, f64) {
+        let t = setup_transcript(kind);
         let lane = LaneLoad {
             cost: Cost {
                 server_bytes: t.sent(Role::P0),
@@ -244,7 +245,7 @@ pub struct Timing {
 
 /// The network time of the run `prediction` describes, on `profile`.
 pub fn predict_time(prediction: &Prediction, threads: usize, profile: &NetProfile) -> Timing {
-    let (ot_transfer, ot_latency) = profile.setup_parts(threads);
+    let (ot_transfer, ot_latency) = profile.setup_parts(threads, prediction.ot);
     let (keys_transfer, keys_latency) = if prediction.he_keys_load.is_empty() {
         (0.0, 0.0)
     } else {
@@ -331,7 +332,12 @@ mod tests {
         // Four base-OT runs alternating senders, two flights each, consecutive
         // flights of one party merged: 5 flights, each a reversal after the
         // handshake: 5 half round trips.
-        let t = p.setup_time(2);
+        let t = p.setup_time(2, OtKind::Iknp);
         assert!((t - 2.5).abs() < 1e-6, "{t}");
+        // Ferret's bootstrapping each way: base OTs, extension rows, the first
+        // iteration, the second direction's base OTs merged into the first's last
+        // flight: 7 flights.
+        let t = p.setup_time(2, OtKind::Silent);
+        assert!((t - 3.5).abs() < 1e-5, "{t}");
     }
 }

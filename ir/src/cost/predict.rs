@@ -33,12 +33,15 @@
 //!
 //! # OT engines
 //! The set-up is the run's engine's ([`setup`]: IKNP's base OTs, or Ferret's
-//! bootstrapping). The instructions' transcripts are IKNP's: the silent engine's
-//! per-protocol transcripts (1 bit per OT, its iterations attributed to the instruction
-//! that triggers them) are not modelled yet, so for a silent run only the set-up and the
-//! OT demand ([`Prediction::lane_cots`], which sizes Ferret: [`ferret_params`]) are
-//! predictions; `sci-run` reports no per-instruction prediction for it. A SCI_HE program with HE products first sets up the
-//! HE keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
+//! bootstrapping). A protocol's transcript holds its OT calls abstractly
+//! ([`super::ot::OtCall`]); its flights are their IKNP pricing. On the silent engine
+//! each lane replays its calls in the executor's order against its two COT sources
+//! ([`ferret::Sources`], sized as the runtime sizes them: [`ferret_params`] of the
+//! lane's demand over the session's inferences), so every call costs its bits per OT
+//! and an iteration's message lands on the instruction that triggers it
+//! ([`ferret::Sources::price`]); [`predict_session`] carries the COTs left from one
+//! inference to the next. A SCI_HE program with HE products first sets up the HE
+//! keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
 use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
@@ -130,6 +133,8 @@ impl std::iter::Sum for Cost {
 /// The prediction for a whole program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Prediction {
+    /// The run's OT engine.
+    pub ot: OtKind,
     /// The OT set-up of every lane (base OTs; the handshake before it is not included).
     pub setup: Cost,
     /// SCI_HE's key set-up (the client's Galois and public keys, on lane 0, after the
@@ -152,6 +157,9 @@ pub struct Prediction {
     /// directions together): the demand that sizes the silent engine on that lane
     /// ([`ferret_params`]).
     pub lane_cots: Vec<u64>,
+    /// On the silent engine, each lane's COT sources after the inference (the COTs
+    /// left in each direction, the iterations run so far); empty on IKNP.
+    pub ferret: Vec<ferret::Sources>,
 }
 
 /// The state of every lane: per lane, whether the server (index 0) and the client
@@ -163,6 +171,8 @@ struct LaneState {
     rounds: Vec<[u64; 2]>,
     /// OTs on each lane so far, in correlated OTs ([`Transcript::cots`]).
     cots: Vec<u64>,
+    /// On the silent engine, each lane's COT sources (empty on IKNP).
+    ferret: Vec<ferret::Sources>,
 }
 
 /// Who plays `P0` in a phase's chunks.
@@ -202,11 +212,12 @@ pub fn split(n: usize, t: usize) -> Vec<Range<usize>> {
 
 impl LaneState {
     /// The state after the OT set-up: on every lane the client sent last.
-    fn after_setup(threads: usize) -> LaneState {
+    fn after_setup(threads: usize, ferret: Vec<ferret::Sources>) -> LaneState {
         LaneState {
             lanes: vec![[false, true]; threads.max(1)],
             rounds: vec![[0; 2]; threads.max(1)],
             cots: vec![0; threads.max(1)],
+            ferret,
         }
     }
 
@@ -216,6 +227,7 @@ impl LaneState {
             lanes: vec![[true, true]; threads.max(1)],
             rounds: vec![[0; 2]; threads.max(1)],
             cots: vec![0; threads.max(1)],
+            ferret: Vec::new(),
         }
     }
 
@@ -230,6 +242,15 @@ impl LaneState {
         serial: Option<u64>,
         load: &mut LaneLoad,
     ) -> [u64; 2] {
+        let priced;
+        let (t, serial) = match self.ferret.get_mut(lane) {
+            Some(src) => {
+                let (p, bytes) = src.price_serial(t, server_role);
+                priced = p;
+                (&priced, Some(bytes))
+            }
+            None => (t, serial),
+        };
         let [s, c] = self.lanes[lane];
         let mut w = Waiting { sent: [s, c] };
         if server_role == Role::P1 {
@@ -297,12 +318,7 @@ impl LaneState {
 /// the Ferret sender first ([`ferret::setup`]; both of [`ferret::params_for`]'s sets
 /// bootstrap alike, so the set-up does not depend on the demand).
 pub fn setup(threads: usize, kind: OtKind) -> Cost {
-    let t = match kind {
-        OtKind::Iknp => ot::setup(Role::P0),
-        OtKind::Silent => {
-            ferret::setup(Role::P0, &ferret::FERRET).then(ferret::setup(Role::P1, &ferret::FERRET))
-        }
-    };
+    let t = setup_transcript(kind);
     let lanes = threads.max(1) as u64;
     Cost {
         server_bytes: lanes * t.sent(Role::P0),
@@ -311,11 +327,56 @@ pub fn setup(threads: usize, kind: OtKind) -> Cost {
     }
 }
 
+/// The OT set-up of one lane on engine `kind`, the server as `P0` ([`setup`]).
+pub fn setup_transcript(kind: OtKind) -> Transcript {
+    match kind {
+        OtKind::Iknp => ot::setup(Role::P0),
+        OtKind::Silent => {
+            ferret::setup(Role::P0, &ferret::FERRET).then(ferret::setup(Role::P1, &ferret::FERRET))
+        }
+    }
+}
+
 /// The prediction for every instruction of `program` run over `lanes`, replayed in
-/// program order from the state after the OT set-up.
+/// program order from the state after the OT set-up: the first inference of a session
+/// of one ([`predict_session`]).
 pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
+    predict_session(program, lanes, 1).swap_remove(0)
+}
+
+/// The predictions of the `inferences` (at least one) inferences of a session running
+/// `program` over `lanes`, each replayed in program order from the state after the OT
+/// set-up (so the later ones' rounds are those of a fresh start). On the silent
+/// engine every lane's LPN set is [`ferret_params`] of the session, and the COTs left
+/// after one inference are the next one's, so a later inference may pay for
+/// iterations the first did not; on IKNP all inferences cost the same. The set-up is
+/// the first inference's only.
+pub fn predict_session(program: &Program, lanes: Lanes, inferences: u64) -> Vec<Prediction> {
+    let inferences = inferences.max(1);
+    let mut ferret: Vec<ferret::Sources> = match lanes.ot {
+        OtKind::Iknp => Vec::new(),
+        OtKind::Silent => ferret_params(program, lanes.threads, inferences)
+            .into_iter()
+            .map(ferret::Sources::after_setup)
+            .collect(),
+    };
+    (0..inferences)
+        .map(|k| {
+            let mut p = replay(program, lanes, std::mem::take(&mut ferret));
+            ferret.clone_from(&p.ferret);
+            if k > 0 {
+                p.setup = Cost::default();
+            }
+            p
+        })
+        .collect()
+}
+
+/// The prediction of one inference replayed from the state after the OT set-up, the
+/// silent engine's sources starting as `ferret` (none on IKNP).
+fn replay(program: &Program, lanes: Lanes, ferret: Vec<ferret::Sources>) -> Prediction {
     let nn = nonneg(program);
-    let mut state = LaneState::after_setup(lanes.threads);
+    let mut state = LaneState::after_setup(lanes.threads, ferret);
     let has_he = program.params().backend == crate::Backend::He
         && program.ids().any(|v| program.is_secure_product(v));
     let (he_keys, he_keys_load) = if has_he {
@@ -355,6 +416,7 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
         ..instrs.iter().copied().sum()
     };
     Prediction {
+        ot: lanes.ot,
         setup: setup(lanes.threads, lanes.ot),
         he_keys,
         he_keys_load,
@@ -362,6 +424,7 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
         instrs,
         loads,
         lane_cots: state.cots,
+        ferret: state.ferret,
     }
 }
 
@@ -377,7 +440,8 @@ pub fn ferret_params(program: &Program, threads: usize, inferences: u64) -> Vec<
         duplex: true,
         ot: OtKind::Silent,
     };
-    predict_program(program, lanes)
+    // The demand does not depend on the engine: the calls' IKNP pricing counts it.
+    replay(program, lanes, Vec::new())
         .lane_cots
         .iter()
         .map(|&c| ferret::params_for(c.saturating_mul(inferences)))
@@ -395,7 +459,7 @@ pub fn predict(program: &Program, nonneg: &[bool], v: ValueId, lanes: Lanes) -> 
 
 /// The modulus of the program's shares (`Z_{2^32}` for a float program, whose cost is
 /// only indicative).
-fn modulus(program: &Program) -> Modulus {
+pub fn modulus(program: &Program) -> Modulus {
     match program.encoding() {
         Some(Encoding::Ring { bits }) => Modulus::Pow2(bits),
         Some(Encoding::Field { modulus }) => Modulus::Odd(modulus),
@@ -645,7 +709,7 @@ mod tests {
     #[test]
     fn alternating_lanes_balance_the_directions() {
         let t = select::relu(Modulus::Pow2(32), 4, 500);
-        let mut s = LaneState::after_setup(2);
+        let mut s = LaneState::after_setup(2, Vec::new());
         let phases = [Phase {
             n: 1000,
             roles: Roles::Alternating,

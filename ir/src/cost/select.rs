@@ -11,25 +11,30 @@
 //! * ReLU: a sign test and a MUX, `Π_MILL^{ℓ−1} + 2λ + 2ℓ` bits over `Z_{2^ℓ}` (4148 at
 //!   ℓ = 32, m = 4; the paper's 4212 less 2ℓ); rounds: the sign test's plus 1.
 
-use super::mill::{exchange, kk_call};
-use super::ot::cot;
+use super::mill::exchange;
+use super::ot::{Widths, cot_call, kk_call};
 use super::{Modulus, Role, Transcript, sign};
+
+/// One batch of `n` correlated OTs of `bits` bits each, `receiver` choosing.
+pub fn cots(receiver: Role, n: usize, bits: u64) -> Transcript {
+    cot_call(receiver, vec![n], Widths::uniform(n, bits), false)
+}
 
 /// MUX of `n` elements, each with fields of the moduli `fields`.
 pub fn mux(fields: &[Modulus], n: usize) -> Transcript {
     let wire: u64 = fields.iter().map(|f| u64::from(f.bits())).sum();
-    cot(Role::P1, n, n as u64 * wire).then(cot(Role::P0, n, n as u64 * wire))
+    cots(Role::P1, n, wire).then(cots(Role::P0, n, wire))
 }
 
 /// B2A of `n` bits into `md`.
 pub fn b2a(md: Modulus, n: usize) -> Transcript {
-    cot(Role::P1, n, n as u64 * u64::from(md.bits()))
+    cots(Role::P1, n, u64::from(md.bits()))
 }
 
 /// The regular triples of `n` ANDs: `⌈n/2⌉` instances of `(16 1)-OT_2`, role `P1`
-/// receiving.
+/// receiving (on the silent engine `n` random OTs each way).
 pub fn and_triples(n: usize) -> Transcript {
-    kk_call(16, 2, n.div_ceil(2))
+    kk_call(Role::P1, &[], &[(n, 0)])
 }
 
 /// The opening of `n` ANDs given their triples: 2 bits each from each party, role `P0`

@@ -114,7 +114,9 @@ impl HeCmd {
     pub fn extra(&self) -> Map<String, Value> {
         let a = self.args();
         let md = Modulus::Odd(a.modulus);
-        let m = a.layer.m.unwrap_or_else(|| default_radix(self.common().ot));
+        let m = a.layer.m.unwrap_or_else(|| {
+            default_radix(self.common().ot, sci_ir::cost::Modulus::Odd(a.modulus))
+        });
         let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": m, "ot": self.common().ot.to_string()});
         if let Value::Object(o) = &mut v {
             match self {
@@ -183,7 +185,9 @@ fn he_layer<'w>(cmd: &HeCmd, w: Option<&'w [u64]>) -> Result<Box<dyn Packing + '
 pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let mut a = cmd.args().clone();
     let c = cmd.common();
-    a.layer.m.get_or_insert(default_radix(c.ot));
+    a.layer
+        .m
+        .get_or_insert(default_radix(c.ot, sci_ir::cost::Modulus::Odd(a.modulus)));
     let md = Modulus::Odd(a.modulus);
     let layer = match cmd {
         HeCmd::Drelu(_) => Layer::Drelu,

@@ -88,8 +88,9 @@ impl ProtoCmd {
     /// Extra JSON fields (parameters) of the benchmark.
     pub fn extra(&self) -> Map<String, Value> {
         let mut a = self.args().layer;
-        let ot = self.common().ot;
-        let m = *a.m.get_or_insert(default_radix(ot));
+        let (ot, ell) = (self.common().ot, self.common().bits);
+        let m =
+            *a.m.get_or_insert(default_radix(ot, sci_ir::cost::Modulus::Pow2(ell)));
         let v = match self {
             ProtoCmd::Mill(_) | ProtoCmd::Drelu(_) | ProtoCmd::Relu(_) => json!({"m": m}),
             ProtoCmd::Trunc(_) | ProtoCmd::TruncNonneg(_) => json!({"m": m, "scale": a.scale}),
@@ -135,8 +136,9 @@ pub enum Layer {
 /// (also the millionaires' radix of `mill`).
 #[derive(Args, Clone, Copy, Debug)]
 pub struct LayerParams {
-    /// Millionaires' radix m (1..=8); default 4 over IKNP, 2 over the
-    /// silent engine (`sci_runtime::proto::default_radix`).
+    /// Millionaires' radix m (1..=8); default 4 over IKNP, over the silent
+    /// engine the cost model's cheapest ReLU at the benchmark's ℓ or field (2 at
+    /// ℓ = 32; `sci_runtime::proto::default_radix`).
     #[arg(long)]
     pub m: Option<u32>,
     /// Truncations: the shift s (over a field, the division by 2^s).
@@ -264,8 +266,10 @@ pub fn layer_workload(
 pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let mut a = cmd.args().clone();
     let c = cmd.common();
-    a.layer.m.get_or_insert(default_radix(c.ot));
     let (n, ell) = (c.n, c.bits);
+    a.layer
+        .m
+        .get_or_insert(default_radix(c.ot, sci_ir::cost::Modulus::Pow2(ell)));
     if !(1..=64).contains(&ell) {
         bail!("--bits must be in 1..=64");
     }

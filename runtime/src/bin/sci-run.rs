@@ -30,7 +30,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{ArgGroup, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
-use sci_ir::cost::{Lanes, NetProfile, predict_program, predict_time};
+use sci_ir::cost::{Lanes, NetProfile, predict_session, predict_time};
 use sci_ir::{Plan, Program, Tensor};
 use sci_runtime::exec::handshake::{AbortReason, Hello, Status};
 use sci_runtime::exec::io::{self, FileArg};
@@ -206,31 +206,37 @@ impl Ran {
 }
 
 /// Adds the cost model's prediction to each party's report (and prints the predicted
-/// network time beside the measured time with `--net`).
+/// network time beside the measured time with `--net`). A party's reports are its
+/// session's inferences in order, predicted by [`predict_session`] (on the silent engine
+/// a later inference draws on the COTs the earlier ones left).
 fn add_predictions(cli: &Cli, plan: &Plan, parties: &mut [PartyReport]) {
-    for r in parties {
-        let party = match r.party {
-            "server" => Party::Server,
-            "client" => Party::Client,
-            _ => continue,
+    for party in [Party::Server, Party::Client] {
+        let name = match party {
+            Party::Server => "server",
+            Party::Client => "client",
         };
-        // The instructions' transcripts are modelled on IKNP only (`sci_ir::cost::predict`).
-        if r.ot != Some(OtKind::Iknp.name()) {
+        let mine: Vec<&mut PartyReport> = parties.iter_mut().filter(|r| r.party == name).collect();
+        let Some(first) = mine.first() else {
             continue;
-        }
-        let lanes = Lanes {
-            threads: r.threads,
-            duplex: cli.peer_cert.is_none(),
-            ot: OtKind::Iknp,
         };
-        let pred = predict_program(plan.program(), lanes);
-        let timing = cli.net.map(|p| predict_time(&pred, r.threads, &p));
-        r.add_prediction(party, &pred, timing.as_ref());
-        if let (Some(t), Some(p)) = (&timing, &cli.net) {
-            eprintln!(
-                "{}: predicted network time on {p}: {:.3} s (set-up {:.3} s); measured {:.3} s in all",
-                r.party, t.total, t.setup, r.totals.seconds
-            );
+        let Some(ot) = first.ot.and_then(|o| o.parse::<OtKind>().ok()) else {
+            continue;
+        };
+        let lanes = Lanes {
+            threads: first.threads,
+            duplex: cli.peer_cert.is_none(),
+            ot,
+        };
+        let preds = predict_session(plan.program(), lanes, mine.len() as u64);
+        for (r, pred) in mine.into_iter().zip(&preds) {
+            let timing = cli.net.map(|p| predict_time(pred, r.threads, &p));
+            r.add_prediction(party, pred, timing.as_ref());
+            if let (Some(t), Some(p)) = (&timing, &cli.net) {
+                eprintln!(
+                    "{}: predicted network time on {p}: {:.3} s (set-up {:.3} s); measured {:.3} s in all",
+                    r.party, t.total, t.setup, r.totals.seconds
+                );
+            }
         }
     }
 }

@@ -147,12 +147,12 @@ impl PartyReport {
 }
 
 impl PartyReport {
-    /// Records the cost model's prediction `p` (of this report's program and lanes,
-    /// [`sci_ir::cost::predict_program`]) beside the measured figures, from `party`'s
-    /// side, with the network time `timing` if a profile was given. The prediction
-    /// replays the program from a fresh session: exact for its first inference (a later
-    /// one may differ by a round where the previous inference left a lane's state
-    /// different).
+    /// Records the cost model's prediction `p` (of this report's program, lanes and
+    /// inference, [`sci_ir::cost::predict_session`]; on either OT engine) beside the
+    /// measured figures, from `party`'s side, with the network time `timing` if a
+    /// profile was given. The prediction replays each inference from a fresh lane state:
+    /// exact for the first inference (a later one may differ by a round where the
+    /// previous inference left a lane's state different; its bytes are exact).
     pub fn add_prediction(&mut self, party: Party, p: &Prediction, timing: Option<&Timing>) {
         for (i, rec) in self.instructions.iter_mut().enumerate() {
             if let Some(c) = p.instrs.get(i) {

@@ -173,7 +173,7 @@ impl Windows {
     }
 
     /// Window lengths.
-    fn lens(&self) -> Vec<usize> {
+    pub(crate) fn lens(&self) -> Vec<usize> {
         self.offsets.windows(2).map(|w| w[1] - w[0]).collect()
     }
 }

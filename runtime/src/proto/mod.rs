@@ -74,6 +74,8 @@ pub mod sign;
 pub mod trunc;
 
 #[cfg(test)]
+mod silent_pins;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 pub use bits::Bits;
@@ -85,7 +87,7 @@ use crate::ot::{OtError, OtPack};
 
 /// The millionaires' default radices per OT engine: the cost model's, so that
 /// `sci-compile` and the runtime agree.
-pub use sci_ir::cost::mill::{DEFAULT_RADIX, SILENT_RADIX, default_radix};
+pub use sci_ir::cost::mill::{DEFAULT_RADIX, default_radix};
 
 /// Errors of the protocols.
 #[derive(Debug, thiserror::Error)]

@@ -6,8 +6,9 @@
 //! suite runs on either (`.ci/run` runs it on both). The silent runs use the
 //! small LPN set [`TEST_FERRET`] (not secure: 60,800 COTs per iteration), so
 //! that every protocol's OTs also straddle the engine's iterations. Bytes and
-//! rounds are pinned against the cost model on IKNP only ([`costed`]); the
-//! silent engine's are pinned in the OT layer's tests.
+//! rounds are pinned against the cost model's IKNP figures on IKNP runs only
+//! ([`costed`]); the silent engine's are pinned against the model's silent
+//! pricing in `proto::silent_pins` (and in the OT layer's tests).
 
 use std::time::Duration;
 
