@@ -16,11 +16,7 @@
 //! repeated positions cancel, as in Ferret's code). The code is memory-bound:
 //! `D` random reads of the `16k`-byte secret per output.
 
-use aes::Aes128;
-use aes::cipher::array::Array;
-use aes::cipher::{BlockCipherEncrypt, KeyInit};
-
-use crate::crypto::{Block, Prg, as_aes_blocks_mut};
+use crate::crypto::{Block, FixedAes, Prg};
 
 /// Nonzeros per column of the code.
 pub const D: usize = 10;
@@ -125,7 +121,7 @@ impl std::ops::DerefMut for HugeVec {
 /// The public local linear code of one parameter set.
 #[derive(Clone)]
 pub(crate) struct LpnCode {
-    aes: Aes128,
+    aes: FixedAes,
     k: usize,
 }
 
@@ -137,7 +133,7 @@ impl LpnCode {
         let key =
             Prg::derive(Block::ZERO, "sci/ferret/lpn", ((n as u64) << 32) ^ k as u64).next_block();
         LpnCode {
-            aes: Aes128::new(&Array::from(key.to_bytes())),
+            aes: FixedAes::new(key),
             k,
         }
     }
@@ -148,7 +144,7 @@ impl LpnCode {
         let cols = out.len() / D;
         blocks.clear();
         blocks.extend((3 * first..3 * (first + cols)).map(|c| Block(c as u128)));
-        self.aes.encrypt_blocks(as_aes_blocks_mut(blocks));
+        self.aes.encrypt_blocks(blocks);
         let k = self.k as u64;
         for (col, b) in out.chunks_exact_mut(D).zip(blocks.chunks_exact(3)) {
             let words = b.iter().flat_map(|x| {
