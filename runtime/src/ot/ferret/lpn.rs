@@ -147,16 +147,10 @@ impl LpnCode {
         self.aes.encrypt_blocks(blocks);
         let k = self.k as u64;
         for (col, b) in out.chunks_exact_mut(D).zip(blocks.chunks_exact(3)) {
-            let words = b.iter().flat_map(|x| {
-                let v = x.0;
-                [
-                    v as u32,
-                    (v >> 32) as u32,
-                    (v >> 64) as u32,
-                    (v >> 96) as u32,
-                ]
-            });
-            for (o, r) in col.iter_mut().zip(words) {
+            // The twelve 32-bit words of the three blocks, low word first.
+            let words = Block::as_words(b);
+            for (t, o) in col.iter_mut().enumerate() {
+                let r = (words[t / 2] >> (32 * (t % 2))) as u32;
                 *o = ((u64::from(r) * k) >> 32) as u32;
             }
         }
@@ -176,23 +170,26 @@ impl LpnCode {
         assert_eq!(secret.len(), self.k, "LPN secret length");
         let mut blocks = Vec::with_capacity(3 * STEP);
         let mut pos = vec![0u32; D * STEP];
+        let ptr = secret.as_ptr();
+        let ask = |col: &[u32]| {
+            col.iter()
+                .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)))
+        };
         for (c, chunk) in out.chunks_mut(STEP).enumerate() {
             let pos = &mut pos[..D * chunk.len()];
             self.positions(c * STEP, &mut blocks, pos);
-            let cols = pos.chunks_exact(D);
+            pos.chunks_exact(D).take(AHEAD).for_each(ask);
             // The columns `AHEAD` outputs on, whose reads are requested now.
             let mut ahead = pos.chunks_exact(D).skip(AHEAD);
-            let ptr = secret.as_ptr();
-            for col in pos.chunks_exact(D).take(AHEAD) {
-                col.iter()
-                    .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)));
-            }
-            for (o, col) in chunk.iter_mut().zip(cols) {
+            for (o, col) in chunk.iter_mut().zip(pos.chunks_exact(D)) {
                 if let Some(next) = ahead.next() {
-                    next.iter()
-                        .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)));
+                    ask(next);
                 }
-                *o = col.iter().fold(*o, |a, &j| a ^ secret[j as usize]);
+                *o = col.iter().fold(*o, |a, &j| {
+                    // SAFETY: a position `⌊r·k/2^32⌋` with `r < 2^32` is below
+                    // `k = secret.len()` (asserted above).
+                    a ^ unsafe { *secret.get_unchecked(j as usize) }
+                });
             }
         }
     }
