@@ -118,7 +118,7 @@ impl FerretSender {
         // inputs `X_v` side by side and tweaks (hashed in one pass), and
         // (class, index in the class, first `X_0`) of each.
         let (mut x, mut tweaks, mut done) = (Vec::new(), Vec::new(), Vec::new());
-        let mut buf = vec![T::default(); 256];
+        let mut buf = [T::default(); 256];
         self.send_derived(ch, n, &[], |tweak, j0, y0, y1, w| {
             x.clear();
             tweaks.clear();
