@@ -11,7 +11,7 @@
 //! prints it). All AES work is done on whole slices (`encrypt_blocks`), which
 //! is what lets those backends pipeline. AES-128 under a fixed key (the
 //! hashes, the LPN code) runs on this crate's own kernels instead
-//! ([`FixedAes`]), whose round keys stay in registers across calls.
+//! (`fixed_aes.rs`), whose round keys stay in registers across calls.
 
 mod block;
 mod fixed_aes;
