@@ -16,19 +16,10 @@
 //!   2017 (ideal-cipher model: a key with ≥ 128 bits of entropy unknown to the
 //!   receiver gives an output that looks random).
 
-use aes::Aes128;
-use aes::cipher::array::Array;
-use aes::cipher::{BlockCipherEncrypt, KeyInit};
-
-use super::{Block, as_aes_blocks_mut};
+use super::{Block, FixedAes};
 
 /// Blocks hashed per inner step (kept in L1).
 const STEP: usize = 64;
-
-/// Blocks encrypted per call in [`Mmo::hash_blocks`] and
-/// [`Mmo::expand_children`] (16 KiB, in L1): the `aes` crate's VAES kernel
-/// pays a key broadcast per call.
-const EXPAND_STEP: usize = 1024;
 
 /// The fixed public AES-128 key of the random permutation π (the first 128
 /// bits of the fractional part of π; any public constant works).
@@ -37,7 +28,7 @@ const FIXED_KEY: u128 = 0x243f_6a88_85a3_08d3_1319_8a2e_0370_7344;
 /// Guo–Katz–Wang–Yu tweakable correlation-robust hash from fixed-key AES.
 #[derive(Clone)]
 pub struct Tccr {
-    pi: Aes128,
+    pi: FixedAes,
 }
 
 impl Default for Tccr {
@@ -56,25 +47,40 @@ impl Tccr {
     /// The hash with the fixed public permutation.
     pub fn new() -> Tccr {
         Tccr {
-            pi: Aes128::new(&Array::from(FIXED_KEY.to_le_bytes())),
+            pi: FixedAes::new(Block(FIXED_KEY)),
         }
     }
 
     /// In place: `data[k] ← H(tweak0 + k, data[k])`. Two AES calls per block.
+    ///
+    /// With `p = π(x)`, `π(p ⊕ i) ⊕ p = h(p ⊕ i) ⊕ i` for the MMO function
+    /// `h(y) = π(y) ⊕ y`, so the hash is an encryption, a tweak XOR, a fused
+    /// MMO pass and a tweak XOR, in place (no copy of `π(x)`).
     pub fn hash_in_place(&self, tweak0: u128, data: &mut [Block]) {
-        let mut pix = [Block::ZERO; STEP];
+        self.hash_with(data, |k| tweak0.wrapping_add(k as u128));
+    }
+
+    /// In place: `data[k] ← H(tweaks[k], data[k])` (`tweaks` as long as
+    /// `data`), for blocks whose tweaks do not run on: many short hashes in
+    /// one pass. Two AES calls per block.
+    pub fn hash_tweaked(&self, data: &mut [Block], tweaks: &[u128]) {
+        assert_eq!(data.len(), tweaks.len(), "one tweak per block");
+        self.hash_with(data, |k| tweaks[k]);
+    }
+
+    /// `data[k] ← H(tweak(k), data[k])`, in steps of [`STEP`] blocks (see
+    /// [`Tccr::hash_in_place`]).
+    fn hash_with(&self, data: &mut [Block], tweak: impl Fn(usize) -> u128) {
         for (c, chunk) in data.chunks_mut(STEP).enumerate() {
-            let base = tweak0.wrapping_add((c * STEP) as u128);
-            let pix = &mut pix[..chunk.len()];
-            pix.copy_from_slice(chunk);
-            self.pi.encrypt_blocks(as_aes_blocks_mut(pix));
-            for (k, (d, p)) in chunk.iter_mut().zip(pix.iter()).enumerate() {
-                *d = *p ^ Block(base.wrapping_add(k as u128));
-            }
-            self.pi.encrypt_blocks(as_aes_blocks_mut(chunk));
-            for (d, p) in chunk.iter_mut().zip(pix.iter()) {
-                *d ^= *p;
-            }
+            let tweaks = |chunk: &mut [Block]| {
+                for (k, d) in chunk.iter_mut().enumerate() {
+                    *d ^= Block(tweak(c * STEP + k));
+                }
+            };
+            self.pi.encrypt_blocks(chunk);
+            tweaks(chunk);
+            self.pi.mmo_blocks(chunk);
+            tweaks(chunk);
         }
     }
 }
@@ -104,9 +110,7 @@ const MMO_KEY: u128 = 0xb7e1_5162_8aed_2a6a_bf71_5880_9cf4_f3c7;
 /// batch of AES blocks.
 #[derive(Clone)]
 pub struct Mmo {
-    pi: Aes128,
-    /// A copy of the inputs of a step of [`Mmo::hash_blocks`].
-    buf: Vec<Block>,
+    pi: FixedAes,
 }
 
 impl Default for Mmo {
@@ -125,8 +129,7 @@ impl Mmo {
     /// The expansion with the fixed public permutation.
     pub fn new() -> Mmo {
         Mmo {
-            pi: Aes128::new(&Array::from(MMO_KEY.to_le_bytes())),
-            buf: Vec::new(),
+            pi: FixedAes::new(Block(MMO_KEY)),
         }
     }
 
@@ -136,14 +139,7 @@ impl Mmo {
     /// where one short pad at a time does not). Cost: one AES block per
     /// block.
     pub fn hash_blocks(&mut self, x: &mut [Block]) {
-        for chunk in x.chunks_mut(EXPAND_STEP) {
-            self.buf.clear();
-            self.buf.extend_from_slice(chunk);
-            self.pi.encrypt_blocks(as_aes_blocks_mut(chunk));
-            for (c, x) in chunk.iter_mut().zip(&self.buf) {
-                *c ^= *x;
-            }
-        }
+        self.pi.mmo_blocks(x);
     }
 }
 
@@ -151,25 +147,15 @@ impl Mmo {
     /// The first two blocks of `G(y)` for each parent `y`: `children[2p + b]
     /// = h(parents[p] ⊕ b)`, the length-doubling PRG of a GGM tree level
     /// ([`crate::ot::ferret`]; `children` holds `2·parents.len()` blocks, the
-    /// rest is left alone). One AES pass over the level, in L1-sized steps.
+    /// rest is left alone). One fused pass over the level, in place.
     /// Cost: one AES block per child.
     pub fn expand_children(&self, parents: &[Block], children: &mut [Block]) {
-        let mut enc = [Block::ZERO; EXPAND_STEP];
-        for (ps, out) in parents
-            .chunks(EXPAND_STEP / 2)
-            .zip(children.chunks_mut(EXPAND_STEP))
-        {
-            for (o, p) in out.chunks_exact_mut(2).zip(ps) {
-                o[0] = *p;
-                o[1] = *p ^ Block(1);
-            }
-            let enc = &mut enc[..out.len()];
-            enc.copy_from_slice(out);
-            self.pi.encrypt_blocks(as_aes_blocks_mut(enc));
-            for (o, e) in out.iter_mut().zip(enc.iter()) {
-                *o ^= *e;
-            }
+        let out = &mut children[..2 * parents.len()];
+        for (o, p) in out.chunks_exact_mut(2).zip(parents) {
+            o[0] = *p;
+            o[1] = *p ^ Block(1);
         }
+        self.pi.mmo_blocks(out);
     }
 }
 
@@ -201,13 +187,17 @@ impl RkAes256 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::as_aes_blocks_mut;
+    use aes::Aes128;
+    use aes::cipher::array::Array;
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
 
     #[test]
     fn tccr_matches_definition() {
         let h = Tccr::new();
         let pi = |x: Block| {
             let mut b = [x];
-            h.pi.encrypt_blocks(as_aes_blocks_mut(&mut b));
+            h.pi.encrypt_blocks(&mut b);
             b[0]
         };
         let xs: Vec<Block> = (0..150u128)
@@ -219,6 +209,11 @@ mod tests {
             let px = pi(*x);
             assert_eq!(*g, pi(px ^ Block(1000 + k as u128)) ^ px);
         }
+        // Tweaks given one by one: the same hashes.
+        let tweaks: Vec<u128> = (0..xs.len() as u128).map(|k| 1000 + k).collect();
+        let mut each = xs.clone();
+        h.hash_tweaked(&mut each, &tweaks);
+        assert_eq!(each, got);
         // Different tweaks give different outputs on the same input.
         let mut a = [xs[0], xs[0]];
         h.hash_in_place(5, &mut a);
@@ -234,8 +229,8 @@ mod tests {
             pi.encrypt_blocks(as_aes_blocks_mut(&mut b));
             b[0].0 ^ x
         };
-        // Longer than a step, so the copy of the inputs is refreshed.
-        let xs: Vec<Block> = (0..2 * EXPAND_STEP as u128 + 3)
+        // Longer than a kernel step, with a tail.
+        let xs: Vec<Block> = (0..2051u128)
             .map(|i| Block(i.wrapping_mul(0x0123_4567_89ab_cdef_fedc_ba98_7654_3211)))
             .collect();
         let mut got = xs.clone();

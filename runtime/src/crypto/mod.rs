@@ -9,15 +9,19 @@
 //! `vaes`, `avx2` and `avx512f` in `/proc/cpuinfo`, so AES-NI/VAES is used
 //! there; [`aes_hardware_accelerated`] tells at run time (the benchmark
 //! prints it). All AES work is done on whole slices (`encrypt_blocks`), which
-//! is what lets those backends pipeline.
+//! is what lets those backends pipeline. AES-128 under a fixed key (the
+//! hashes, the LPN code) runs on this crate's own kernels instead
+//! (`fixed_aes.rs`), whose round keys stay in registers across calls.
 
 mod block;
+mod fixed_aes;
 mod hash;
 mod prg;
 mod rk_aes;
 
 pub use block::Block;
 pub(crate) use block::as_aes_blocks_mut;
+pub(crate) use fixed_aes::FixedAes;
 pub use hash::{Mmo, RkAes256, Tccr};
 pub use prg::Prg;
 pub(crate) use rk_aes::{hash_rows, row_index, rows_len};

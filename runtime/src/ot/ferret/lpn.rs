@@ -16,14 +16,14 @@
 //! repeated positions cancel, as in Ferret's code). The code is memory-bound:
 //! `D` random reads of the `16k`-byte secret per output.
 
-use aes::Aes128;
-use aes::cipher::array::Array;
-use aes::cipher::{BlockCipherEncrypt, KeyInit};
-
-use crate::crypto::{Block, Prg, as_aes_blocks_mut};
+use crate::crypto::{Block, FixedAes, Prg};
 
 /// Nonzeros per column of the code.
 pub const D: usize = 10;
+
+/// Words of AES output per column: three blocks, of which the first `D`
+/// words are used.
+const W: usize = 12;
 
 /// Outputs whose positions are drawn in one AES pass (48 KiB of blocks).
 const STEP: usize = 1024;
@@ -125,7 +125,7 @@ impl std::ops::DerefMut for HugeVec {
 /// The public local linear code of one parameter set.
 #[derive(Clone)]
 pub(crate) struct LpnCode {
-    aes: Aes128,
+    aes: FixedAes,
     k: usize,
 }
 
@@ -137,41 +137,34 @@ impl LpnCode {
         let key =
             Prg::derive(Block::ZERO, "sci/ferret/lpn", ((n as u64) << 32) ^ k as u64).next_block();
         LpnCode {
-            aes: Aes128::new(&Array::from(key.to_bytes())),
+            aes: FixedAes::new(key),
             k,
         }
     }
 
-    /// Writes the positions of columns `first..first + out.len()/D` into
-    /// `out` (`D` per column), using `blocks` as scratch.
+    /// Writes the positions of columns `first..first + out.len()/W` into
+    /// `out`, [`W`] words per column of which the first `D` are its
+    /// positions (all twelve words of its three blocks are mapped, in one
+    /// vectorisable pass), using `blocks` as scratch.
     fn positions(&self, first: usize, blocks: &mut Vec<Block>, out: &mut [u32]) {
-        let cols = out.len() / D;
+        let cols = out.len() / W;
         blocks.clear();
         blocks.extend((3 * first..3 * (first + cols)).map(|c| Block(c as u128)));
-        self.aes.encrypt_blocks(as_aes_blocks_mut(blocks));
+        self.aes.encrypt_blocks(blocks);
         let k = self.k as u64;
-        for (col, b) in out.chunks_exact_mut(D).zip(blocks.chunks_exact(3)) {
-            let words = b.iter().flat_map(|x| {
-                let v = x.0;
-                [
-                    v as u32,
-                    (v >> 32) as u32,
-                    (v >> 64) as u32,
-                    (v >> 96) as u32,
-                ]
-            });
-            for (o, r) in col.iter_mut().zip(words) {
-                *o = ((u64::from(r) * k) >> 32) as u32;
-            }
+        // Word `2t` of the output is the low half of 64-bit word `t`.
+        for (o, w) in out.chunks_exact_mut(2).zip(Block::as_words(blocks)) {
+            o[0] = ((u64::from(*w as u32) * k) >> 32) as u32;
+            o[1] = (((*w >> 32) * k) >> 32) as u32;
         }
     }
 
     /// The `D` positions of column `i` (for tests).
     #[cfg(test)]
     pub(crate) fn column(&self, i: usize) -> [u32; D] {
-        let mut out = [0u32; D];
+        let mut out = [0u32; W];
         self.positions(i, &mut Vec::new(), &mut out);
-        out
+        std::array::from_fn(|j| out[j])
     }
 
     /// `out[i] ^= ⊕_{j<D} secret[A_{i,j}]` for every output `i` (`secret`
@@ -179,24 +172,28 @@ impl LpnCode {
     pub(crate) fn encode(&self, out: &mut [Block], secret: &[Block]) {
         assert_eq!(secret.len(), self.k, "LPN secret length");
         let mut blocks = Vec::with_capacity(3 * STEP);
-        let mut pos = vec![0u32; D * STEP];
+        let mut pos = vec![0u32; W * STEP];
+        let ptr = secret.as_ptr();
+        let ask = |col: &[u32]| {
+            col[..D]
+                .iter()
+                .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)))
+        };
         for (c, chunk) in out.chunks_mut(STEP).enumerate() {
-            let pos = &mut pos[..D * chunk.len()];
+            let pos = &mut pos[..W * chunk.len()];
             self.positions(c * STEP, &mut blocks, pos);
-            let cols = pos.chunks_exact(D);
+            pos.chunks_exact(W).take(AHEAD).for_each(ask);
             // The columns `AHEAD` outputs on, whose reads are requested now.
-            let mut ahead = pos.chunks_exact(D).skip(AHEAD);
-            let ptr = secret.as_ptr();
-            for col in pos.chunks_exact(D).take(AHEAD) {
-                col.iter()
-                    .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)));
-            }
-            for (o, col) in chunk.iter_mut().zip(cols) {
+            let mut ahead = pos.chunks_exact(W).skip(AHEAD);
+            for (o, col) in chunk.iter_mut().zip(pos.chunks_exact(W)) {
                 if let Some(next) = ahead.next() {
-                    next.iter()
-                        .for_each(|&j| prefetch(ptr.wrapping_add(j as usize)));
+                    ask(next);
                 }
-                *o = col.iter().fold(*o, |a, &j| a ^ secret[j as usize]);
+                *o = col[..D].iter().fold(*o, |a, &j| {
+                    // SAFETY: a position `⌊r·k/2^32⌋` with `r < 2^32` is below
+                    // `k = secret.len()` (asserted above).
+                    a ^ unsafe { *secret.get_unchecked(j as usize) }
+                });
             }
         }
     }
@@ -238,6 +235,35 @@ mod tests {
         let mut hit = vec![false; k];
         (0..n).for_each(|i| a.column(i).iter().for_each(|&j| hit[j as usize] = true));
         assert!(hit.iter().all(|&h| h));
+    }
+
+    /// The columns are the module documentation's definition, computed here
+    /// with the `aes` crate one column at a time.
+    #[test]
+    fn columns_follow_the_definition() {
+        use aes::Aes128;
+        use aes::cipher::array::Array;
+        use aes::cipher::{BlockCipherEncrypt, KeyInit};
+        let (k, n) = (589_824usize, 1295usize << 13);
+        let code = LpnCode::new(k, n);
+        let key =
+            Prg::derive(Block::ZERO, "sci/ferret/lpn", ((n as u64) << 32) ^ k as u64).next_block();
+        let aes = Aes128::new(&Array::from(key.to_bytes()));
+        for i in [0usize, 1, 5, STEP - 1, STEP, 3 * STEP + 7, n - 1] {
+            let words: Vec<u32> = (0..3)
+                .flat_map(|b| {
+                    let mut blk = Array::from(((3 * i + b) as u128).to_le_bytes());
+                    aes.encrypt_block(&mut blk);
+                    let v = u128::from_le_bytes(blk.into());
+                    (0..4).map(move |w| (v >> (32 * w)) as u32)
+                })
+                .collect();
+            let want: Vec<u32> = words[..D]
+                .iter()
+                .map(|&r| ((u64::from(r) * k as u64) >> 32) as u32)
+                .collect();
+            assert_eq!(code.column(i).to_vec(), want, "column {i}");
+        }
     }
 
     #[test]

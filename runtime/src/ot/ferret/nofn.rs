@@ -80,9 +80,18 @@ fn layout(classes: &[KkClass]) -> (Vec<Span>, usize) {
     (spans, ot)
 }
 
-/// The class (index into `spans`) holding random OT `j`.
-fn span_of(spans: &[Span], j: usize) -> usize {
-    spans.partition_point(|s| s.ot_end() <= j)
+/// The class of the random OTs `j` of a call, met in increasing order:
+/// the index into `spans` of the class holding `j`.
+#[derive(Default)]
+struct Cursor(usize);
+
+impl Cursor {
+    fn at(&mut self, spans: &[Span], j: usize) -> usize {
+        while spans[self.0].ot_end() <= j {
+            self.0 += 1;
+        }
+        self.0
+    }
 }
 
 /// The mask tweak of an instance whose last random OT has tweak `t`.
@@ -104,29 +113,42 @@ impl FerretSender {
         let (spans, n) = layout(classes);
         let h = Tccr::new();
         let mut pads: Vec<[Block; 2]> = Vec::with_capacity(8);
-        let (mut x, mut buf) = (vec![Block::ZERO; 256], vec![T::default(); 256]);
+        let mut cursor = Cursor::default();
+        // Per run of random OTs, the instances it completes: their masks'
+        // inputs `X_v` side by side and tweaks (hashed in one pass), and
+        // (class, index in the class, first `X_0`) of each.
+        let (mut x, mut tweaks, mut done) = (Vec::new(), Vec::new(), Vec::new());
+        let mut buf = [T::default(); 256];
         self.send_derived(ch, n, &[], |tweak, j0, y0, y1, w| {
+            x.clear();
+            tweaks.clear();
+            done.clear();
             for (i, (a, b)) in y0.iter().zip(y1).enumerate() {
                 let j = j0 + i;
-                let c = span_of(&spans, j);
+                let c = cursor.at(&spans, j);
                 let s = &spans[c];
                 pads.push([*a, *b]);
                 if pads.len() < s.l {
                     continue;
                 }
-                let (nm, bits) = (s.class.n_msgs, s.class.bits);
-                x[0] = pads.iter().fold(Block::ZERO, |acc, p| acc ^ p[0]);
+                let (at, nm) = (x.len(), s.class.n_msgs);
+                x.push(pads.iter().fold(Block::ZERO, |acc, p| acc ^ p[0]));
                 for v in 1..nm {
                     let k = v.trailing_zeros() as usize;
-                    x[v] = x[v & (v - 1)] ^ pads[k][0] ^ pads[k][1];
+                    x.push(x[at + (v & (v - 1))] ^ pads[k][0] ^ pads[k][1]);
                 }
                 pads.clear();
-                h.hash_in_place(instance_tweak(tweak + i as u128), &mut x[..nm]);
-                let local = (j - s.ot_start) / s.l;
+                let t = instance_tweak(tweak + i as u128);
+                tweaks.extend((0..nm as u128).map(|v| t + v));
+                done.push((c, (j - s.ot_start) / s.l, at));
+            }
+            h.hash_tweaked(&mut x, &tweaks);
+            for &(c, local, at) in &done {
+                let (nm, bits) = (spans[c].class.n_msgs, spans[c].class.bits);
                 buf[..nm].fill(T::default());
                 msgs(c, local..local + 1, &mut buf[..nm]);
                 let m = mask128(bits);
-                for (msg, xv) in buf[..nm].iter().zip(&x[..nm]) {
+                for (msg, xv) in buf[..nm].iter().zip(&x[at..at + nm]) {
                     w.push_u128((msg.to_u128() ^ xv.0) & m, bits);
                 }
             }
@@ -146,14 +168,20 @@ impl FerretReceiver {
     ) -> Result<Vec<T>, OtError> {
         let (spans, n) = layout(classes);
         let h = Tccr::new();
-        let mut out = Vec::with_capacity(choices.len());
-        let mut acc = Block::ZERO;
-        let (mut k, mut cur) = (0usize, 0usize);
-        let choice = |j: usize| {
-            let s = &spans[span_of(&spans, j)];
-            let inst = s.inst_start + (j - s.ot_start) / s.l;
-            (choices[inst] >> ((j - s.ot_start) % s.l)) & 1 == 1
-        };
+        // The choice bit of every random OT, 64 per word.
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        for s in &spans {
+            for (i, &c) in choices[s.inst_start..s.inst_start + s.class.count]
+                .iter()
+                .enumerate()
+            {
+                for b in 0..s.l {
+                    let j = s.ot_start + i * s.l + b;
+                    bits[j / 64] |= u64::from((c >> b) & 1) << (j % 64);
+                }
+            }
+        }
+        let choice = |j: usize| (bits[j / 64] >> (j % 64)) & 1 == 1;
         let answer_bits = |r: std::ops::Range<usize>| -> u64 {
             spans
                 .iter()
@@ -163,29 +191,39 @@ impl FerretReceiver {
                 })
                 .sum()
         };
+        let mut out = Vec::with_capacity(choices.len());
+        let (mut acc, mut k, mut cur) = (Block::ZERO, 0usize, 0usize);
+        let mut cursor = Cursor::default();
+        // Per run of random OTs, the instances it completes: `X_c`, its
+        // tweak, and the masked message `c` with its width.
+        let (mut xc, mut tweaks, mut got) = (Vec::new(), Vec::new(), Vec::new());
         self.recv_derived(ch, n, choice, &[], answer_bits, |tweak, j0, y, r| {
+            xc.clear();
+            tweaks.clear();
+            got.clear();
             for (i, yi) in y.iter().enumerate() {
-                let s = &spans[span_of(&spans, j0 + i)];
+                let s = &spans[cursor.at(&spans, j0 + i)];
                 acc ^= *yi;
                 k += 1;
                 if k < s.l {
                     continue;
                 }
                 let c = usize::from(choices[cur]);
-                let mut xc = [acc];
-                h.hash_in_place(instance_tweak(tweak + i as u128) + c as u128, &mut xc);
-                let bits = s.class.bits;
-                let mut got = 0;
-                for v in 0..s.class.n_msgs {
-                    let e = r.read_u128(bits);
-                    if v == c {
-                        got = e;
-                    }
-                }
-                out.push(T::from_u128((got ^ xc[0].0) & mask128(bits)));
+                let width = s.class.bits;
+                r.skip(c as u64 * u64::from(width));
+                got.push((r.read_u128(width), width));
+                r.skip((s.class.n_msgs - 1 - c) as u64 * u64::from(width));
+                xc.push(acc);
+                tweaks.push(instance_tweak(tweak + i as u128) + c as u128);
                 (acc, k) = (Block::ZERO, 0);
                 cur += 1;
             }
+            h.hash_tweaked(&mut xc, &tweaks);
+            out.extend(
+                got.iter()
+                    .zip(&xc)
+                    .map(|(&(e, width), x)| T::from_u128((e ^ x.0) & mask128(width))),
+            );
         })?;
         Ok(out)
     }
