@@ -367,12 +367,18 @@ pub(crate) fn run_jobs(
     }
     let by_cols: Vec<IndexDiv> = jobs.iter().map(|j| IndexDiv::new(j.dims.1)).collect();
     let by_bits = IndexDiv::new(l);
-    // Global instance j → (job, its pair, bit). A job without instances
-    // starts where the next one does, so the last job starting at or before
-    // j holds it.
+    // Global instance j → (job, its pair, bit), asked several times per
+    // instance: by one division when every job has the same number of
+    // instances (one product, or a convolution's groups — a depthwise one
+    // has hundreds), else by a search over the jobs' starts (a wave's few
+    // products). A job without instances starts where the next one does,
+    // so the last job starting at or before j holds it.
+    let equal = IndexDiv::new(total / jobs.len().max(1));
+    let same =
+        total == jobs.len() * equal.d && starts.iter().enumerate().all(|(k, &s)| s == k * equal.d);
     let locate = |j: usize| {
-        let k = if starts.len() == 1 {
-            0
+        let k = if same {
+            equal.div_rem(j).0
         } else {
             starts.partition_point(|&s| s <= j) - 1
         };
@@ -690,6 +696,48 @@ mod tests {
                 |ctx, x, w| matmul_wx(ctx, ell, (n, k, m), w, x),
             );
             assert_eq!(transpose2(&got, n, m), want, "ℓ={ell} W·X");
+        }
+    }
+
+    /// Products of unequal sizes in one call, including sizes where the
+    /// jobs' starts are those of equal jobs but the last is longer (6, 6
+    /// and 7 pairs): every output as the interpreter's.
+    #[test]
+    fn unequal_products_in_one_call() {
+        let dims = [(2usize, 3usize, 4usize), (3, 2, 4), (7, 1, 2)];
+        for ell in [2u32, 37] {
+            let mut g = prg(u128::from(ell) + 40);
+            let xs: Vec<Vec<u64>> = dims.iter().map(|d| g.ring_elems(d.0 * d.1, ell)).collect();
+            let ws: Vec<Vec<u64>> = dims.iter().map(|d| g.ring_elems(d.1 * d.2, ell)).collect();
+            let (x, w) = (xs.concat(), ws.concat());
+            let got = secure(ell, &x, &w, false, false, |ctx, x, w| {
+                let (mut xo, mut wo) = (0, 0);
+                let ps: Vec<Product<'_>> = dims
+                    .iter()
+                    .map(|&(r, c, o)| {
+                        let p = Product::MatMul {
+                            dims: (r, c, o),
+                            x: &x[xo..xo + r * c],
+                            w: w.map(|w| &w[wo..wo + c * o]),
+                        };
+                        (xo, wo) = (xo + r * c, wo + c * o);
+                        p
+                    })
+                    .collect();
+                Ok(products(ctx, ell, &ps)?.concat())
+            });
+            let want: Vec<u64> = dims
+                .iter()
+                .zip(xs.iter().zip(&ws))
+                .flat_map(|(&(r, c, o), (x, w))| {
+                    reference(ell, (&[r, c], x), (&[c, o], w), |a, b| Op::MatMul {
+                        a,
+                        b,
+                        bias: None,
+                    })
+                })
+                .collect();
+            assert_eq!(got, want, "ℓ={ell}");
         }
     }
 
