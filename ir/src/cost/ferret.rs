@@ -316,7 +316,7 @@ impl Sources {
     /// other (for the network time, [`super::net`]): all of them, except in a
     /// streamed call, whose pieces pipeline — the longer of "every piece's bits, then
     /// the last answer" and "the first piece's bits, then every answer", as
-    /// [`super::linear::matmul_serial_bytes`] counts IKNP's batches.
+    /// [`super::linear::pipelined_bytes`] counts IKNP's batches.
     pub fn price_serial(&mut self, t: &Transcript, server_role: Role) -> (Transcript, u64) {
         let mut out = Transcript::new().with_cots(t.cots());
         let mut serial = 0;
@@ -361,14 +361,8 @@ impl Sources {
                 }
                 // One exchange: every piece's bits ahead, every answer (and
                 // announced iteration) in the sender's stream.
-                let f = t.flights();
-                let first_req = f
-                    .first()
-                    .filter(|f| f.from == *receiver)
-                    .map_or(0, |f| f.bytes);
-                let last_ans = f.last().filter(|f| f.from == sender).map_or(0, |f| f.bytes);
                 let one = Transcript::new().send(*receiver, req).send(sender, ans);
-                (one, (req + last_ans).max(first_req + ans))
+                (one, super::linear::pipelined_bytes(&t, *receiver))
             }
             OtCall::Kk {
                 receiver,

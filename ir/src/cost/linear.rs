@@ -16,7 +16,7 @@
 //! their batches one after the other in one stream, so their bytes add up and their
 //! rounds are those of one product.
 
-use super::ot::{Widths, cot, cot_call};
+use super::ot::{Widths, cot_call};
 use super::{Role, Transcript};
 
 /// Largest number of correlation words (`u64`) of one OT batch.
@@ -47,20 +47,6 @@ fn plan(ell: u32, products: &[(usize, usize, usize)]) -> (Vec<usize>, Widths) {
     )
 }
 
-/// The IKNP exchanges of the products' OT batches ([`plan`]), one per batch.
-fn batches(ell: u32, products: &[(usize, usize, usize)]) -> Vec<Transcript> {
-    let (batches, widths) = plan(ell, products);
-    let mut start = 0;
-    batches
-        .into_iter()
-        .map(|n| {
-            let answer = widths.bits(start..start + n);
-            start += n;
-            cot(Role::P1, n, answer)
-        })
-        .collect()
-}
-
 /// The product `R×C` by `C×O` over `Z_{2^ℓ}` on one lane, streamed if `duplex`:
 /// [`products`] of one.
 pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript {
@@ -78,27 +64,35 @@ pub fn products(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> T
 }
 
 /// Bytes a lane carries one flight after the other in [`products`] (for the network
-/// time, [`super::net`]): all of them over a half-duplex lane. Over a full-duplex lane
-/// the batches pipeline — the client's requests flow while the server answers the
-/// batches it has received — but a batch's answer waits for its whole request (the
-/// server transposes the request matrix before it answers), so the lane is busy for the
-/// longer of "every request, then the last answer" and "the first request, then every
-/// answer". One batch: both directions one after the other.
+/// time, [`super::net`]): all of them over a half-duplex lane; over a full-duplex lane
+/// the batches pipeline ([`pipelined_bytes`]).
 pub fn products_serial_bytes(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> u64 {
-    let batches = batches(ell, products);
-    let (req, ans) = (
-        |t: &Transcript| t.sent(Role::P1),
-        |t: &Transcript| t.sent(Role::P0),
-    );
-    let (all_req, all_ans): (u64, u64) =
-        (batches.iter().map(req).sum(), batches.iter().map(ans).sum());
-    if !duplex {
-        return all_req + all_ans;
+    let t = self::products(ell, products, false);
+    if duplex {
+        pipelined_bytes(&t, Role::P1)
+    } else {
+        t.bits() / 8
     }
-    match (batches.first(), batches.last()) {
-        (Some(first), Some(last)) => (all_req + ans(last)).max(req(first) + all_ans),
-        _ => 0,
-    }
+}
+
+/// Bytes that cross a full-duplex lane one after the other when the exchanges of `t`
+/// (each a request from `receiver` and its answer, in order) pipeline: the requests
+/// flow while the other party answers the ones it has received, but an answer waits
+/// for its whole request (the server transposes a batch's request matrix before it
+/// answers), so the lane is busy for the longer of "every request, then the last
+/// answer" and "the first request, then every answer". One exchange: both directions
+/// one after the other.
+pub fn pipelined_bytes(t: &Transcript, receiver: Role) -> u64 {
+    let f = t.flights();
+    let first_req = f
+        .first()
+        .filter(|f| f.from == receiver)
+        .map_or(0, |f| f.bytes);
+    let last_ans = f
+        .last()
+        .filter(|f| f.from != receiver)
+        .map_or(0, |f| f.bytes);
+    (t.sent(receiver) + last_ans).max(first_req + t.sent(receiver.other()))
 }
 
 /// [`products_serial_bytes`] of one product.

@@ -195,11 +195,17 @@ impl Transcript {
             return self;
         }
         self.push_flight(from, bytes);
-        match self.steps.last_mut() {
-            Some(Step::Send(last)) if last.from == from => last.bytes += bytes,
-            _ => self.steps.push(Step::Send(Flight { from, bytes })),
-        }
+        self.push_step(Step::Send(Flight { from, bytes }));
         self
+    }
+
+    /// Appends `s` to the steps (bytes merged into the last step if it is a send of
+    /// the same role).
+    fn push_step(&mut self, s: Step) {
+        match (self.steps.last_mut(), s) {
+            (Some(Step::Send(last)), Step::Send(f)) if last.from == f.from => last.bytes += f.bytes,
+            (_, s) => self.steps.push(s),
+        }
     }
 
     /// Appends `bytes` from `from` to the flights only.
@@ -230,13 +236,7 @@ impl Transcript {
             self.push_flight(f.from, f.bytes);
         }
         for s in next.steps {
-            match s {
-                Step::Send(f) => match self.steps.last_mut() {
-                    Some(Step::Send(last)) if last.from == f.from => last.bytes += f.bytes,
-                    _ => self.steps.push(Step::Send(f)),
-                },
-                call => self.steps.push(call),
-            }
+            self.push_step(s);
         }
         self
     }
