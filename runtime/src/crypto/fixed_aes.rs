@@ -123,6 +123,22 @@ mod x86 {
     use super::Block;
     use std::arch::x86_64::*;
 
+    /// The ten rounds of AES-128 on the registers of the array `x`, in
+    /// lockstep (round by round across the registers, so the AES unit
+    /// pipelines), under the round keys `k` of the kernel's register width,
+    /// with its intrinsics `xor`, `enc` and `last`.
+    macro_rules! lockstep {
+        ($x:expr, $k:expr, $xor:ident, $enc:ident, $last:ident) => {{
+            let mut s = $x.map(|v| $xor(v, $k[0]));
+            for key in &$k[1..10] {
+                for v in &mut s {
+                    *v = $enc(*v, *key);
+                }
+            }
+            s.map(|v| $last(v, $k[10]))
+        }};
+    }
+
     // `Block` is `repr(transparent)` over `u128`: a block is 16 contiguous
     // bytes whose little-endian layout is the lane layout of the vector, so
     // `p.add(i)` of a `*const __m128i` (`__m512i`) at a block is block `i`
@@ -177,14 +193,9 @@ mod x86 {
             // SAFETY: `c` is eight writable blocks; unaligned loads/stores.
             unsafe {
                 let x: [__m128i; 8] = std::array::from_fn(|i| _mm_loadu_si128(p.add(i)));
-                let mut s = x.map(|v| _mm_xor_si128(v, k[0]));
-                for key in &k[1..10] {
-                    for v in &mut s {
-                        *v = _mm_aesenc_si128(*v, *key);
-                    }
-                }
-                for (i, (v, x)) in s.iter().zip(x).enumerate() {
-                    _mm_storeu_si128(p.add(i), out(_mm_aesenclast_si128(*v, k[10]), x));
+                let y = lockstep!(x, k, _mm_xor_si128, _mm_aesenc_si128, _mm_aesenclast_si128);
+                for (i, (v, x)) in y.into_iter().zip(x).enumerate() {
+                    _mm_storeu_si128(p.add(i), out(v, x));
                 }
             }
         }
@@ -193,11 +204,14 @@ mod x86 {
             // SAFETY: `b` is one writable block; unaligned load and store.
             unsafe {
                 let x = _mm_loadu_si128(p);
-                let mut v = _mm_xor_si128(x, k[0]);
-                for key in &k[1..10] {
-                    v = _mm_aesenc_si128(v, *key);
-                }
-                _mm_storeu_si128(p, out(_mm_aesenclast_si128(v, k[10]), x));
+                let [v] = lockstep!(
+                    [x],
+                    k,
+                    _mm_xor_si128,
+                    _mm_aesenc_si128,
+                    _mm_aesenclast_si128
+                );
+                _mm_storeu_si128(p, out(v, x));
             }
         }
     }
@@ -219,14 +233,15 @@ mod x86 {
             // unaligned loads and stores.
             unsafe {
                 let x: [__m512i; 8] = std::array::from_fn(|i| _mm512_loadu_si512(p.add(i)));
-                let mut s = x.map(|v| _mm512_xor_si512(v, k[0]));
-                for key in &k[1..10] {
-                    for v in &mut s {
-                        *v = _mm512_aesenc_epi128(*v, *key);
-                    }
-                }
-                for (i, (v, x)) in s.iter().zip(x).enumerate() {
-                    _mm512_storeu_si512(p.add(i), out(_mm512_aesenclast_epi128(*v, k[10]), x));
+                let y = lockstep!(
+                    x,
+                    k,
+                    _mm512_xor_si512,
+                    _mm512_aesenc_epi128,
+                    _mm512_aesenclast_epi128
+                );
+                for (i, (v, x)) in y.into_iter().zip(x).enumerate() {
+                    _mm512_storeu_si512(p.add(i), out(v, x));
                 }
             }
         }
@@ -238,11 +253,14 @@ mod x86 {
             // (masked-off lanes are neither read nor written).
             unsafe {
                 let x = _mm512_maskz_loadu_epi64(m, p);
-                let mut v = _mm512_xor_si512(x, k[0]);
-                for key in &k[1..10] {
-                    v = _mm512_aesenc_epi128(v, *key);
-                }
-                _mm512_mask_storeu_epi64(p, m, out(_mm512_aesenclast_epi128(v, k[10]), x));
+                let [v] = lockstep!(
+                    [x],
+                    k,
+                    _mm512_xor_si512,
+                    _mm512_aesenc_epi128,
+                    _mm512_aesenclast_epi128
+                );
+                _mm512_mask_storeu_epi64(p, m, out(v, x));
             }
         }
     }
