@@ -7,8 +7,8 @@
 //! lanes, plain TCP) and priced on the profile ([`sci_ir::cost::predict_time`]: the OT
 //! set-up and every instruction, `max(S, C, L)/B + H·RTT/2` each). The one predicted
 //! faster wins; OT wins ties, and wins when the model cannot be compiled for HE (the
-//! reason is reported). With `--ot silent` both are compiled on the silent OT engine,
-//! whose set-up and instructions the cost model prices as exactly as IKNP's.
+//! reason is reported). Both are compiled on the same OT engine (`--ot`, silent by
+//! default), whose set-up and instructions the cost model prices exactly on either engine.
 //!
 //! The choice is as exact as the cost model, which counts every byte and round of both
 //! backends (SCI_HE's ciphertexts and key set-up included, [`sci_ir::cost::he`]); it

@@ -47,7 +47,8 @@ pub struct Options {
     /// naming another engine than the program's, that engine's
     /// [`sci_ir::cost::mill::default_radix`]).
     pub mill_radix: Option<u32>,
-    /// The OT engine recorded in the plan (default: the program's, IKNP for a new one).
+    /// The OT engine recorded in the plan (default: [`OtKind::Silent`] for an ONNX
+    /// model, the IR file's own for an IR file; IKNP stays for the paper's figures).
     pub ot: Option<OtKind>,
     /// The runtime's thread count (default: the program's, 1 for a new one).
     pub threads: Option<u32>,
@@ -338,9 +339,12 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         passes.push(HeField.name());
         observe(HeField.name(), &program);
     }
-    if opts.mill_radix.is_some() || opts.threads.is_some() || opts.ot.is_some() {
-        let old = *program.params();
-        let ot = opts.ot.unwrap_or(old.ot);
+    let old = *program.params();
+    let ot = opts.ot.unwrap_or(match format {
+        "onnx" => OtKind::Silent,
+        _ => old.ot,
+    });
+    if opts.mill_radix.is_some() || opts.threads.is_some() || ot != old.ot {
         let radix = if ot == old.ot {
             old.mill_radix
         } else {

@@ -91,7 +91,7 @@ struct Args {
     /// The OT engine recorded in the plan (sci-run runs it unless told otherwise with
     /// its --ot): `iknp` (IKNP extension, the paper's) or `silent` (Ferret silent OT:
     /// about 1 bit per OT instead of 128, after a set-up of about 1.4 MB per direction
-    /// and thread). Default: iknp (an IR file: its own).
+    /// and thread; more CPU). Default: silent (an IR file: its own).
     #[arg(long, value_name = "iknp|silent")]
     ot: Option<OtKind>,
     /// Number of runtime threads recorded in the plan (1..=256; default 1).
