@@ -150,3 +150,39 @@ fn streamed_products() {
         super::matmul::matmul(ctx, ell, d, x, weights)
     });
 }
+
+#[test]
+fn a_streamed_product_that_starts_an_iteration() {
+    // The warm-up (1 row of 128 at ℓ = 27: 3,456 COTs) takes exactly the COTs the
+    // set-up leaves, announcing nothing; the measured product (two streamed batches)
+    // then starts by running the next iteration, whose message the receiver needs
+    // before its first request.
+    let (ell, dims) = (27, (64usize, 128usize, 40usize));
+    let (rows, cols, outs) = dims;
+    let warm = (1, cols, outs);
+    assert_eq!(cols * ell as usize, TEST_FERRET.first_available());
+    let x = Modulus::Pow2(ell).random(&mut prg(12), rows * cols);
+    let wt = Modulus::Pow2(ell).random(&mut prg(13), cols * outs);
+    let (x0, x1) = share(&mut prg(14), &x, ell);
+    let model = |d| cost::linear::matmul(ell, d, true);
+    let mut src = Sources::after_setup(TEST_FERRET);
+    src.price(&model(warm), Role::P0);
+    assert!(
+        src.dirs
+            .iter()
+            .any(|d| d.available == 0 && d.iterations == 0),
+        "{src:?}"
+    );
+    pinned(2, (model(warm), model(dims)), "matmul", |ctx, w| {
+        let (x, weights) = match ctx.role {
+            Role::P0 => (&x0, Some(&wt[..])),
+            Role::P1 => (&x1, None),
+        };
+        let (d, x) = if w {
+            (warm, &x[..cols])
+        } else {
+            (dims, &x[..])
+        };
+        super::matmul::matmul(ctx, ell, d, x, weights)
+    });
+}
