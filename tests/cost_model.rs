@@ -20,7 +20,8 @@
 //! products, comparisons, pooling or divisions ([`SILENT_KINDS`]) at 1 lane and the
 //! digits models at 1–3
 //! ([`predicted_equals_measured_on_silent`]; every model in the ignored
-//! [`predicted_equals_measured_on_silent_for_every_model`]). SCI_HE (`--backend he`):
+//! [`predicted_equals_measured_on_silent_for_every_model`]); the same models under
+//! SCI_HE on silent ([`predicted_equals_measured_under_he_on_silent`]). SCI_HE (`--backend he`):
 //! every model at 1 lane (all compile for the field of ℓ = 32; 90 have HE products,
 //! the others run the field protocols only), and the digits LeNet at 2 — except the
 //! nine networks of [`HE_NETWORKS`] (mobilenet, shufflenet, googlenet, resnet exports,
@@ -371,12 +372,7 @@ fn predicted_equals_measured_under_he_for_the_networks() {
 /// [`predicted_equals_measured_on_silent_for_every_model`].
 #[test]
 fn predicted_equals_measured_on_silent() {
-    let models: Vec<String> = models()
-        .into_iter()
-        .filter(|m| !HE_NETWORKS.contains(&m.as_str()))
-        .filter(|m| SILENT_KINDS.iter().any(|k| m.contains(k)))
-        .collect();
-    let (steps, sets) = check_silent(&models);
+    let (steps, sets) = check_silent(&silent_models(), Backend::Ot);
     assert!(
         steps > 200,
         "the models exercise the protocols ({steps} steps)"
@@ -387,10 +383,32 @@ fn predicted_equals_measured_on_silent() {
     );
 }
 
+/// The same under SCI_HE on the silent engine (the pair `--backend auto` picks for the
+/// benchmark networks): the field protocols' OTs and the HE products, the models of
+/// [`SILENT_KINDS`] at 1 lane and the digits models at 1–3.
+#[test]
+fn predicted_equals_measured_under_he_on_silent() {
+    let (steps, sets) = check_silent(&silent_models(), Backend::He);
+    assert!(
+        steps > 200,
+        "the models exercise the protocols ({steps} steps)"
+    );
+    assert!(!sets.is_empty(), "some lane runs a Ferret iteration");
+}
+
+/// The models of [`SILENT_KINDS`], the networks of [`HE_NETWORKS`] excepted.
+fn silent_models() -> Vec<String> {
+    models()
+        .into_iter()
+        .filter(|m| !HE_NETWORKS.contains(&m.as_str()))
+        .filter(|m| SILENT_KINDS.iter().any(|k| m.contains(k)))
+        .collect()
+}
+
 #[test]
 #[ignore = "about two CPU minutes: run with --ignored"]
 fn predicted_equals_measured_on_silent_for_every_model() {
-    let (steps, sets) = check_silent(&models());
+    let (steps, sets) = check_silent(&models(), Backend::Ot);
     assert!(steps > 1000, "{steps} steps");
     assert!(sets.contains(&FERRET), "iterations of the main set");
 }
@@ -401,11 +419,11 @@ const SILENT_KINDS: [&str; 11] = [
     "digits/", "argmax", "pool", "relu", "conv", "gemm", "matmul", "div", "clip", "mul", "skl",
 ];
 
-/// Checks `models` on the silent engine ([`check_program`]) at 1 lane, the digits
-/// models also at 2 and 3; returns the steps that communicate and the LPN sets of the
-/// lanes that ran a Ferret iteration after the set-up (as predicted, and the
-/// predictions are checked).
-fn check_silent(models: &[String]) -> (usize, Vec<FerretParams>) {
+/// Checks `models` under `backend` on the silent engine ([`check_program`]) at 1 lane,
+/// the digits models also at 2 and 3; returns the steps that communicate and the LPN
+/// sets of the lanes that ran a Ferret iteration after the set-up (as predicted, and
+/// the predictions are checked).
+fn check_silent(models: &[String], backend: Backend) -> (usize, Vec<FerretParams>) {
     let (mut steps, mut sets) = (0, Vec::new());
     for m in models {
         let lanes: &[u32] = if m.starts_with("digits/") {
@@ -414,7 +432,7 @@ fn check_silent(models: &[String]) -> (usize, Vec<FerretParams>) {
             &[1]
         };
         for &threads in lanes {
-            let program = compile_on(m, threads, Backend::Ot, OtKind::Silent);
+            let program = compile_on(m, threads, backend, OtKind::Silent);
             steps += check_program(m, &program, threads);
             let session = predict_session(&program, Lanes::of(&program), CASES as u64);
             let last = session.last().expect("an inference");
