@@ -5,10 +5,11 @@
 //! the receiver `b_j` and `H(j, t_j) = y_{b_j}`. For a chosen choice `c_j`
 //! the receiver sends `d_j = c_j ⊕ b_j` (one bit) and the sender uses the
 //! pads in the order `(y_{d_j}, y_{1⊕d_j})`, of which the receiver knows the
-//! `c_j`-th. Per slice of COTs ([`FerretSender::take`]) the receiver sends
-//! its `d` bits in one message and the sender answers, in one message per
-//! *piece* (a batch of [`FerretSender::send_cot_batches`], or the whole call)
-//! within the slice:
+//! `c_j`-th. Per *piece* of COTs (a batch of
+//! [`FerretSender::send_cot_batches`], or the whole call, cut where an
+//! iteration's COTs end; generated chunk by chunk, `source::Piece`) the
+//! receiver sends its `d` bits in one message and the sender answers in
+//! one:
 //! - random OT with random choices ([`FerretSender::send_random_rot`]):
 //!   nothing but the engine's share;
 //! - random OT with chosen choices ([`FerretSender::send_rot`]): `1` bit;

@@ -15,7 +15,7 @@
 //! request will need the next iteration, the sender *announces* it right
 //! after the request's first piece of the current iteration's COTs (the
 //! receiver reads it there, in stream order) and runs it only when the COTs
-//! run out (re-expanding its trees from the kept seeds, [`mpcot::expand`]).
+//! run out (re-expanding its trees from the kept seeds, [`Trees::write`]).
 //! A request of one piece per iteration (no batches) thus sends the message
 //! exactly where the iteration runs; a request in batches gets it an
 //! iteration's worth of pieces early, so a receiver that streams its pieces
@@ -36,9 +36,9 @@
 //! Memory per side: the next reserve and the current iteration's (its LPN
 //! secret, kept until its last chunk, while the next iteration may already
 //! be announced), one chunk and the opened trees: about `2·16·(k + t·h) +
-//! 16·CHUNK` bytes (≈ 21 MB with the production set, of which one 2 MiB
-//! huge page of slack per reserve), whatever the number of COTs taken;
-//! formerly one whole iteration's outputs, `16·n` (170 MB).
+//! 16·CHUNK` bytes (≈ 21 MB with the production set, plus up to 2 MiB of
+//! huge-page alignment per reserve), whatever the number of COTs taken,
+//! instead of a whole iteration's outputs, `16·n` (170 MB).
 //!
 //! Each COT handed out, and each base COT of a GGM tree, gets a new index
 //! (the engine's count of COTs consumed), its tweak for [`crate::crypto::Tccr`].
