@@ -8,7 +8,9 @@
 # It stops on the first error (set -euo pipefail), moves to the repository root, sets
 # MODELS (the arguments, or DEFAULT_MODELS; an unknown name is an error before anything
 # is built), checks for /usr/bin/time, builds sci-compile and sci-run (release) and sets
-# COMPILE and SCIRUN to their paths, creates $OUT, and defines
+# COMPILE and SCIRUN to their paths, creates $OUT, sets OT (the plans' OT engine,
+# `sci-compile --ot`: the environment's OT, else iknp — the paper's engine, which the
+# README's benchmark tables quote; sci-compile's own default is silent), and defines
 #   model_file NAME    the model's ONNX file
 #   model_input NAME   the input it is run on
 #   model_bits NAME    the ring width ℓ the benchmarks use for it (37 for ResNet-50, else 32)
@@ -35,6 +37,7 @@ model_input() {
 }
 model_bits() { case $1 in resnet50) echo 37 ;; *) echo 32 ;; esac; }
 
+OT=${OT:-iknp}
 MODELS=("$@")
 [ ${#MODELS[@]} -eq 0 ] && MODELS=("${DEFAULT_MODELS[@]}")
 for m in "${MODELS[@]}"; do model_file "$m" > /dev/null; done

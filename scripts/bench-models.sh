@@ -15,7 +15,9 @@
 #        BITS=ℓ (default 32, and 37 for ResNet-50)
 #        BACKEND=ot|he (SCI_OT, or SCI_HE: HE linear layers over the ℓ-bit field; its key
 #        set-up is reported in its own column)
-#        OT=iknp|silent (the plan's OT engine, sci-compile --ot; default iknp)
+#        OT=iknp|silent (the plan's OT engine, sci-compile --ot; default iknp, the paper's,
+#        which the README's tables quote — sci-compile's own default is silent; see
+#        scripts/bench-common.sh)
 #
 # Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time). The preamble (models,
 # build) is shared with scripts/bench-net.sh: scripts/bench-common.sh.
@@ -24,7 +26,6 @@ OUT=${OUT:-target/bench-models}
 BITS=${BITS:-}
 SCALE=${SCALE:-12}
 BACKEND=${BACKEND:-ot}
-OT=${OT:-iknp}
 PORT=${PORT:-7171}
 DEFAULT_MODELS=(lenet minionn squeezenet)
 . "$(dirname "$0")/bench-common.sh" "$@"

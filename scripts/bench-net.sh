@@ -13,6 +13,8 @@
 # usage: scripts/bench-net.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50;
 #        default minionn squeezenet resnet50)
 # env:   BACKENDS="ot he auto"  NETS="lan wan"  THREADS=2  OUT=target/bench-net
+#        OT=iknp|silent   the plans' OT engine (default iknp, the paper's; see
+#        scripts/bench-common.sh); the backend column names it
 #        RUN="minionn:ot:lan resnet50:he:lan ..."   combinations to measure (default none)
 #        UPTO_resnet50=VALUE   compile (and measure) ResNet-50 only up to the ONNX value
 #        VALUE (sci-compile --output): a prefix of its layers, to extrapolate per layer
@@ -41,9 +43,9 @@ for m in "${MODELS[@]}"; do
   name=$m${upto:+-upto-$upto}
   for b in $BACKENDS; do
     for n in $NETS; do
-      tag=$OUT/$name.$b.$n
+      tag=$OUT/$name.$b.$OT.$n
       "$COMPILE" "$file" -o "$tag.plan" --bits "$(model_bits "$m")" --scale 12 --threads "$THREADS" \
-        --backend "$b" --net "$n" ${upto:+--output "$upto"} --report "$tag.compile.json" > "$tag.compile.txt"
+        --backend "$b" --ot "$OT" --net "$n" ${upto:+--output "$upto"} --report "$tag.compile.json" > "$tag.compile.txt"
       measured=""
       if [[ " $RUN " == *" $m:$b:$n "* ]]; then
         if /usr/bin/time -v -o "$tag.time" "$SCIRUN" --local "$tag.plan" --input "$(model_input "$m")" \
@@ -59,6 +61,7 @@ name, bits, backend, net, compiled, load, *run = sys.argv[1:]
 c = json.load(open(compiled))
 if backend == "auto" and c.get("backend_choice"):
     backend = f"auto → {c['params'].get('backend', '?')}"
+backend += f" ({c['params']['ot']})"
 t = c["total_cost"]
 setup = c["setup_cost"]; keys = c["he_keys_cost"] or {}
 g = 2**30

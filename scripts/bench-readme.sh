@@ -24,12 +24,14 @@ B=$TARGET/release/sci-bench
 echo "# $(date -u '+%F %T UTC'), load: $(uptime | sed 's/.*load average: //'), RUNS=$RUNS"
 
 # bench NAME QUOTED -- ARGS...: QUOTED is "wall s | CPU s | bits/op | rounds" as the
-# README gives it; prints it beside the medians of RUNS runs of `sci-bench ARGS --json`.
+# README gives it; prints it beside the medians of RUNS runs of `sci-bench ARGS --ot
+# iknp --json` (every figure checked here is the IKNP engine's, the paper's; sci-bench's
+# default engine is silent).
 bench() {
   local name=$1 quoted=$2
   shift 3
   local runs=()
-  for _ in $(seq "$RUNS"); do runs+=("$("$B" "$@" --json)"); done
+  for _ in $(seq "$RUNS"); do runs+=("$("$B" "$@" --ot iknp --json)"); done
   python3 - "$name" "$quoted" "${runs[@]}" <<'PY'
 import json, statistics, sys
 name, quoted, *runs = sys.argv[1:]

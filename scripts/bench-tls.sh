@@ -7,6 +7,7 @@
 #
 # usage: scripts/bench-tls.sh [MODEL]   (MODEL: lenet minionn squeezenet; default minionn)
 # env:   RUNS=3  THREADS=1  OUT=target/bench-tls  BITS=32  SCALE=12
+#        OT=iknp|silent (the plan's OT engine; default iknp, as the README's figures)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:-minionn}
@@ -15,6 +16,7 @@ THREADS=${THREADS:-1}
 OUT=${OUT:-target/bench-tls}
 BITS=${BITS:-32}
 SCALE=${SCALE:-12}
+OT=${OT:-iknp}
 case $MODEL in
   lenet) onnx=testdata/digits/digits_lenet.onnx input=testdata/digits/samples/digit_3.npy ;;
   minionn) onnx=testdata/bench/minionn_cifar.onnx input=testdata/bench/minionn_cifar.cases/0/input_0.npy ;;
@@ -26,7 +28,7 @@ cargo build --release -q -p sci-compiler --bin sci-compile -p sci-runtime --bin 
 TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 BIN=$TARGET/release
 rm -rf "$OUT" && mkdir -p "$OUT"
-"$BIN/sci-compile" "$onnx" -o "$OUT/plan.bin" --client-plan "$OUT/client.bin" --bits "$BITS" --scale "$SCALE" > /dev/null
+"$BIN/sci-compile" "$onnx" -o "$OUT/plan.bin" --client-plan "$OUT/client.bin" --bits "$BITS" --scale "$SCALE" --ot "$OT" > /dev/null
 "$BIN/sci-keygen" --out "$OUT" --name server > /dev/null
 "$BIN/sci-keygen" --out "$OUT" --name client > /dev/null
 server_tls=(--key "$OUT/server.key" --cert "$OUT/server.crt" --peer-cert "$OUT/client.crt")

@@ -1,14 +1,17 @@
 //! `sci-compile --backend auto --net PROFILE`: compile for both backends, predict each
 //! on the network, keep the faster (CrypTFlow2 §2.2.4: "one can choose a specific
-//! backend depending on the network statistics").
+//! backend depending on the network statistics"); without `--ot`, on both OT engines.
 //!
-//! The model is compiled for SCI_OT and for SCI_HE with the same options; each program's
-//! run is predicted by the cost model ([`sci_ir::cost::predict_program`] over its plan's
-//! lanes, plain TCP) and priced on the profile ([`sci_ir::cost::predict_time`]: the OT
-//! set-up and every instruction, `max(S, C, L)/B + H·RTT/2` each). The one predicted
-//! faster wins; OT wins ties, and wins when the model cannot be compiled for HE (the
-//! reason is reported). With `--ot silent` both are compiled on the silent OT engine,
-//! whose set-up and instructions the cost model prices as exactly as IKNP's.
+//! The model is compiled for SCI_OT and for SCI_HE with the same options; without
+//! `--ot` each program is also taken on the other OT engine (the same instructions with
+//! that engine's parameters, [`crate::driver::with_run_params`]: the silent engine sends
+//! about 1 bit per OT where IKNP sends 128, but sets up 1.4 MB each way per lane and
+//! takes more rounds). Each candidate's run is predicted by the cost model
+//! ([`sci_ir::cost::predict_program`] over its plan's lanes, plain TCP) and priced on
+//! the profile ([`sci_ir::cost::predict_time`]: the OT set-up and every instruction,
+//! `max(S, C, L)/B + H·RTT/2` each). The one predicted fastest wins; on a tie OT beats
+//! HE and silent beats IKNP, and OT wins when the model cannot be compiled for HE (the
+//! reason is reported).
 //!
 //! The choice is as exact as the cost model, which counts every byte and round of both
 //! backends (SCI_HE's ciphertexts and key set-up included, [`sci_ir::cost::he`]); it
@@ -21,17 +24,19 @@
 //! reported ([`Mix`]): no plan can mix them yet (that needs ring-based HE layers or
 //! share conversions, which the mix does not price).
 
-use crate::driver::{CompileError, Compiled, Options, compile};
+use crate::driver::{CompileError, Compiled, Options, compile, with_run_params};
 use sci_ir::cost::{Lanes, NetProfile, Timing, predict_program, predict_time};
-use sci_ir::{Backend, Program};
+use sci_ir::{Backend, OtKind, Program};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// One backend's predicted run on the profile.
+/// One backend's predicted run on the profile, on one OT engine.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Estimate {
     /// `ot` or `he`.
     pub backend: &'static str,
+    /// The OT engine: `silent` or `iknp`.
+    pub engine: &'static str,
     /// Network time of the whole run (set-up included), seconds.
     pub seconds: f64,
     /// Of which transferring bytes.
@@ -65,12 +70,16 @@ pub struct AutoChoice {
     pub profile: String,
     /// The backend kept: `ot` or `he`.
     pub chosen: &'static str,
+    /// The OT engine kept: `silent` or `iknp`.
+    pub engine: &'static str,
     /// Why, in words.
     pub why: String,
-    /// SCI_OT's estimate.
+    /// SCI_OT's estimate on its faster engine.
     pub ot: Estimate,
-    /// SCI_HE's estimate, if the model compiles for HE.
+    /// SCI_HE's estimate on its faster engine, if the model compiles for HE.
     pub he: Option<Estimate>,
+    /// Every candidate's estimate: each backend on each engine tried.
+    pub candidates: Vec<Estimate>,
     /// Why the model does not compile for HE, if it does not.
     pub he_error: Option<String>,
     /// A per-layer mix, where it would beat both.
@@ -82,9 +91,10 @@ pub fn estimate(program: &Program, profile: &NetProfile) -> (Estimate, Timing) {
     let lanes = Lanes::of(program);
     let pr = predict_program(program, lanes);
     let t = predict_time(&pr, lanes.threads, profile);
-    let backend = program.params().backend;
+    let params = program.params();
     let e = Estimate {
-        backend: backend.name(),
+        backend: params.backend.name(),
+        engine: params.ot.name(),
         seconds: t.total,
         transfer_seconds: t.transfer,
         latency_seconds: t.latency,
@@ -126,9 +136,10 @@ fn mix(ot: (&Program, &Timing), he: (&Program, &Timing)) -> Option<Mix> {
     })
 }
 
-/// Compiles `opts.model` for SCI_OT and SCI_HE (`opts.backend` is ignored), predicts both
-/// on `profile` and returns the compilation predicted faster with the choice. An error
-/// compiling for OT is returned; one compiling for HE makes OT the choice.
+/// Compiles `opts.model` for SCI_OT and SCI_HE (`opts.backend` is ignored), on the OT
+/// engine `opts.ot` or, if none is given, on both; predicts every candidate on `profile`
+/// and returns the compilation predicted fastest with the choice. An error compiling for
+/// OT is returned; one compiling for HE makes OT the choice.
 pub fn choose(
     opts: &Options,
     profile: &NetProfile,
@@ -140,39 +151,69 @@ pub fn choose(
     };
     let ot = compile(&with(Backend::Ot), keep_dumps)?;
     let he = compile(&with(Backend::He), keep_dumps);
-    let (ot_est, ot_t) = estimate(&ot.program, profile);
-    let mut choice = AutoChoice {
+    let mut candidates = Vec::new();
+    let ot = fastest(ot, opts, profile, &mut candidates)?;
+    let (he, he_error) = match he {
+        Ok(he) => (Some(fastest(he, opts, profile, &mut candidates)?), None),
+        Err(e) => (None, Some(error_chain(&e))),
+    };
+    let mix = he
+        .as_ref()
+        .and_then(|he| mix((&ot.0.program, &ot.2), (&he.0.program, &he.2)));
+    let ot_est = ot.1.clone();
+    let he_est = he.as_ref().map(|he| he.1.clone());
+    let (compiled, est, _) = match he {
+        Some(he) if he.1.seconds < ot.1.seconds => he,
+        _ => ot,
+    };
+    let why = match &he_error {
+        Some(_) => "the model does not compile for SCI_HE".into(),
+        None => format!(
+            "SCI_{} on the {} OT engine is predicted fastest on {}",
+            est.backend.to_uppercase(),
+            est.engine,
+            profile
+        ),
+    };
+    let choice = AutoChoice {
         profile: profile.to_string(),
-        chosen: "ot",
-        why: String::new(),
+        chosen: est.backend,
+        engine: est.engine,
+        why,
         ot: ot_est,
-        he: None,
-        he_error: None,
-        mix: None,
+        he: he_est,
+        he_error,
+        candidates,
+        mix,
     };
-    let he = match he {
-        Ok(he) => he,
-        Err(e) => {
-            choice.why = "the model does not compile for SCI_HE".into();
-            choice.he_error = Some(error_chain(&e));
-            return Ok((ot, choice));
+    Ok((compiled, choice))
+}
+
+/// Of `compiled` on its OT engine and, when `opts.ot` names none, on the other one,
+/// the faster on `profile` (its own engine on a tie) with its estimate and timing;
+/// every estimate is appended to `candidates`.
+fn fastest(
+    compiled: Compiled,
+    opts: &Options,
+    profile: &NetProfile,
+    candidates: &mut Vec<Estimate>,
+) -> Result<(Compiled, Estimate, Timing), CompileError> {
+    let (e, t) = estimate(&compiled.program, profile);
+    candidates.push(e.clone());
+    let mut best = (compiled, e, t);
+    if opts.ot.is_none() {
+        let other = match best.0.program.params().ot {
+            OtKind::Silent => OtKind::Iknp,
+            OtKind::Iknp => OtKind::Silent,
+        };
+        let program = with_run_params(best.0.program.clone(), other, opts.mill_radix, None)?;
+        let (e, t) = estimate(&program, profile);
+        candidates.push(e.clone());
+        if e.seconds < best.1.seconds {
+            best = (Compiled { program, ..best.0 }, e, t);
         }
-    };
-    let (he_est, he_t) = estimate(&he.program, profile);
-    choice.mix = mix((&ot.program, &ot_t), (&he.program, &he_t));
-    let he_wins = he_est.seconds < choice.ot.seconds;
-    choice.why = format!(
-        "SCI_{} is predicted faster on {}",
-        if he_wins { "HE" } else { "OT" },
-        choice.profile
-    );
-    choice.he = Some(he_est);
-    if he_wins {
-        choice.chosen = "he";
-        Ok((he, choice))
-    } else {
-        Ok((ot, choice))
     }
+    Ok(best)
 }
 
 /// An error with its causes, `a: b: c`.
@@ -187,15 +228,16 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 impl AutoChoice {
-    /// The human summary: both estimates, the choice, the mix.
+    /// The human summary: every candidate's estimate, the choice, the mix.
     pub fn summary(&self) -> String {
         let mut s = String::new();
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
         let line = |s: &mut String, e: &Estimate| {
             let _ = writeln!(
                 s,
-                "  SCI_{}: {:.3} s ({:.3} s transferring, {:.3} s round trips), server sends {:.2} MiB, client {:.2} MiB, {} rounds",
+                "  SCI_{} on {}: {:.3} s ({:.3} s transferring, {:.3} s round trips), server sends {:.2} MiB, client {:.2} MiB, {} rounds",
                 e.backend.to_uppercase(),
+                e.engine,
                 e.seconds,
                 e.transfer_seconds,
                 e.latency_seconds,
@@ -205,13 +247,11 @@ impl AutoChoice {
             );
         };
         let _ = writeln!(s, "backend auto on {}:", self.profile);
-        line(&mut s, &self.ot);
-        match (&self.he, &self.he_error) {
-            (Some(he), _) => line(&mut s, he),
-            (None, Some(e)) => {
-                let _ = writeln!(s, "  SCI_HE: not available: {e}");
-            }
-            (None, None) => {}
+        for e in &self.candidates {
+            line(&mut s, e);
+        }
+        if let Some(e) = &self.he_error {
+            let _ = writeln!(s, "  SCI_HE: not available: {e}");
         }
         if let Some(m) = &self.mix {
             let _ = writeln!(
@@ -222,8 +262,9 @@ impl AutoChoice {
         }
         let _ = writeln!(
             s,
-            "  chose SCI_{}: {}",
+            "  chose SCI_{} on {}: {}",
             self.chosen.to_uppercase(),
+            self.engine,
             self.why
         );
         s

@@ -47,7 +47,8 @@ pub struct Options {
     /// naming another engine than the program's, that engine's
     /// [`sci_ir::cost::mill::default_radix`]).
     pub mill_radix: Option<u32>,
-    /// The OT engine recorded in the plan (default: the program's, IKNP for a new one).
+    /// The OT engine recorded in the plan (default: [`OtKind::Silent`] for an ONNX
+    /// model, the IR file's own for an IR file; IKNP stays for the paper's figures).
     pub ot: Option<OtKind>,
     /// The runtime's thread count (default: the program's, 1 for a new one).
     pub threads: Option<u32>,
@@ -253,6 +254,38 @@ fn set_batch(model: &mut sci_frontend::Model, batch: usize) -> Result<Vec<String
     Ok(notes)
 }
 
+/// `program` run on OT engine `ot`, with millionaires' radix `mill_radix` (default: the
+/// program's if the engine does not change, else `ot`'s
+/// [`sci_ir::cost::mill::default_radix`] for the program's modulus) and `threads` lanes
+/// (default: the program's). The instructions do not change; only the parameters, which
+/// the plan records and its hash covers.
+pub fn with_run_params(
+    program: Program,
+    ot: OtKind,
+    mill_radix: Option<u32>,
+    threads: Option<u32>,
+) -> Result<Program, CompileError> {
+    let old = *program.params();
+    if mill_radix.is_none() && threads.is_none() && ot == old.ot {
+        return Ok(program);
+    }
+    let radix = if ot == old.ot {
+        old.mill_radix
+    } else {
+        sci_ir::cost::mill::default_radix(ot, sci_ir::cost::predict::modulus(&program))
+    };
+    let params = Params {
+        mill_radix: mill_radix.unwrap_or(radix),
+        threads: threads.unwrap_or(old.threads),
+        ot,
+        ..old
+    };
+    params.validate()?;
+    let mut b = program.to_builder();
+    b.set_params(params);
+    Ok(b.finish()?)
+}
+
 /// Compiles `opts.model`; with `keep_dumps`, also keeps every pass's output.
 ///
 /// With `opts.batch` = N > 1 and autotuning, (ℓ, s) are tuned on the model lowered for
@@ -338,25 +371,11 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         passes.push(HeField.name());
         observe(HeField.name(), &program);
     }
-    if opts.mill_radix.is_some() || opts.threads.is_some() || opts.ot.is_some() {
-        let old = *program.params();
-        let ot = opts.ot.unwrap_or(old.ot);
-        let radix = if ot == old.ot {
-            old.mill_radix
-        } else {
-            sci_ir::cost::mill::default_radix(ot, sci_ir::cost::predict::modulus(&program))
-        };
-        let params = Params {
-            mill_radix: opts.mill_radix.unwrap_or(radix),
-            threads: opts.threads.unwrap_or(old.threads),
-            ot,
-            ..old
-        };
-        params.validate()?;
-        let mut b = program.to_builder();
-        b.set_params(params);
-        program = b.finish()?;
-    }
+    let ot = opts.ot.unwrap_or(match format {
+        "onnx" => OtKind::Silent,
+        _ => program.params().ot,
+    });
+    program = with_run_params(program, ot, opts.mill_radix, opts.threads)?;
     program.check_secure()?;
     let scale = program
         .inputs()

@@ -46,8 +46,9 @@
 //!     "total_seconds": 12.5
 //!   },
 //!   "backend_choice": null | {                   // with --backend auto
-//!     "profile": "...", "chosen": "ot" | "he", "why": "...",
-//!     "ot": ESTIMATE, "he": null | ESTIMATE, "he_error": null | "...",
+//!     "profile": "...", "chosen": "ot" | "he", "engine": "silent" | "iknp", "why": "...",
+//!     "ot": ESTIMATE, "he": null | ESTIMATE (each on its faster engine),
+//!     "candidates": [ESTIMATE, ...] (every backend and engine tried), "he_error": null | "...",
 //!     "mix": null | {"seconds": 1.2, "ot_layers": 20, "he_layers": 9}
 //!   }                                            // ESTIMATE: crate::auto::Estimate
 //! }

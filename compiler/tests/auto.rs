@@ -63,6 +63,54 @@ fn minionn_over_a_wan_goes_to_he() {
     );
 }
 
+#[test]
+fn without_ot_the_engine_is_chosen_too() {
+    use sci_ir::OtKind;
+    // The digits LeNet moves about 1 MiB: the silent engine's set-up (1.4 MB each way)
+    // and extra rounds cost more than its cheaper OTs save, so IKNP wins on the WAN...
+    let (c, choice) = choose(
+        &options("digits/digits_lenet.onnx"),
+        &NetProfile::WAN,
+        false,
+    )
+    .expect("compiles");
+    assert_eq!(choice.candidates.len(), 4, "{}", choice.summary());
+    assert_eq!((choice.chosen, choice.engine), ("ot", "iknp"));
+    assert_eq!(c.program.params().ot, OtKind::Iknp);
+    // ... with the IKNP radix, not the silent one the program was compiled with.
+    let modulus = sci_ir::cost::predict::modulus(&c.program);
+    assert_eq!(
+        c.program.params().mill_radix,
+        sci_ir::cost::mill::default_radix(OtKind::Iknp, modulus)
+    );
+    let best = choice
+        .candidates
+        .iter()
+        .map(|e| e.seconds)
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(choice.ot.seconds, best, "{}", choice.summary());
+    // ... while MiniONN under SCI_HE, whose bytes are mostly its non-linear layers',
+    // goes to the silent engine.
+    let (c, choice) = choose(
+        &options("bench/minionn_cifar.onnx"),
+        &NetProfile::WAN,
+        false,
+    )
+    .expect("compiles");
+    assert_eq!((choice.chosen, choice.engine), ("he", "silent"));
+    assert_eq!(c.program.params().ot, OtKind::Silent);
+    assert!(choice.summary().contains("SCI_HE on iknp"));
+    // A given engine is kept: two candidates.
+    let opts = sci_compiler::Options {
+        ot: Some(OtKind::Iknp),
+        ..options("bench/minionn_cifar.onnx")
+    };
+    let (c, choice) = choose(&opts, &NetProfile::WAN, false).expect("compiles");
+    assert_eq!(choice.candidates.len(), 2);
+    assert_eq!((choice.chosen, choice.engine), ("he", "iknp"));
+    assert_eq!(c.program.params().ot, OtKind::Iknp);
+}
+
 fn sci_compile(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_sci-compile"))
         .args(args)

@@ -65,6 +65,10 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
         s(&dumps),
         "--mill-radix",
         "8",
+        // The paper's engine, whose set-up and ReLU the assertions below price by formula
+        // (the default, silent, is checked by `the_default_ot_engine_is_silent`).
+        "--ot",
+        "iknp",
     ]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}{stdout}", text(&out.stderr));
@@ -142,6 +146,68 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
     assert_eq!(
         relu_layer["cost"]["server_bytes"].as_u64().unwrap(),
         t.sent(sci_ir::cost::Role::P0)
+    );
+}
+
+/// Without `--ot`, an ONNX model compiles for the silent engine, with that engine's
+/// millionaires' radix for its ℓ, and the report prices its set-up; an IR file keeps the
+/// engine its text states (IKNP when it names none).
+#[test]
+fn the_default_ot_engine_is_silent() {
+    use sci_ir::OtKind;
+    use sci_ir::cost::{Modulus, mill, predict::setup_transcript};
+    let dir = tempfile::tempdir().unwrap();
+    let (plan, ir, report) = (
+        dir.path().join("plan.bin"),
+        dir.path().join("final.ir"),
+        dir.path().join("report.json"),
+    );
+    let model = testdata("digits/digits_lenet.onnx");
+    let out = sci_compile(&[
+        s(&model),
+        "-o",
+        s(&plan),
+        "--bits",
+        "32",
+        "--scale",
+        "12",
+        "--emit-ir",
+        s(&ir),
+        "--report",
+        s(&report),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let params = *Plan::load(&plan).unwrap().program().params();
+    assert_eq!(params.ot, OtKind::Silent);
+    assert_eq!(
+        params.mill_radix,
+        mill::default_radix(OtKind::Silent, Modulus::Pow2(32))
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["params"]["ot"], "silent");
+    let setup = setup_transcript(OtKind::Silent);
+    assert_eq!(
+        r["setup_cost"]["server_bytes"].as_u64().unwrap(),
+        setup.sent(sci_ir::cost::Role::P0)
+    );
+    // The emitted IR states the engine, so compiling it again keeps it.
+    assert!(std::fs::read_to_string(&ir).unwrap().contains("ot=silent"));
+    let again = dir.path().join("again.bin");
+    let out = sci_compile(&[s(&ir), "-o", s(&again)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(Plan::load(&again).unwrap(), Plan::load(&plan).unwrap());
+    // An IR file that names no engine is IKNP's (its text's default), unless told.
+    let iknp_ir = dir.path().join("iknp.ir");
+    let text_iknp = std::fs::read_to_string(&ir)
+        .unwrap()
+        .replace(" ot=silent", "");
+    std::fs::write(&iknp_ir, text_iknp).unwrap();
+    let out = sci_compile(&[s(&iknp_ir), "-o", s(&again)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        Plan::load(&again).unwrap().program().params().ot,
+        OtKind::Iknp
     );
 }
 

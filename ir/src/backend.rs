@@ -85,7 +85,9 @@ impl std::str::FromStr for Backend {
 }
 
 /// The OT engine every OT of a run comes from (the plan's choice; `sci-run --ot`
-/// may override it for a run, both parties alike).
+/// may override it for a run, both parties alike). The type's default is IKNP (the IR
+/// text's, which prints only another engine); the tools' (`sci-compile` for an ONNX
+/// model, `sci-bench`) is silent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OtKind {
     /// IKNP OT extension (λ = 128 bits from the receiver per OT) and KK13 for

@@ -36,7 +36,9 @@ pub struct Params {
     /// checks it). Default OT.
     pub backend: Backend,
     /// The OT engine of the run (IKNP or Ferret's silent OT); both parties run the
-    /// plan's unless `sci-run --ot` overrides it for both. Default IKNP, the paper's.
+    /// plan's unless `sci-run --ot` overrides it for both. Default IKNP, the paper's, for
+    /// a program built here or parsed from IR text without `ot=`; `sci-compile` records
+    /// silent for an ONNX model unless told otherwise.
     pub ot: OtKind,
 }
 

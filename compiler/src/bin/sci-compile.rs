@@ -91,7 +91,7 @@ struct Args {
     /// The OT engine recorded in the plan (sci-run runs it unless told otherwise with
     /// its --ot): `iknp` (IKNP extension, the paper's) or `silent` (Ferret silent OT:
     /// about 1 bit per OT instead of 128, after a set-up of about 1.4 MB per direction
-    /// and thread). Default: iknp (an IR file: its own).
+    /// and thread; more CPU). Default: silent (an IR file: its own).
     #[arg(long, value_name = "iknp|silent")]
     ot: Option<OtKind>,
     /// Number of runtime threads recorded in the plan (1..=256; default 1).
@@ -99,7 +99,8 @@ struct Args {
     threads: Option<u32>,
     /// `ot` (SCI_OT: shares in Z_2^ℓ, OT-based linear layers), `he` (SCI_HE: shares in
     /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44), or
-    /// `auto` with --net: both compiled, the one predicted faster on that network kept.
+    /// `auto` with --net: both compiled (without --ot, each on both OT engines), the one
+    /// predicted fastest on that network kept.
     #[arg(long, value_name = "ot|he|auto", default_value = "ot")]
     backend: BackendArg,
     /// Predict the network time on this link: `lan` (377 MB/s, 0.3 ms round trip),

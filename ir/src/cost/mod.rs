@@ -59,7 +59,7 @@ pub mod select;
 pub mod sign;
 
 pub use net::{NetProfile, Timing, predict_time};
-pub use predict::{Cost, Lanes, ferret_params, predict, predict_program, predict_session, setup};
+pub use predict::{Cost, Lanes, ferret_params, predict_program, predict_session, setup};
 
 use std::fmt;
 

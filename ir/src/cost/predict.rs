@@ -221,16 +221,6 @@ impl LaneState {
         }
     }
 
-    /// A state in which every party on every lane has sent (as inside a larger run).
-    fn busy(threads: usize) -> LaneState {
-        LaneState {
-            lanes: vec![[true, true]; threads.max(1)],
-            rounds: vec![[0; 2]; threads.max(1)],
-            cots: vec![0; threads.max(1)],
-            ferret: Vec::new(),
-        }
-    }
-
     /// Replays `t` on `lane` with the server as `server_role`; adds its bytes and rounds
     /// to `load` (the lane's in this step) and returns the server's and the client's
     /// rounds.
@@ -446,15 +436,6 @@ pub fn ferret_params(program: &Program, threads: usize, inferences: u64) -> Vec<
         .iter()
         .map(|&c| ferret::params_for(c.saturating_mul(inferences)))
         .collect()
-}
-
-/// The cost of instruction `v` of `program` over `lanes` on its own, every party having
-/// sent on every lane before it (as inside a run; [`predict_program`] replays the exact
-/// state). `nonneg` is [`crate::analysis::nonneg::nonneg`] of `program` (it decides
-/// the comparisons of MaxPool and ArgMax).
-pub fn predict(program: &Program, nonneg: &[bool], v: ValueId, lanes: Lanes) -> Cost {
-    let (phases, reveal) = phases(program, nonneg, &[v], lanes);
-    LaneState::busy(lanes.threads).step(&phases, reveal).0
 }
 
 /// The modulus of the program's shares (`Z_{2^32}` for a float program, whose cost is

@@ -23,7 +23,8 @@ pub fn print(p: &Program) -> String {
     if params.backend != Backend::Ot {
         let _ = write!(out, " linear={}", params.backend);
     }
-    // Likewise IKNP, the default engine.
+    // Likewise IKNP, the IR text's default engine (sci-compile's, for an ONNX model, is
+    // silent: its programs print `ot=silent`).
     if params.ot != OtKind::Iknp {
         let _ = write!(out, " ot={}", params.ot);
     }

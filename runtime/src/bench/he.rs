@@ -117,7 +117,7 @@ impl HeCmd {
         let m = a.layer.m.unwrap_or_else(|| {
             default_radix(self.common().ot, sci_ir::cost::Modulus::Odd(a.modulus))
         });
-        let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": m, "ot": self.common().ot.to_string()});
+        let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": m});
         if let Value::Object(o) = &mut v {
             match self {
                 HeCmd::Trunc(_) => {

@@ -101,10 +101,7 @@ impl ProtoCmd {
             ProtoCmd::Matmul(_) => json!({"cols": self.args().cols, "outs": self.args().outs}),
         };
         match v {
-            Value::Object(mut o) => {
-                o.insert("ot".into(), json!(ot.to_string()));
-                o
-            }
+            Value::Object(o) => o,
             _ => Map::new(),
         }
     }

@@ -74,17 +74,18 @@ struct Common {
     /// trip), `wan` (40 MB/s, 80 ms) or BANDWIDTH,RTT such as 40MB/s,80ms.
     #[arg(long, value_name = "PROFILE")]
     net: Option<NetProfile>,
-    /// The OT engine: `iknp` (IKNP and KK13) or `silent` (Ferret,
-    /// production parameters); every OT of the benchmark runs on it.
-    #[arg(long, default_value_t = OtKind::Iknp)]
+    /// The OT engine: `silent` (Ferret, production parameters; the default, as
+    /// sci-compile's) or `iknp` (IKNP and KK13: the paper's, for its figures); every
+    /// OT of the benchmark runs on it.
+    #[arg(long, default_value_t = OtKind::Silent)]
     ot: OtKind,
 }
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Chosen-message (2 1)-OT_ℓ (IKNP).
+    /// Chosen-message (2 1)-OT_ℓ.
     Ot(Common),
-    /// Random (2 1)-OT of ℓ-bit strings (IKNP).
+    /// Random (2 1)-OT of ℓ-bit strings, the receiver's choices given.
     Rot(Common),
     /// Correlated (2 1)-COT_ℓ (IKNP, or derived from the silent engine's
     /// random COTs), or with `--random` the silent engine's random COTs.
@@ -109,7 +110,8 @@ enum Cmd {
     /// The OT hashes alone (local): TCCR, re-keyed AES-256 with the SIMD
     /// kernels and with the portable `aes` crate path; `--n` hashes each.
     Hash(Common),
-    /// (N 1)-OT_ℓ (Kolesnikov–Kumaresan).
+    /// (N 1)-OT_ℓ (Kolesnikov–Kumaresan on IKNP; on silent, from ⌈log₂ N⌉ random
+    /// OTs, Naor–Pinkas).
     Kkot {
         #[command(flatten)]
         common: Common,
@@ -129,7 +131,6 @@ type Work = Box<dyn Fn(&mut Session) -> Result<()> + Sync>;
 
 /// The benchmark: protocol name, closure, formula for bits per op.
 fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
-    let lambda = 128.0;
     Ok(match cmd {
         Cmd::Ot(c) => {
             let (n, bits) = (c.n, c.bits);
@@ -153,7 +154,8 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                 })?;
                 Ok(())
             });
-            ("ot".into(), c, w, Some(lambda + 2.0 * bits as f64))
+            let formula = per_ot(c.ot, 2.0 * bits as f64);
+            ("ot".into(), c, w, Some(formula))
         }
         Cmd::Rot(c) => {
             let (n, bits) = (c.n, c.bits);
@@ -175,7 +177,7 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                 })?;
                 Ok(())
             });
-            ("rot".into(), c, w, Some(lambda))
+            ("rot".into(), c, w, Some(per_ot(c.ot, 0.0)))
         }
         Cmd::Cot { common: c, random } => {
             let (n, bits) = (c.n, c.bits);
@@ -221,8 +223,8 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                 }),
             };
             let (name, formula) = match (c.ot, *random) {
-                (OtKind::Iknp, _) => ("cot", lambda + bits as f64),
-                (OtKind::Silent, false) => ("cot-silent", 1.0 + bits as f64),
+                (OtKind::Iknp, _) => ("cot", per_ot(c.ot, bits as f64)),
+                (OtKind::Silent, false) => ("cot-silent", per_ot(c.ot, bits as f64)),
                 (OtKind::Silent, true) => ("rcot-silent", 0.0),
             };
             (name.into(), c, w, Some(formula))
@@ -258,10 +260,25 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                 format!("kkot{nm}"),
                 c,
                 w,
-                Some(2.0 * lambda + (nm as f64) * bits as f64),
+                Some(
+                    match c.ot {
+                        OtKind::Iknp => 256.0,
+                        OtKind::Silent => f64::from(nm.next_power_of_two().trailing_zeros()),
+                    } + (nm as f64) * bits as f64,
+                ),
             )
         }
     })
+}
+
+/// Bits per (2 1)-OT on engine `ot` whose sender sends `payload` bits, without the
+/// set-up: the receiver's λ = 128 for IKNP (§2.2.2), its one choice bit for silent.
+fn per_ot(ot: OtKind, payload: f64) -> f64 {
+    payload
+        + match ot {
+            OtKind::Iknp => 128.0,
+            OtKind::Silent => 1.0,
+        }
 }
 
 /// The silent engine's figures beside the totals: the set-up's bytes (per
@@ -277,7 +294,6 @@ fn silent_extra(
     let after = bytes.saturating_sub(setup * lanes);
     let per_lane = c.n.div_ceil(c.threads.max(1));
     let mut m = serde_json::Map::new();
-    m.insert("ot".into(), json!("silent"));
     m.insert("random".into(), json!(random));
     m.insert("setup_bytes_per_lane".into(), json!(setup));
     m.insert(
@@ -472,6 +488,7 @@ fn main() -> Result<()> {
             "bytes": bytes,
             "bits_per_op": bits_per_op,
             "formula_bits_per_op": formula,
+            "ot": c.ot.to_string(),
             "rounds": rounds,
             "cpu_seconds": cpu_seconds,
             "net": c.net.map(|p| p.to_string()),
@@ -485,10 +502,11 @@ fn main() -> Result<()> {
     } else {
         let net = c.net.map(|p| format!(" on {p}")).unwrap_or_default();
         println!(
-            "{protocol}: n={} bits={} threads={}{net} {:.3} s, {:.0} ops/s, {} bytes, {:.2} bits/op (formula {:?}), {} rounds",
+            "{protocol}: n={} bits={} threads={} ot={}{net} {:.3} s, {:.0} ops/s, {} bytes, {:.2} bits/op (formula {:?}), {} rounds",
             c.n,
             c.bits,
             c.threads,
+            c.ot,
             seconds,
             c.n as f64 / seconds,
             bytes,

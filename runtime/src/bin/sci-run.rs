@@ -755,12 +755,16 @@ fn sum_totals(reports: &[PartyReport]) -> Cost {
 fn print_costs(who: &str, reports: &[PartyReport]) {
     let t = sum_totals(reports);
     let setup = reports.first().map_or(0.0, |r| r.setup.seconds);
+    let engine = reports
+        .first()
+        .and_then(|r| r.ot)
+        .map_or(String::new(), |e| format!("{e} OT "));
     let n = match reports.len() {
         1 => String::new(),
         n => format!(" for {n} inferences"),
     };
     eprintln!(
-        "{who}: {:.3} s{n} (set-up {setup:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
+        "{who}: {:.3} s{n} ({engine}set-up {setup:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
         t.seconds,
         mib(t.bytes_sent),
         mib(t.bytes_recv),

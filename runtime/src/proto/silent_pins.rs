@@ -126,15 +126,13 @@ fn maxpool_and_argmax() {
     }
 }
 
-#[test]
-fn streamed_products() {
-    // Two OT batches (64·64·32·40 words > BATCH_WORDS), 131,072 COTs: over
-    // two iterations.
-    let (ell, dims) = (32, (64usize, 64usize, 40usize));
+/// A matrix product `X·W` of `dims` (rows, columns, outputs) at `ell` bits after a
+/// warm-up product of its first row, pinned ([`pinned`]); `seed` draws the operands.
+fn pinned_matmul(ell: u32, dims: (usize, usize, usize), seed: u128) {
     let (rows, cols, outs) = dims;
-    let x = Modulus::Pow2(ell).random(&mut prg(9), rows * cols);
-    let wt = Modulus::Pow2(ell).random(&mut prg(10), cols * outs);
-    let (x0, x1) = share(&mut prg(11), &x, ell);
+    let x = Modulus::Pow2(ell).random(&mut prg(seed), rows * cols);
+    let wt = Modulus::Pow2(ell).random(&mut prg(seed + 1), cols * outs);
+    let (x0, x1) = share(&mut prg(seed + 2), &x, ell);
     let model = |d| cost::linear::matmul(ell, d, true);
     let warm = (1, cols, outs);
     pinned(2, (model(warm), model(dims)), "matmul", |ctx, w| {
@@ -149,4 +147,30 @@ fn streamed_products() {
         };
         super::matmul::matmul(ctx, ell, d, x, weights)
     });
+}
+
+#[test]
+fn streamed_products() {
+    // Two OT batches (64·64·32·40 words > BATCH_WORDS), 131,072 COTs: over
+    // two iterations.
+    pinned_matmul(32, (64, 64, 40), 9);
+}
+
+#[test]
+fn a_streamed_product_that_starts_an_iteration() {
+    // The warm-up (1 row of 128 at ℓ = 27: 3,456 COTs) takes exactly the COTs the
+    // set-up leaves, announcing nothing; the measured product (two streamed batches)
+    // then starts by running the next iteration, whose message the receiver needs
+    // before its first request.
+    let (ell, cols) = (27, 128);
+    assert_eq!(cols * ell as usize, TEST_FERRET.first_available());
+    let mut src = Sources::after_setup(TEST_FERRET);
+    src.price(&cost::linear::matmul(ell, (1, cols, 40), true), Role::P0);
+    assert!(
+        src.dirs
+            .iter()
+            .any(|d| d.available == 0 && d.iterations == 0),
+        "{src:?}"
+    );
+    pinned_matmul(ell, (64, cols, 40), 12);
 }

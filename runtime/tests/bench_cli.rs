@@ -1,0 +1,38 @@
+//! The `sci-bench` binary: its default OT engine (silent, as `sci-compile`'s) and the
+//! paper's per-instance formula beside the measured bits on each engine.
+
+use std::process::Command;
+
+/// `sci-bench ARGS --json`'s one JSON object.
+fn bench(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_sci-bench"))
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("sci-bench runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+#[test]
+fn the_default_engine_is_silent_and_iknp_is_named() {
+    // Chosen-message OT of 32-bit messages: the sender's 2ℓ bits and the receiver's λ
+    // on IKNP, its one choice bit on silent (the set-up on top of both).
+    let silent = bench(&["ot", "--n", "4096", "--bits", "32"]);
+    assert_eq!(silent["ot"], "silent");
+    assert_eq!(silent["formula_bits_per_op"], 65.0);
+    assert!(silent["bits_per_op"].as_f64().unwrap() > 65.0, "{silent}");
+    let iknp = bench(&["ot", "--n", "4096", "--bits", "32", "--ot", "iknp"]);
+    assert_eq!(iknp["ot"], "iknp");
+    assert_eq!(iknp["formula_bits_per_op"], 192.0);
+    // Exactly the formula's bytes plus one lane's IKNP set-up (base OTs: 4128 bytes).
+    assert_eq!(iknp["bytes"], 192 / 8 * 4096 + 4128, "{iknp}");
+    // The (16 1)-OT of 2-bit messages on silent: ⌈log₂ 16⌉ choice bits up, 16·2 down.
+    let kk = bench(&["kkot", "--n", "1024", "--bits", "2", "--kkot-n", "16"]);
+    assert_eq!(kk["ot"], "silent");
+    assert_eq!(kk["formula_bits_per_op"], 4.0 + 16.0 * 2.0);
+}
