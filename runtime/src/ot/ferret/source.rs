@@ -103,7 +103,7 @@ impl Outputs {
     /// `D` random reads of the secret (LPN).
     fn generate(&self, mmo: &Mmo, code: &LpnCode, first: usize, out: &mut [Block]) {
         let leaves = 1 << self.p.log_leaves;
-        debug_assert!(first % leaves == 0 && out.len() % leaves == 0);
+        debug_assert!(first.is_multiple_of(leaves) && out.len().is_multiple_of(leaves));
         let mut sums = Vec::new();
         for (i, tree) in out.chunks_exact_mut(leaves).enumerate() {
             self.trees.write(mmo, first / leaves + i, tree, &mut sums);
@@ -695,29 +695,42 @@ mod tests {
     use crate::net::mem;
     use std::time::Duration;
 
-    /// Hands out the bootstrapping iteration's COTs, then the first main
-    /// iteration's in requests of odd sizes, with chunks of `chunk`
-    /// outputs; returns the main iteration's outputs as handed out (after
+    /// One side with chunks of `chunk` outputs hands out the bootstrapping
+    /// iteration's COTs, then the first main iteration's in requests of
+    /// odd sizes; returns the main iteration's outputs as handed out (after
     /// its reserve), the reserve it left, and all its `n` outputs generated
     /// at once (the eager reference, [`Outputs::generate`] on the whole
     /// range).
-    fn lazy_and_eager(
-        engine: &mut Engine,
-        take: &mut dyn FnMut(&mut Engine, usize, &mut Vec<Block>),
-    ) -> (Vec<Block>, Vec<Block>, Vec<Block>) {
+    fn lazy_and_eager<S>(
+        e: &mut Engine,
+        side: &mut S,
+        ch: &mut Channel,
+        chunk: usize,
+    ) -> [Vec<Block>; 3]
+    where
+        S: Bootstrap + for<'a> Side<Inline<'a>>,
+    {
         let p = TEST_FERRET;
-        take(engine, p.first_available(), &mut Vec::new());
+        e.chunk = chunk;
+        e.prepare(side, ch).unwrap();
         let mut lazy = Vec::new();
         let per = p.per_iteration();
-        for n in [1000, 7, 3001, per - 4008] {
-            take(engine, n, &mut lazy);
+        for n in [p.first_available(), 1000, 7, 3001, per - 4008] {
+            e.take(side, &mut Inline::new(ch), n, &[], |_, piece| {
+                piece.parts(|_, _, q| {
+                    lazy.extend_from_slice(q);
+                    Ok(())
+                })
+            })
+            .unwrap();
         }
-        assert_eq!(engine.available(), Some(0));
-        let now = engine.now.as_ref().expect("set up");
+        assert_eq!(e.available(), Some(0));
+        let now = e.now.as_ref().expect("set up");
         assert!(!now.boot);
         let mut eager = vec![Block::ZERO; p.main.n()];
-        now.generate(&engine.mmo, &engine.codes[1], 0, &mut eager);
-        (lazy, engine.reserve.to_vec(), eager)
+        now.generate(&e.mmo, &e.codes[1], 0, &mut eager);
+        lazy.drain(..p.first_available());
+        [lazy, e.reserve.to_vec(), eager]
     }
 
     fn check_lazy_equals_eager(chunk: usize) {
@@ -726,30 +739,12 @@ mod tests {
         let mut s = FerretSender::new(TEST_FERRET, Prg::derive(seed, "lazy-s", 0)).unwrap();
         let mut r = FerretReceiver::new(TEST_FERRET, Prg::derive(seed, "lazy-r", 0)).unwrap();
         let delta = s.delta();
-        s.engine.chunk = chunk;
-        r.engine.chunk = chunk;
         let (sent, got) = sci_testkit::run2(
-            || {
-                lazy_and_eager(&mut s.engine, &mut |e, n, out| {
-                    e.prepare(&mut s.side, &mut c0).unwrap();
-                    e.take(&mut s.side, &mut Inline::new(&mut c0), n, &[], |_, p| {
-                        p.parts(|_, _, q| Ok(out.extend_from_slice(q)))
-                    })
-                    .unwrap()
-                })
-            },
-            || {
-                lazy_and_eager(&mut r.engine, &mut |e, n, out| {
-                    e.prepare(&mut r.side, &mut c1).unwrap();
-                    e.take(&mut r.side, &mut Inline::new(&mut c1), n, &[], |_, p| {
-                        p.parts(|_, _, t| Ok(out.extend_from_slice(t)))
-                    })
-                    .unwrap()
-                })
-            },
+            || lazy_and_eager(&mut s.engine, &mut s.side, &mut c0, chunk),
+            || lazy_and_eager(&mut r.engine, &mut r.side, &mut c1, chunk),
         );
         let reserve = TEST_FERRET.main.reserve();
-        for (lazy, kept, eager) in [&sent, &got] {
+        for [lazy, kept, eager] in [&sent, &got] {
             assert_eq!(lazy.len(), eager.len() - reserve);
             for (i, (a, b)) in lazy.iter().zip(&eager[reserve..]).enumerate() {
                 assert_eq!(a, b, "output {} (chunk {chunk})", reserve + i);
@@ -757,7 +752,7 @@ mod tests {
             assert_eq!(kept[..], eager[..reserve], "the next reserve");
         }
         // And the outputs are COTs.
-        for (q, t) in sent.2.iter().zip(&got.2) {
+        for (q, t) in sent[2].iter().zip(&got[2]) {
             assert_eq!(*t, if t.bit(0) { *q ^ delta } else { *q });
         }
     }
