@@ -147,19 +147,13 @@ impl Trees {
     /// bit `b` in the low bit): opens each level's key `K_{b_i}^i =
     /// K_{¬α_i}^i` with the pad `H(j_i, t_i)`. Cost: `t·h` hashes.
     pub(crate) fn receiver(it: &Iteration<'_>, s: &mut Scratch) -> Trees {
-        let Iteration {
-            tccr,
-            p,
-            base,
-            tweak,
-            ..
-        } = *it;
+        let (p, base) = (it.p, it.base);
         let h = p.log_leaves as usize;
         let Scratch {
             pads: [y, _], msg, ..
         } = s;
         debug_assert_eq!(msg.len() as u64, p.iteration_bytes());
-        pads(tccr, base, Block::ZERO, tweak, y);
+        pads(it.tccr, base, Block::ZERO, it.tweak, y);
         let block =
             |k: usize| Block::from_bytes(msg[16 * k..16 * k + 16].try_into().expect("16 bytes"));
         let (mut alpha, mut keys, mut psi) = (
