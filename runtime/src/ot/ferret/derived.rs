@@ -5,10 +5,11 @@
 //! the receiver `b_j` and `H(j, t_j) = y_{b_j}`. For a chosen choice `c_j`
 //! the receiver sends `d_j = c_j ⊕ b_j` (one bit) and the sender uses the
 //! pads in the order `(y_{d_j}, y_{1⊕d_j})`, of which the receiver knows the
-//! `c_j`-th. Per slice of COTs ([`FerretSender::take`]) the receiver sends
-//! its `d` bits in one message and the sender answers, in one message per
-//! *piece* (a batch of [`FerretSender::send_cot_batches`], or the whole call)
-//! within the slice:
+//! `c_j`-th. Per *piece* of COTs (a batch of
+//! [`FerretSender::send_cot_batches`], or the whole call, cut where an
+//! iteration's COTs end; generated chunk by chunk, `source::Piece`) the
+//! receiver sends its `d` bits in one message and the sender answers in
+//! one:
 //! - random OT with random choices ([`FerretSender::send_random_rot`]):
 //!   nothing but the engine's share;
 //! - random OT with chosen choices ([`FerretSender::send_rot`]): `1` bit;
@@ -27,7 +28,7 @@ use std::ops::Range;
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 
-use super::source::{FerretReceiver, FerretSender, Inflow, Inline};
+use super::source::{FerretReceiver, FerretSender, Inflow, Inline, Piece};
 use crate::crypto::{Block, Tccr};
 use crate::net::{Channel, Inbox, Outbox, Tx};
 use crate::ot::iknp::{CotRecv, CotSend};
@@ -53,14 +54,34 @@ fn batch_ends(batches: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// The receiver's `d` bits of a piece: `choice(j + k) ⊕ b_k` for its COTs
-/// `t` (choice bit `b_k` in the low bit of `t[k]`), 8 per byte.
-fn corrections(choice: impl Fn(usize) -> bool, j: usize, t: &[Block]) -> Vec<u8> {
-    let mut d = vec![0u8; t.len().div_ceil(8)];
-    for (k, tk) in t.iter().enumerate() {
-        d[k / 8] |= u8::from(choice(j + k) ^ tk.bit(0)) << (k % 8);
-    }
-    d
+/// The receiver's `d` bits of a piece, `choice(j) ⊕ b_j` for its COTs
+/// (choice bit `b_j` in the low bit), 8 per byte, generating them
+/// ([`Piece::parts`]); `run(tweak, j0, y)` gets the hashed pads `y` of each
+/// run of at most [`STEP`] consecutive COTs `j0..` (`y` is scratch).
+fn corrections(
+    piece: Piece<'_>,
+    choice: impl Fn(usize) -> bool,
+    h: &Tccr,
+    y: &mut Vec<Block>,
+    mut run: impl FnMut(u128, usize, &[Block]),
+) -> Result<Vec<u8>, OtError> {
+    let first = piece.first();
+    let mut d = vec![0u8; piece.len().div_ceil(8)];
+    piece.parts(|id0, j, t| {
+        for (s, ts) in t.chunks(STEP).enumerate() {
+            let off = s * STEP;
+            for (k, tk) in ts.iter().enumerate() {
+                let (jk, x) = (j + off + k, j + off + k - first);
+                d[x / 8] |= u8::from(choice(jk) ^ tk.bit(0)) << (x % 8);
+            }
+            y.clear();
+            y.extend_from_slice(ts);
+            h.hash_in_place(id0 + off as u128, y);
+            run(id0 + off as u128, j + off, y);
+        }
+        Ok(())
+    })?;
+    Ok(d)
 }
 
 /// Reads the sender's answer of `bits` bits (padded to bytes) into `buf`.
@@ -73,6 +94,17 @@ fn read_answer<'b>(
     buf.resize(bits.div_ceil(8) as usize, 0);
     rx.recv(buf)?;
     Ok(BitReader::new(buf))
+}
+
+/// What [`FerretReceiver::recv_derived`] hands its caller, per piece: the
+/// pads of its runs of OTs, then the sender's answer.
+pub(super) enum Event<'y, 'r, 'b> {
+    /// The pads `y[i] = y_{c_{j0+i}}` of the run of consecutive OTs `j0..`,
+    /// whose hash tweaks follow from `tweak`: `Pads(tweak, j0, y)`.
+    Pads(u128, usize, &'y [Block]),
+    /// The sender's answer to the piece of OTs `piece` (whose pads came
+    /// before): `Answer(piece, reader)`.
+    Answer(Range<usize>, &'r mut BitReader<'b>),
 }
 
 /// What the streaming receiver's extending thread hands its decoding
@@ -133,26 +165,30 @@ impl FerretSender {
         let h = Tccr::new();
         let (mut y0, mut y1) = (Vec::with_capacity(STEP), Vec::with_capacity(STEP));
         let mut run = |ch: &mut Channel| {
-            self.take_pieces(ch, n, ends, |ch, id0, j, q| {
-                let d = ch.recv_vec(q.len().div_ceil(8))?;
+            self.take_pieces(ch, n, ends, |ch, piece| {
+                let first = piece.first();
+                let d = ch.recv_vec(piece.len().div_ceil(8))?;
                 let mut w = BitWriter::new();
-                for (s, qs) in q.chunks(STEP).enumerate() {
-                    let off = s * STEP;
-                    y0.clear();
-                    y0.extend_from_slice(qs);
-                    y1.clear();
-                    y1.extend(y0.iter().map(|x| *x ^ delta));
-                    let tweak = id0 + off as u128;
-                    h.hash_in_place(tweak, &mut y0);
-                    h.hash_in_place(tweak, &mut y1);
-                    for (i, (a, b)) in y0.iter_mut().zip(y1.iter_mut()).enumerate() {
-                        let x = off + i;
-                        if (d[x / 8] >> (x % 8)) & 1 == 1 {
-                            std::mem::swap(a, b);
+                piece.parts(|id0, j, q| {
+                    for (s, qs) in q.chunks(STEP).enumerate() {
+                        let off = s * STEP;
+                        y0.clear();
+                        y0.extend_from_slice(qs);
+                        y1.clear();
+                        y1.extend(y0.iter().map(|x| *x ^ delta));
+                        let tweak = id0 + off as u128;
+                        h.hash_in_place(tweak, &mut y0);
+                        h.hash_in_place(tweak, &mut y1);
+                        for (i, (a, b)) in y0.iter_mut().zip(y1.iter_mut()).enumerate() {
+                            let x = j + off + i - first;
+                            if (d[x / 8] >> (x % 8)) & 1 == 1 {
+                                std::mem::swap(a, b);
+                            }
                         }
+                        each(tweak, j + off, &y0, &y1, &mut w);
                     }
-                    each(tweak, j + off, &y0, &y1, &mut w);
-                }
+                    Ok(())
+                })?;
                 if w.bit_len() > 0 {
                     ch.send(&w.finish())?;
                     ch.flush()?;
@@ -293,20 +329,23 @@ impl FerretSender {
 
 impl FerretReceiver {
     /// The receiver of [`FerretSender::send_derived`] with choices
-    /// `choice(j)`: per piece it sends its `d` bits, then reads the answer
-    /// of `answer_bits(piece)` bits, and per run of consecutive OTs
-    /// `j0..j0 + k` of the piece `each(tweak, j0, y, r)` gets its pads
-    /// `y[i] = y_{c_{j0+i}}` and the answer's reader.
+    /// `choice(j)`: per piece, `on` gets its pads run by run
+    /// ([`Event::Pads`]), then the receiver sends the piece's `d` bits and
+    /// reads the answer of `answer_bits(piece)` bits, which `on` reads
+    /// ([`Event::Answer`]). What of the pads the answer needs is the
+    /// caller's to keep: the inline path holds none of a piece's pads, so
+    /// the memory of a piece is the caller's (its outputs) and `d`.
     ///
     /// With several batches over a full-duplex channel this is a pipeline
     /// of two threads, as IKNP's ([`crate::ot::iknp::IknpReceiver::recv_cot_batches`]):
     /// one takes the COTs piece after piece and sends the pieces' `d` bits
-    /// ahead, at most [`WINDOW`] pieces ahead of the other, which reads the
-    /// sender's stream in order (answers, and the iteration messages
-    /// announced in it, handed back to the first) and decodes (`each` runs
-    /// on the calling thread). One round in all, and the iterations wait
-    /// for no round trip: each is announced an iteration's worth of pieces
-    /// ahead. Otherwise the pieces run one after the other, a round each.
+    /// ahead, at most [`WINDOW`] pieces ahead of the other (their pads
+    /// kept), which reads the sender's stream in order (answers, and the
+    /// iteration messages announced in it, handed back to the first) and
+    /// decodes (`on` runs on the calling thread). One round
+    /// in all, and the iterations wait for no round trip: each is announced
+    /// an iteration's worth of pieces ahead. Otherwise the pieces run one
+    /// after the other, a round each.
     pub(super) fn recv_derived(
         &mut self,
         ch: &mut Channel,
@@ -314,14 +353,14 @@ impl FerretReceiver {
         choice: impl Fn(usize) -> bool + Sync,
         ends: &[usize],
         answer_bits: impl Fn(Range<usize>) -> u64,
-        mut each: impl FnMut(u128, usize, &[Block], &mut BitReader),
+        mut on: impl FnMut(Event<'_, '_, '_>),
     ) -> Result<(), OtError> {
         if n == 0 {
             return Ok(());
         }
         self.setup(ch)?;
         let h = Tccr::new();
-        let mut answer = Vec::new();
+        let mut buf = Vec::new();
         if ends.len() > 1 && ch.full_duplex() {
             let (choice, h, this) = (&choice, &h, &mut *self);
             let piped = ch.duplex(|tx, rx| {
@@ -331,13 +370,16 @@ impl FerretReceiver {
                     let (spare_tx, spare) = mpsc::channel::<Vec<Block>>();
                     let writer = s.spawn(move || {
                         let mut link = Piped { tx, items, msgs };
-                        this.take_with(&mut link, n, ends, |l, id0, j, t| {
-                            l.tx.send(&corrections(choice, j, t))?;
-                            l.tx.flush()?;
+                        let mut scratch = Vec::with_capacity(STEP);
+                        this.take_with(&mut link, n, ends, |l, piece| {
+                            let (id0, j) = (piece.tweak(), piece.first());
                             let mut y = spare.try_recv().unwrap_or_default();
                             y.clear();
-                            y.extend_from_slice(t);
-                            h.hash_in_place(id0, &mut y);
+                            let d = corrections(piece, choice, h, &mut scratch, |_, _, ys| {
+                                y.extend_from_slice(ys)
+                            })?;
+                            l.tx.send(&d)?;
+                            l.tx.flush()?;
                             l.items.send(Item::Piece(id0, j, y)).map_err(stopped)
                         })
                     });
@@ -346,9 +388,10 @@ impl FerretReceiver {
                         while let Ok(item) = ready.recv() {
                             match item {
                                 Item::Piece(id0, j, y) => {
-                                    let bits = answer_bits(j..j + y.len());
-                                    let mut r = read_answer(rx, &mut answer, bits)?;
-                                    each(id0, j, &y, &mut r);
+                                    let piece = j..j + y.len();
+                                    on(Event::Pads(id0, j, &y));
+                                    let bits = answer_bits(piece.clone());
+                                    on(Event::Answer(piece, &mut read_answer(rx, &mut buf, bits)?));
                                     let _ = spare_tx.send(y);
                                 }
                                 Item::Message(len) => {
@@ -374,17 +417,18 @@ impl FerretReceiver {
             }
         }
         let mut y = Vec::with_capacity(STEP);
-        self.take_with(&mut Inline::new(ch), n, ends, |l, id0, j, t| {
-            l.ch.send(&corrections(&choice, j, t))?;
+        self.take_with(&mut Inline::new(ch), n, ends, |l, piece| {
+            let range = piece.first()..piece.first() + piece.len();
+            let d = corrections(piece, &choice, &h, &mut y, |t, j, y| {
+                on(Event::Pads(t, j, y))
+            })?;
+            l.ch.send(&d)?;
             l.ch.flush()?;
-            let mut r = read_answer(l.ch, &mut answer, answer_bits(j..j + t.len()))?;
-            for (s, ts) in t.chunks(STEP).enumerate() {
-                let off = s * STEP;
-                y.clear();
-                y.extend_from_slice(ts);
-                h.hash_in_place(id0 + off as u128, &mut y);
-                each(id0 + off as u128, j + off, &y, &mut r);
-            }
+            let bits = answer_bits(range.clone());
+            on(Event::Answer(
+                range,
+                &mut read_answer(l.ch, &mut buf, bits)?,
+            ));
             Ok(())
         })
     }
@@ -431,7 +475,11 @@ impl FerretReceiver {
             |j| choices[j],
             &[],
             |_| 0,
-            |_, _, y, _| out.extend(y.iter().map(|v| T::from_u128(v.0 & m))),
+            |e| {
+                if let Event::Pads(_, _, y) = e {
+                    out.extend(y.iter().map(|v| T::from_u128(v.0 & m)))
+                }
+            },
         )?;
         Ok(out)
     }
@@ -447,16 +495,21 @@ impl FerretReceiver {
         let m = mask128(bits);
         let mut out = Vec::with_capacity(choices.len());
         let per = 2 * u64::from(bits);
+        // The pads go to `out` and the answer is xored in.
         self.recv_derived(
             ch,
             choices.len(),
             |j| choices[j],
             &[],
             |r| r.len() as u64 * per,
-            |_, j0, y, r| {
-                for (c, yi) in choices[j0..].iter().zip(y) {
-                    let (e0, e1) = (r.read_u128(bits), r.read_u128(bits));
-                    out.push(T::from_u128((if *c { e1 } else { e0 } ^ yi.0) & m));
+            |e| match e {
+                Event::Pads(_, _, y) => out.extend(y.iter().map(|v| T::from_u128(v.0 & m))),
+                Event::Answer(piece, r) => {
+                    for j in piece {
+                        let (e0, e1) = (r.read_u128(bits), r.read_u128(bits));
+                        let e = if choices[j] { e1 } else { e0 };
+                        out[j] = T::from_u128((out[j].to_u128() ^ e) & m);
+                    }
                 }
             },
         )?;
@@ -498,13 +551,21 @@ impl FerretReceiver {
         let ends = batch_ends(batches);
         let n = ends.last().copied().unwrap_or(0);
         let mut cot = CotRecv::default();
+        // The pads of the piece being answered.
+        let mut kept = Vec::new();
         self.recv_derived(
             ch,
             n,
             &choice,
             &ends,
             |r| r.map(|j| u64::from(fields_of(j).wire_bits())).sum(),
-            |_, j0, y, rd| cot.decode(j0, y, &choice, &fields_of, rd, &mut out),
+            |e| match e {
+                Event::Pads(_, _, y) => kept.extend_from_slice(y),
+                Event::Answer(piece, rd) => {
+                    cot.decode(piece.start, &kept, &choice, &fields_of, rd, &mut out);
+                    kept.clear();
+                }
+            },
         )
     }
 }

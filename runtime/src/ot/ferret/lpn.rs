@@ -103,6 +103,11 @@ impl HugeVec {
         self.buf.truncate(self.off);
     }
 
+    /// Keeps the first `len` blocks, or appends zero blocks up to `len`.
+    pub(crate) fn resize(&mut self, len: usize) {
+        self.buf.resize(self.off + len, Block::ZERO);
+    }
+
     /// Appends the blocks of `it`.
     pub(crate) fn extend(&mut self, it: impl IntoIterator<Item = Block>) {
         self.buf.extend(it);
@@ -167,9 +172,12 @@ impl LpnCode {
         std::array::from_fn(|j| out[j])
     }
 
-    /// `out[i] ^= ⊕_{j<D} secret[A_{i,j}]` for every output `i` (`secret`
-    /// has `k` blocks). Cost: `3n` AES blocks and `D·n` random reads.
-    pub(crate) fn encode(&self, out: &mut [Block], secret: &[Block]) {
+    /// `out[i] ^= ⊕_{j<D} secret[A_{first+i,j}]` for every `i`: outputs
+    /// `first..first + out.len()` of the encoding (`secret` has `k` blocks;
+    /// each column is addressed by its index, so any range of outputs can be
+    /// encoded on its own). Cost: `3·out.len()` AES blocks and `D·out.len()`
+    /// random reads.
+    pub(crate) fn encode(&self, out: &mut [Block], first: usize, secret: &[Block]) {
         assert_eq!(secret.len(), self.k, "LPN secret length");
         let mut blocks = Vec::with_capacity(3 * STEP);
         let mut pos = vec![0u32; W * STEP];
@@ -181,7 +189,7 @@ impl LpnCode {
         };
         for (c, chunk) in out.chunks_mut(STEP).enumerate() {
             let pos = &mut pos[..W * chunk.len()];
-            self.positions(c * STEP, &mut blocks, pos);
+            self.positions(first + c * STEP, &mut blocks, pos);
             pos.chunks_exact(W).take(AHEAD).for_each(ask);
             // The columns `AHEAD` outputs on, whose reads are requested now.
             let mut ahead = pos.chunks_exact(W).skip(AHEAD);
@@ -223,7 +231,11 @@ mod tests {
         let mut e = vec![Block::ZERO; n];
         prg.fill_blocks(&mut e);
         let mut out = e.clone();
-        a.encode(&mut out, &secret);
+        a.encode(&mut out, 0, &secret);
+        // Any range encodes on its own, as the whole.
+        let mut part = e[1000..2100].to_vec();
+        a.encode(&mut part, 1000, &secret);
+        assert_eq!(part, out[1000..2100]);
         for i in 0..n {
             let want = a
                 .column(i)
@@ -277,6 +289,10 @@ mod tests {
         assert_eq!(v.len(), 100_000);
         v[7] = Block::ONES;
         assert_eq!(v[7], Block::ONES);
+        v.resize(3);
+        assert_eq!(&v[..], &[Block(0), Block(1), Block(2)]);
+        v.resize(5);
+        assert_eq!(&v[3..], &[Block::ZERO; 2]);
         v.clear();
         assert!(v.is_empty());
         v.extend([Block(5), Block(6)]);

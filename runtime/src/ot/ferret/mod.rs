@@ -7,7 +7,7 @@
 //! | [`spcot`] | single-point COT from a GGM tree (punctured PRF) | Boyle, Couteau, Gilboa, Ishai, Kohl, Scholl, CCS/CRYPTO 2019; Ferret §4 |
 //! | [`mpcot`] | multi-point COT with regular noise (`t` trees of `n/t` leaves) | Ferret §5 |
 //! | [`lpn`] | primal-LPN expansion with a local linear code, `d = 10` | Ferret §5.1, §6 |
-//! | `source` | [`FerretSender`] / [`FerretReceiver`]: per-lane COT source, bootstrapping from IKNP | Ferret §5.3 |
+//! | `source` | [`FerretSender`] / [`FerretReceiver`]: per-lane COT source, bootstrapping from IKNP, outputs generated lazily a chunk of trees at a time | Ferret §5.3 |
 //! | `derived` | random, chosen-message and correlated OT (multi-element payloads over `Z_{2^ℓ}` and `Z_n`) from random COTs | — |
 //! | [`nofn`] | `(N 1)-OT` from `⌈log₂ N⌉` derived random OTs | Naor, Pinkas, J. Cryptology 2005 |
 //!
@@ -25,6 +25,15 @@
 //! whose first `k + t·h` are the next iteration's reserve. Parameters and
 //! exact bytes: [`sci_ir::cost::ferret`] ([`FERRET`]: with the production
 //! set, 559,440 bytes per 10,001,981 COTs, 0.447 bits per COT).
+//!
+//! # Memory
+//! Output `i` depends only on tree `i / 2^h` and column `i` of the code, so
+//! the source generates an iteration's outputs as it hands them out, a
+//! chunk of whole trees (1 MiB) at a time, and keeps per side two reserves
+//! (the next iteration's, and the LPN secret of the current one) and one
+//! chunk: ≈ 21 MB with the production set, not the `16·n` = 170 MB of a
+//! whole iteration. The derived OTs keep what their answers need: the
+//! outputs, and for correlated OT the pads of one piece.
 //!
 //! # Security
 //! Semi-honest, λ = 128 (Δ: 127 bits); the LPN set's security as cited at

@@ -71,7 +71,7 @@ fn sender_tree(
 }
 
 /// The sender's message of an iteration, sent at once (the announcement;
-/// the outputs follow from [`expand`] later): draws the `t` tree seeds
+/// the outputs follow from [`Trees::sender`] later): draws the `t` tree seeds
 /// from `prg` (kept in `s`), expands each tree and sends its level sums
 /// masked with the pads of the base COTs (the sender's `q`) and `ψ`,
 /// `p.iteration_bytes()` bytes.
@@ -117,50 +117,92 @@ pub(crate) fn announce(
     Ok(out.flush()?)
 }
 
-/// The sender's outputs `v` of the last [`announce`]d iteration into `out`
-/// (`p.n()` blocks): its trees again, from the kept seeds.
-pub(crate) fn expand(mmo: &Mmo, delta: Block, p: &LpnParams, s: &mut Scratch, out: &mut [Block]) {
-    let Scratch { seeds, sums, .. } = s;
-    for (leaves, seed) in out.chunks_exact_mut(1 << p.log_leaves).zip(seeds.iter()) {
-        sender_tree(mmo, delta, *seed, leaves, sums);
-    }
+/// An opened iteration of the multi-point COT: what a side keeps to write
+/// its `n` outputs tree by tree, in any order ([`Trees::write`]), so that
+/// they can be generated lazily.
+pub(crate) enum Trees {
+    /// The sender's: `Δ` and the `t` tree seeds drawn by [`announce`].
+    Sender { delta: Block, seeds: Vec<Block> },
+    /// The receiver's, opened from the sender's message: per tree `τ` its
+    /// punctured point `α_τ`, its `h` keys `K_{¬α_i}^i` and `ψ_τ`.
+    Receiver {
+        alpha: Vec<usize>,
+        keys: Vec<Block>,
+        psi: Vec<Block>,
+    },
 }
 
-/// The receiver's side: writes `w` into `out` (`p.n()` blocks) from the
-/// sender's message in `s.msg`, the base COTs being the receiver's `t = q
-/// ⊕ b·Δ` (choice bit `b` in the low bit).
-pub(crate) fn recv(it: &Iteration<'_>, out: &mut [Block], s: &mut Scratch) {
-    let Iteration {
-        mmo,
-        tccr,
-        p,
-        base,
-        tweak,
-    } = *it;
-    let h = p.log_leaves as usize;
-    let Scratch {
-        pads: [y, _], msg, ..
-    } = s;
-    debug_assert_eq!(msg.len() as u64, p.iteration_bytes());
-    pads(tccr, base, Block::ZERO, tweak, y);
-    let block =
-        |k: usize| Block::from_bytes(msg[16 * k..16 * k + 16].try_into().expect("16 bytes"));
-    let mut keys = vec![Block::ZERO; h];
-    for (tau, leaves) in out.chunks_exact_mut(1 << h).enumerate() {
-        let first = tau * (2 * h + 1);
-        let mut alpha = 0;
-        for (i, key) in keys.iter_mut().enumerate() {
-            let j = tau * h + i;
-            let b = base[j].bit(0);
-            alpha = 2 * alpha + usize::from(!b);
-            *key = block(first + 2 * i + usize::from(b)) ^ y[j];
+impl Trees {
+    /// The sender's trees of the last [`announce`]d iteration (its seeds,
+    /// taken from `s`).
+    pub(crate) fn sender(delta: Block, s: &mut Scratch) -> Trees {
+        Trees::Sender {
+            delta,
+            seeds: std::mem::take(&mut s.seeds),
         }
-        spcot::punctured(mmo, alpha, &keys, leaves);
-        let mut w = block(first + 2 * h);
-        for v in leaves.iter_mut() {
-            *v &= !LSB;
-            w ^= *v;
+    }
+
+    /// The receiver's trees of iteration `it` from the sender's message in
+    /// `s.msg`, the base COTs being the receiver's `t = q ⊕ b·Δ` (choice
+    /// bit `b` in the low bit): opens each level's key `K_{b_i}^i =
+    /// K_{¬α_i}^i` with the pad `H(j_i, t_i)`. Cost: `t·h` hashes.
+    pub(crate) fn receiver(it: &Iteration<'_>, s: &mut Scratch) -> Trees {
+        let (p, base) = (it.p, it.base);
+        let h = p.log_leaves as usize;
+        let Scratch {
+            pads: [y, _], msg, ..
+        } = s;
+        debug_assert_eq!(msg.len() as u64, p.iteration_bytes());
+        pads(it.tccr, base, Block::ZERO, it.tweak, y);
+        let block =
+            |k: usize| Block::from_bytes(msg[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+        let (mut alpha, mut keys, mut psi) = (
+            Vec::with_capacity(p.t),
+            Vec::with_capacity(p.t * h),
+            Vec::with_capacity(p.t),
+        );
+        for tau in 0..p.t {
+            let first = tau * (2 * h + 1);
+            let mut a = 0;
+            for i in 0..h {
+                let j = tau * h + i;
+                let b = base[j].bit(0);
+                a = 2 * a + usize::from(!b);
+                keys.push(block(first + 2 * i + usize::from(b)) ^ y[j]);
+            }
+            alpha.push(a);
+            psi.push(block(first + 2 * h));
         }
-        leaves[alpha] = w;
+        Trees::Receiver { alpha, keys, psi }
+    }
+
+    /// Writes tree `tau`'s outputs (the multi-point COT's `leaves.len() =
+    /// 2^h` outputs from `tau·2^h` on) into `leaves`: the sender's `v`, the
+    /// receiver's `w = v ⊕ e·Δ`; `sums` is scratch. Cost: `2^(h+1) − 2` AES
+    /// blocks.
+    pub(crate) fn write(
+        &self,
+        mmo: &Mmo,
+        tau: usize,
+        leaves: &mut [Block],
+        sums: &mut Vec<[Block; 2]>,
+    ) {
+        let h = leaves.len().trailing_zeros() as usize;
+        match self {
+            Trees::Sender { delta, seeds } => {
+                sums.resize(h, [Block::ZERO; 2]);
+                sender_tree(mmo, *delta, seeds[tau], leaves, sums);
+            }
+            Trees::Receiver { alpha, keys, psi } => {
+                let a = alpha[tau];
+                spcot::punctured(mmo, a, &keys[tau * h..(tau + 1) * h], leaves);
+                let mut w = psi[tau];
+                for v in leaves.iter_mut() {
+                    *v &= !LSB;
+                    w ^= *v;
+                }
+                leaves[a] = w;
+            }
+        }
     }
 }

@@ -23,6 +23,7 @@
 //! bits in one message and the sender's in another (each padded to a byte),
 //! plus the engine's.
 
+use super::derived::Event;
 use super::source::{FerretReceiver, FerretSender};
 use crate::crypto::{Block, Tccr};
 use crate::net::Channel;
@@ -191,39 +192,55 @@ impl FerretReceiver {
                 })
                 .sum()
         };
+        // Each instance's mask `H(X_c)` goes to `out` when its random OTs
+        // are generated; the answer, read later, is xored in.
         let mut out = Vec::with_capacity(choices.len());
         let (mut acc, mut k, mut cur) = (Block::ZERO, 0usize, 0usize);
         let mut cursor = Cursor::default();
         // Per run of random OTs, the instances it completes: `X_c`, its
-        // tweak, and the masked message `c` with its width.
-        let (mut xc, mut tweaks, mut got) = (Vec::new(), Vec::new(), Vec::new());
-        self.recv_derived(ch, n, choice, &[], answer_bits, |tweak, j0, y, r| {
-            xc.clear();
-            tweaks.clear();
-            got.clear();
-            for (i, yi) in y.iter().enumerate() {
-                let s = &spans[cursor.at(&spans, j0 + i)];
-                acc ^= *yi;
-                k += 1;
-                if k < s.l {
-                    continue;
+        // tweak and its message width.
+        let (mut xc, mut tweaks, mut widths) = (Vec::new(), Vec::new(), Vec::new());
+        // The instances answered so far, and the span of the next.
+        let (mut answered, mut span) = (0usize, 0usize);
+        self.recv_derived(ch, n, choice, &[], answer_bits, |e| match e {
+            Event::Pads(tweak, j0, y) => {
+                xc.clear();
+                tweaks.clear();
+                widths.clear();
+                for (i, yi) in y.iter().enumerate() {
+                    let s = &spans[cursor.at(&spans, j0 + i)];
+                    acc ^= *yi;
+                    k += 1;
+                    if k < s.l {
+                        continue;
+                    }
+                    xc.push(acc);
+                    tweaks.push(instance_tweak(tweak + i as u128) + u128::from(choices[cur]));
+                    widths.push(s.class.bits);
+                    (acc, k) = (Block::ZERO, 0);
+                    cur += 1;
                 }
-                let c = usize::from(choices[cur]);
-                let width = s.class.bits;
-                r.skip(c as u64 * u64::from(width));
-                got.push((r.read_u128(width), width));
-                r.skip((s.class.n_msgs - 1 - c) as u64 * u64::from(width));
-                xc.push(acc);
-                tweaks.push(instance_tweak(tweak + i as u128) + c as u128);
-                (acc, k) = (Block::ZERO, 0);
-                cur += 1;
+                h.hash_tweaked(&mut xc, &tweaks);
+                out.extend(
+                    xc.iter()
+                        .zip(&widths)
+                        .map(|(x, &w)| T::from_u128(x.0 & mask128(w))),
+                );
             }
-            h.hash_tweaked(&mut xc, &tweaks);
-            out.extend(
-                got.iter()
-                    .zip(&xc)
-                    .map(|(&(e, width), x)| T::from_u128((e ^ x.0) & mask128(width))),
-            );
+            Event::Answer(_, r) => {
+                for (i, o) in out.iter_mut().enumerate().skip(answered) {
+                    while spans[span].inst_start + spans[span].class.count <= i {
+                        span += 1;
+                    }
+                    let (c, class) = (u64::from(choices[i]), spans[span].class);
+                    let width = u64::from(class.bits);
+                    r.skip(c * width);
+                    let e = r.read_u128(class.bits);
+                    r.skip((class.n_msgs as u64 - 1 - c) * width);
+                    *o = T::from_u128(o.to_u128() ^ e);
+                }
+                answered = out.len();
+            }
         })?;
         Ok(out)
     }

@@ -15,13 +15,30 @@
 //! request will need the next iteration, the sender *announces* it right
 //! after the request's first piece of the current iteration's COTs (the
 //! receiver reads it there, in stream order) and runs it only when the COTs
-//! run out (re-expanding its trees from the kept seeds, [`mpcot::expand`]).
+//! run out (re-expanding its trees from the kept seeds, [`Trees::write`]).
 //! A request of one piece per iteration (no batches) thus sends the message
 //! exactly where the iteration runs; a request in batches gets it an
 //! iteration's worth of pieces early, so a receiver that streams its pieces
-//! ahead ([`super::derived`]) never waits for it. Memory: one iteration's
-//! outputs and one reserve, `16·(n + k + t·h)` bytes per side (≈ 180 MB
-//! with the production set), whatever the number of COTs taken.
+//! ahead ([`super::derived`]) never waits for it.
+//!
+//! # Lazy outputs
+//! An iteration's outputs are generated as they are handed out, a chunk of
+//! whole GGM trees at a time ([`CHUNK`] blocks, rounded up to whole trees):
+//! output `i` is leaf `i mod 2^h` of tree `i / 2^h` of the multi-point COT
+//! ([`Trees::write`]: the sender from its kept tree seeds, the receiver from
+//! the keys opened from the sender's message) XOR the LPN sum of column `i`
+//! ([`LpnCode::encode`], addressed by `i`), so any run of trees is
+//! generated on its own. When an iteration runs, the trees holding its
+//! first `main.reserve()` outputs, the next reserve, are generated at once;
+//! the rest chunk by chunk as [`Piece::parts`] visits them. A piece of a
+//! request (what goes on the wire in one message) may span several chunks.
+//!
+//! Memory per side: the next reserve and the current iteration's (its LPN
+//! secret, kept until its last chunk, while the next iteration may already
+//! be announced), one chunk and the opened trees: about `2·16·(k + t·h) +
+//! 16·CHUNK` bytes (≈ 21 MB with the production set, plus up to 2 MiB of
+//! huge-page alignment per reserve), whatever the number of COTs taken,
+//! instead of a whole iteration's outputs, `16·n` (170 MB).
 //!
 //! Each COT handed out, and each base COT of a GGM tree, gets a new index
 //! (the engine's count of COTs consumed), its tweak for [`crate::crypto::Tccr`].
@@ -29,28 +46,142 @@
 use super::super::ext::{ExtReceiver, ExtSender, choice_columns};
 use super::super::{OtError, check};
 use super::lpn::{HugeVec, LpnCode};
-use super::mpcot::{self, Iteration, Scratch};
+use super::mpcot::{self, Iteration, Scratch, Trees};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::{Channel, NetError, Outbox};
 use sci_ir::cost::ferret::{FerretParams, LpnParams};
 
-/// The state both sides share: parameters, codes, the reserve and the
-/// current iteration's outputs.
+/// Outputs generated per chunk (1 MiB), rounded up to whole trees: small
+/// enough to stay in the L2 cache between their generation and their use.
+const CHUNK: usize = 1 << 16;
+
+/// The state both sides share: parameters, codes, the next reserve and the
+/// iteration being handed out.
 struct Engine {
     params: FerretParams,
     codes: [LpnCode; 2],
     mmo: Mmo,
     tccr: Tccr,
     scratch: Scratch,
-    /// The LPN secret and the base COTs, read at random: huge pages.
+    /// The next iteration's reserve: its LPN secret and base COTs (the
+    /// secret is read at random: huge pages).
     reserve: HugeVec,
-    cots: Vec<Block>,
-    /// Next COT of `cots` to hand out; `None` before the set-up.
-    pos: Option<usize>,
+    /// The iteration being handed out; `None` before the set-up.
+    now: Option<Outputs>,
     /// Index of the next COT consumed (hash tweak).
     ids: u128,
     /// The tweak of the announced iteration's base COTs, until it runs.
     announced: Option<u128>,
+    /// Outputs per chunk ([`CHUNK`]; tests use others).
+    chunk: usize,
+}
+
+/// The iteration whose outputs are being handed out, generated lazily, a
+/// chunk of whole trees at a time.
+struct Outputs {
+    p: LpnParams,
+    /// Whether it is the bootstrapping iteration (its code is the `boot`
+    /// set's).
+    boot: bool,
+    trees: Trees,
+    /// The reserve it consumed, whose first `p.k` blocks are its LPN
+    /// secret (huge pages).
+    secret: HugeVec,
+    /// Its outputs `start..start + chunk.len()`.
+    chunk: Vec<Block>,
+    start: usize,
+    /// Its next output to hand out.
+    pos: usize,
+    /// Outputs per chunk, before rounding to whole trees.
+    chunk_len: usize,
+}
+
+impl Outputs {
+    /// Writes the iteration's outputs `first..first + out.len()` (whole
+    /// trees) into `out`: the trees' multi-point COT outputs, then their
+    /// LPN encoding. Cost per output: 2 AES blocks (GGM), 3 AES blocks and
+    /// `D` random reads of the secret (LPN).
+    fn generate(&self, mmo: &Mmo, code: &LpnCode, first: usize, out: &mut [Block]) {
+        let leaves = 1 << self.p.log_leaves;
+        debug_assert!(first.is_multiple_of(leaves) && out.len().is_multiple_of(leaves));
+        let mut sums = Vec::new();
+        for (i, tree) in out.chunks_exact_mut(leaves).enumerate() {
+            self.trees.write(mmo, first / leaves + i, tree, &mut sums);
+        }
+        code.encode(out, first, &self.secret[..self.p.k]);
+    }
+
+    /// Makes the chunk hold output `pos` (below `p.n()`): if it does not,
+    /// generates the chunk of trees from `pos`'s on.
+    fn load(&mut self, mmo: &Mmo, code: &LpnCode) {
+        if (self.start..self.start + self.chunk.len()).contains(&self.pos) {
+            return;
+        }
+        let leaves = 1 << self.p.log_leaves;
+        let first = self.pos / leaves * leaves;
+        let len = self
+            .chunk_len
+            .next_multiple_of(leaves)
+            .min(self.p.n() - first);
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.resize(len, Block::ZERO);
+        self.generate(mmo, code, first, &mut chunk);
+        (self.chunk, self.start) = (chunk, first);
+    }
+}
+
+/// A piece of a request ([`Engine::take`]): its `len` COTs, the request's
+/// from `j` on, numbered (hash tweaks) from `tweak`, generated as
+/// [`Piece::parts`] visits them.
+pub(super) struct Piece<'a> {
+    tweak: u128,
+    j: usize,
+    len: usize,
+    now: &'a mut Outputs,
+    mmo: &'a Mmo,
+    code: &'a LpnCode,
+}
+
+impl Piece<'_> {
+    /// The hash tweak of the piece's first COT (the next ones follow).
+    pub(super) fn tweak(&self) -> u128 {
+        self.tweak
+    }
+
+    /// The request's index of the piece's first COT.
+    pub(super) fn first(&self) -> usize {
+        self.j
+    }
+
+    /// The piece's number of COTs.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Visits the piece's COTs in order, generating them chunk by chunk:
+    /// `g(tweak, j, cots)` for each run of COTs numbered from `tweak` that
+    /// serves the request's COTs from `j` on (a run ends where a chunk
+    /// does). COTs not visited (an error) are never handed out.
+    pub(super) fn parts(
+        self,
+        mut g: impl FnMut(u128, usize, &[Block]) -> Result<(), OtError>,
+    ) -> Result<(), OtError> {
+        let mut done = 0;
+        while done < self.len {
+            self.now.load(self.mmo, self.code);
+            let o = &mut *self.now;
+            let at = o.pos - o.start;
+            let len = (o.chunk.len() - at).min(self.len - done);
+            g(
+                self.tweak + done as u128,
+                self.j + done,
+                &o.chunk[at..at + len],
+            )?;
+            o.pos += len;
+            done += len;
+        }
+        Ok(())
+    }
 }
 
 /// The receiver's access to the sender's iteration messages, which it
@@ -123,15 +254,10 @@ trait Side<L> {
         s: &mut Scratch,
     ) -> Result<(), OtError>;
 
-    /// This side's multi-point COT outputs of the announced iteration `it`
-    /// into `out`.
-    fn expand(
-        &mut self,
-        link: &mut L,
-        it: &Iteration<'_>,
-        out: &mut [Block],
-        s: &mut Scratch,
-    ) -> Result<(), OtError>;
+    /// Opens the announced iteration `it`: what this side keeps to write
+    /// its multi-point COT outputs tree by tree.
+    fn open(&mut self, link: &mut L, it: &Iteration<'_>, s: &mut Scratch)
+    -> Result<Trees, OtError>;
 }
 
 impl Engine {
@@ -146,10 +272,10 @@ impl Engine {
             tccr: Tccr::new(),
             scratch: Scratch::default(),
             reserve: HugeVec::default(),
-            cots: Vec::new(),
-            pos: None,
+            now: None,
             ids: 0,
             announced: None,
+            chunk: CHUNK,
         })
     }
 
@@ -159,6 +285,20 @@ impl Engine {
         } else {
             self.params.main
         }
+    }
+
+    /// The outputs of set `p`'s iteration generated when it runs: the
+    /// trees holding the next reserve.
+    fn eager(&self, p: LpnParams) -> usize {
+        let r = self.params.main.reserve();
+        r.next_multiple_of(1 << p.log_leaves).min(p.n())
+    }
+
+    /// Blocks a reserve's buffer holds: the set-up's reserve, or an
+    /// iteration's eager outputs.
+    fn reserve_capacity(&self) -> usize {
+        let (boot, main) = (self.params.boot, self.params.main);
+        boot.reserve().max(self.eager(boot)).max(self.eager(main))
     }
 
     /// Announces the next iteration (`boot` or main) over the reserve:
@@ -185,9 +325,10 @@ impl Engine {
     }
 
     /// Runs the announced iteration (announcing it first if it was not):
-    /// multi-point COT of `n` outputs from the reserve's last `t·h` COTs,
-    /// LPN encoding with its first `k`, then the first `main.reserve()`
-    /// outputs become the next reserve.
+    /// opens its multi-point COT of `n` outputs over the reserve's last
+    /// `t·h` COTs, keeps the reserve's first `k` as its LPN secret, and
+    /// generates its first `main.reserve()` outputs, the next reserve (the
+    /// rest of their trees start its first chunk).
     fn iterate<L>(
         &mut self,
         side: &mut impl Side<L>,
@@ -199,49 +340,75 @@ impl Engine {
             None => self.announce(side, link, boot)?,
         };
         let p = self.set(boot);
-        let (secret, base) = self.reserve.split_at(p.k);
-        self.cots.resize(p.n(), Block::ZERO);
         let it = Iteration {
             mmo: &self.mmo,
             tccr: &self.tccr,
             p,
-            base,
+            base: &self.reserve[p.k..],
             tweak,
         };
-        side.expand(link, &it, &mut self.cots, &mut self.scratch)?;
-        self.codes[usize::from(!boot)].encode(&mut self.cots, secret);
-        let next = self.params.main.reserve();
-        self.reserve.clear();
-        self.reserve.extend(self.cots[..next].iter().copied());
-        self.pos = Some(next);
+        let trees = side.open(link, &it, &mut self.scratch)?;
+        let (mut secret, chunk) = match self.now.take() {
+            Some(o) => (o.secret, o.chunk),
+            None => (HugeVec::with_capacity(self.reserve_capacity()), Vec::new()),
+        };
+        std::mem::swap(&mut secret, &mut self.reserve);
+        let r = self.params.main.reserve();
+        let mut now = Outputs {
+            p,
+            boot,
+            trees,
+            secret,
+            chunk,
+            start: r,
+            pos: r,
+            chunk_len: self.chunk,
+        };
+        self.reserve.resize(self.eager(p));
+        let code = &self.codes[usize::from(!boot)];
+        now.generate(&self.mmo, code, 0, &mut self.reserve);
+        now.chunk.clear();
+        now.chunk.extend_from_slice(&self.reserve[r..]);
+        self.reserve.resize(r);
+        self.now = Some(now);
         Ok(())
     }
 
     /// Hands out `n` COTs in pieces (the set-up must have run, [`Engine::prepare`]):
-    /// `f(link, tweak, j, cots)` for each run of COTs numbered from `tweak`
-    /// that serves the request's COTs from `j` on, a piece ending where a
-    /// batch (`ends`, the running sums of the batches; see [`piece_end`])
-    /// or an iteration's COTs end. The next iteration is announced after
-    /// the first piece of the current one that the request continues past.
+    /// `f(link, piece)` for each run of COTs that serves the request's COTs
+    /// from `piece.first()` on, a piece ending where a batch (`ends`, the
+    /// running sums of the batches; see [`piece_end`]) or an iteration's
+    /// COTs end; its COTs are generated as `f` visits them
+    /// ([`Piece::parts`]). The next iteration is announced after the first
+    /// piece of the current one that the request continues past.
     fn take<L>(
         &mut self,
         side: &mut impl Side<L>,
         link: &mut L,
         n: usize,
         ends: &[usize],
-        mut f: impl FnMut(&mut L, u128, usize, &[Block]) -> Result<(), OtError>,
+        mut f: impl FnMut(&mut L, Piece<'_>) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
         let mut j = 0;
         while j < n {
-            let mut pos = self.pos.unwrap_or(0);
-            if pos == self.cots.len() {
+            if self.available() == Some(0) {
                 self.iterate(side, link, false)?;
-                pos = self.params.main.reserve();
             }
-            let avail = self.cots.len() - pos;
+            let now = self.now.as_mut().expect("the set-up ran");
+            let (pos, avail) = (now.pos, now.p.n() - now.pos);
             let len = (piece_end(ends, j, n) - j).min(avail);
-            f(link, self.ids, j, &self.cots[pos..pos + len])?;
-            self.pos = Some(pos + len);
+            let piece = Piece {
+                tweak: self.ids,
+                j,
+                len,
+                code: &self.codes[usize::from(!now.boot)],
+                now,
+                mmo: &self.mmo,
+            };
+            f(link, piece)?;
+            if let Some(now) = self.now.as_mut() {
+                now.pos = pos + len;
+            }
             self.ids += len as u128;
             j += len;
             if n - j > avail - len && self.announced.is_none() {
@@ -256,17 +423,16 @@ impl Engine {
     where
         S: Bootstrap + for<'a> Side<Inline<'a>>,
     {
-        if self.pos.is_none() {
-            let (boot, main) = (self.params.boot, self.params.main);
-            self.reserve = HugeVec::with_capacity(boot.reserve().max(main.reserve()));
-            side.bootstrap(ch, boot.reserve(), &mut self.reserve)?;
+        if self.now.is_none() {
+            self.reserve = HugeVec::with_capacity(self.reserve_capacity());
+            side.bootstrap(ch, self.params.boot.reserve(), &mut self.reserve)?;
             self.iterate(side, &mut Inline::new(ch), true)?;
         }
         Ok(())
     }
 
     fn available(&self) -> Option<usize> {
-        self.pos.map(|p| self.cots.len() - p)
+        self.now.as_ref().map(|o| o.p.n() - o.pos)
     }
 }
 
@@ -313,15 +479,8 @@ impl<L: Outbox> Side<L> for Sending {
         mpcot::announce(link, it, &mut self.prg, self.delta, s)
     }
 
-    fn expand(
-        &mut self,
-        _: &mut L,
-        it: &Iteration<'_>,
-        out: &mut [Block],
-        s: &mut Scratch,
-    ) -> Result<(), OtError> {
-        mpcot::expand(it.mmo, self.delta, &it.p, s, out);
-        Ok(())
+    fn open(&mut self, _: &mut L, _: &Iteration<'_>, s: &mut Scratch) -> Result<Trees, OtError> {
+        Ok(Trees::sender(self.delta, s))
     }
 }
 
@@ -369,19 +528,17 @@ impl<L: Inflow> Side<L> for Receiving {
         link.announced(it.p.iteration_bytes() as usize)
     }
 
-    fn expand(
+    fn open(
         &mut self,
         link: &mut L,
         it: &Iteration<'_>,
-        out: &mut [Block],
         s: &mut Scratch,
-    ) -> Result<(), OtError> {
+    ) -> Result<Trees, OtError> {
         link.message(&mut s.msg)?;
         check(s.msg.len() as u64 == it.p.iteration_bytes(), || {
             "an iteration ran before its announcement".into()
         })?;
-        mpcot::recv(it, out, s);
-        Ok(())
+        Ok(Trees::receiver(it, s))
     }
 }
 
@@ -431,7 +588,7 @@ impl FerretSender {
     /// slices `q` of the sender's blocks, numbered from `j0` (never reused),
     /// running the set-up and new iterations when needed (the receiver calls
     /// [`FerretReceiver::take`] with the same `n`). A slice ends where an
-    /// iteration's COTs do. Cost: [`sci_ir::cost::ferret::setup`] once, then
+    /// iteration's COTs or a chunk of them (a few MiB) end. Cost: [`sci_ir::cost::ferret::setup`] once, then
     /// [`sci_ir::cost::ferret::random_cots`].
     pub fn take(
         &mut self,
@@ -439,18 +596,18 @@ impl FerretSender {
         n: usize,
         mut f: impl FnMut(&mut Channel, u128, &[Block]) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
-        self.take_pieces(ch, n, &[], |ch, t, _, q| f(ch, t, q))
+        self.take_pieces(ch, n, &[], |ch, piece| piece.parts(|t, _, q| f(ch, t, q)))
     }
 
     /// [`FerretSender::take`] in pieces cut also at the batch ends `ends`:
-    /// `f(ch, j0, j, q)` serves the request's COTs from `j` on (see
-    /// `Engine::take`, which also places the announcements).
+    /// `f(ch, piece)` serves the request's COTs from `piece.first()` on
+    /// (see `Engine::take`, which also places the announcements).
     pub(super) fn take_pieces(
         &mut self,
         ch: &mut Channel,
         n: usize,
         ends: &[usize],
-        f: impl FnMut(&mut Channel, u128, usize, &[Block]) -> Result<(), OtError>,
+        f: impl FnMut(&mut Channel, Piece<'_>) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
         if n == 0 {
             return Ok(());
@@ -508,7 +665,9 @@ impl FerretReceiver {
             return Ok(());
         }
         self.setup(ch)?;
-        self.take_with(&mut Inline::new(ch), n, &[], |l, t, _, b| f(l.ch, t, b))
+        self.take_with(&mut Inline::new(ch), n, &[], |l, piece| {
+            piece.parts(|t, _, b| f(l.ch, t, b))
+        })
     }
 
     /// The receiver of [`FerretSender::take_pieces`] over `link` (the
@@ -518,7 +677,7 @@ impl FerretReceiver {
         link: &mut L,
         n: usize,
         ends: &[usize],
-        f: impl FnMut(&mut L, u128, usize, &[Block]) -> Result<(), OtError>,
+        f: impl FnMut(&mut L, Piece<'_>) -> Result<(), OtError>,
     ) -> Result<(), OtError> {
         self.engine.take(&mut self.side, link, n, ends, f)
     }
@@ -526,5 +685,84 @@ impl FerretReceiver {
     /// The receiver of [`FerretSender::setup`].
     pub fn setup(&mut self, ch: &mut Channel) -> Result<(), OtError> {
         self.engine.prepare(&mut self.side, ch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::TEST_FERRET;
+    use super::*;
+    use crate::net::mem;
+    use std::time::Duration;
+
+    /// One side with chunks of `chunk` outputs hands out the bootstrapping
+    /// iteration's COTs, then the first main iteration's in requests of
+    /// odd sizes; returns the main iteration's outputs as handed out (after
+    /// its reserve), the reserve it left, and all its `n` outputs generated
+    /// at once (the eager reference, [`Outputs::generate`] on the whole
+    /// range).
+    fn lazy_and_eager<S>(
+        e: &mut Engine,
+        side: &mut S,
+        ch: &mut Channel,
+        chunk: usize,
+    ) -> [Vec<Block>; 3]
+    where
+        S: Bootstrap + for<'a> Side<Inline<'a>>,
+    {
+        let p = TEST_FERRET;
+        e.chunk = chunk;
+        e.prepare(side, ch).unwrap();
+        let mut lazy = Vec::new();
+        let per = p.per_iteration();
+        for n in [p.first_available(), 1000, 7, 3001, per - 4008] {
+            e.take(side, &mut Inline::new(ch), n, &[], |_, piece| {
+                piece.parts(|_, _, q| {
+                    lazy.extend_from_slice(q);
+                    Ok(())
+                })
+            })
+            .unwrap();
+        }
+        assert_eq!(e.available(), Some(0));
+        let now = e.now.as_ref().expect("set up");
+        assert!(!now.boot);
+        let mut eager = vec![Block::ZERO; p.main.n()];
+        now.generate(&e.mmo, &e.codes[1], 0, &mut eager);
+        lazy.drain(..p.first_available());
+        [lazy, e.reserve.to_vec(), eager]
+    }
+
+    fn check_lazy_equals_eager(chunk: usize) {
+        let (mut c0, mut c1) = mem::pair(Some(Duration::from_secs(60)));
+        let seed = Block(sci_testkit::seed().into());
+        let mut s = FerretSender::new(TEST_FERRET, Prg::derive(seed, "lazy-s", 0)).unwrap();
+        let mut r = FerretReceiver::new(TEST_FERRET, Prg::derive(seed, "lazy-r", 0)).unwrap();
+        let delta = s.delta();
+        let (sent, got) = sci_testkit::run2(
+            || lazy_and_eager(&mut s.engine, &mut s.side, &mut c0, chunk),
+            || lazy_and_eager(&mut r.engine, &mut r.side, &mut c1, chunk),
+        );
+        let reserve = TEST_FERRET.main.reserve();
+        for [lazy, kept, eager] in [&sent, &got] {
+            assert_eq!(lazy.len(), eager.len() - reserve);
+            for (i, (a, b)) in lazy.iter().zip(&eager[reserve..]).enumerate() {
+                assert_eq!(a, b, "output {} (chunk {chunk})", reserve + i);
+            }
+            assert_eq!(kept[..], eager[..reserve], "the next reserve");
+        }
+        // And the outputs are COTs.
+        for (q, t) in sent[2].iter().zip(&got[2]) {
+            assert_eq!(*t, if t.bit(0) { *q ^ delta } else { *q });
+        }
+    }
+
+    #[test]
+    fn lazy_outputs_equal_the_eager_generation() {
+        // 3 trees of 1024 leaves per chunk (64 trees, 3 ∤ 64; the eager
+        // trees end at tree 5), a chunk rounded up to a tree, one tree.
+        for chunk in [3 << 10, 2500, 1] {
+            check_lazy_equals_eager(chunk);
+        }
     }
 }
