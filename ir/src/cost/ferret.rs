@@ -223,6 +223,38 @@ pub fn derived_batches(
     take(sender, p, &mut src, batches, true, answer_bits)
 }
 
+/// `t`'s cost on the silent engine with the main set [`FERRET`], amortised over its
+/// iterations, in bits times [`FerretParams::per_iteration`] (integral, so that costs
+/// compare exactly): its bits on the wire with COTs to spare (no iteration runs), plus
+/// the COTs it draws in both directions at the main set's `8·iteration_bytes /
+/// per_iteration` bits each (≈ 0.447). The server plays `P0`. Divide by
+/// `per_iteration` for bits ([`amortized_bits`]).
+pub fn amortized_cost(t: &Transcript) -> u128 {
+    let p = FERRET;
+    let plenty = Source {
+        available: usize::MAX / 2,
+        iterations: 0,
+    };
+    let mut src = Sources {
+        params: p,
+        dirs: [plenty; 2],
+    };
+    let wire = src.price(t, Role::P0).bits();
+    let cots: usize = src
+        .dirs
+        .iter()
+        .map(|d| plenty.available - d.available)
+        .sum();
+    u128::from(wire) * p.per_iteration() as u128
+        + cots as u128 * 8 * u128::from(p.main.iteration_bytes())
+}
+
+/// [`amortized_cost`] in bits: what `t` costs on the silent engine once its set-up
+/// is paid, in a long run of whole iterations.
+pub fn amortized_bits(t: &Transcript) -> f64 {
+    amortized_cost(t) as f64 / FERRET.per_iteration() as f64
+}
+
 /// One direction's COT source as the cost model follows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Source {

@@ -49,23 +49,7 @@ const RADIX_BATCH: usize = 1 << 12;
 /// draws (both directions) at the main set's amortised `8·iteration_bytes /
 /// per_iteration` bits each (≈ 0.447). Integer, so that the comparison is exact.
 pub fn silent_relu_cost(md: Modulus, m: u32) -> u128 {
-    let p = ferret::FERRET;
-    let plenty = ferret::Source {
-        available: usize::MAX / 2,
-        iterations: 0,
-    };
-    let mut src = ferret::Sources {
-        params: p,
-        dirs: [plenty; 2],
-    };
-    let t = src.price(&select::relu(md, m, RADIX_BATCH), Role::P0);
-    let cots: usize = src
-        .dirs
-        .iter()
-        .map(|d| plenty.available - d.available)
-        .sum();
-    u128::from(t.bits()) * p.per_iteration() as u128
-        + cots as u128 * 8 * u128::from(p.main.iteration_bytes())
+    ferret::amortized_cost(&select::relu(md, m, RADIX_BATCH))
 }
 
 /// Largest number of comparisons per element.

@@ -24,7 +24,7 @@ use clap::{Args, Subcommand};
 use sci_ir::ConvGeom;
 use sci_runtime::crypto::Prg;
 use sci_runtime::he::{self, Packing};
-use sci_runtime::ot::{OtKind, Session};
+use sci_runtime::ot::Session;
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::{DEFAULT_RADIX, Modulus, default_radix};
 use serde_json::{Map, Value, json};
@@ -201,8 +201,8 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
             return Ok((name.into(), c, work, None));
         }
     };
-    let (name, work, formula) = layer_workload(layer, md, c.n, a.layer)?;
-    Ok((name, c, work, formula.filter(|_| c.ot == OtKind::Iknp)))
+    let (name, work, formula) = layer_workload(layer, md, c.n, a.layer, c.ot)?;
+    Ok((name, c, work, formula))
 }
 
 /// The HE linear layer benchmarks: `n` layers on one session.

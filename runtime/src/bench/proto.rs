@@ -7,22 +7,23 @@
 //! comparisons (`mill`), elements (`drelu`, `relu`, `trunc`, `trunc-nonneg`,
 //! `div`), windows of `d` elements, i.e. outputs (`maxpool`, `argmax`), and
 //! shared elements of the `n × cols` operand (`matmul`, by a `cols × outs`
-//! server matrix). `formula_bits_per_op` is the exact cost formula of the
-//! protocol module (without the one-time OT set-up) divided by `n`. The
+//! server matrix). `formula_bits_per_op` is the cost model's exact transcript
+//! of the protocol divided by `n`, without the one-time OT set-up: on IKNP
+//! its bits; on silent its bits on the wire plus the Ferret COTs it draws at
+//! the main LPN set's amortised 0.447 bits each ([`formula_bits`]). The
 //! protocols run on an [`Engine`] over all `T` lanes (alternating roles).
 //! The non-linear layers are one generic workload over the [`Modulus`]
 //! ([`layer_workload`]), shared with their `-field` twins.
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
+use sci_ir::cost::{self, Transcript};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
-use sci_runtime::proto::maxpool::{self, Compare, Windows};
+use sci_runtime::proto::maxpool::Compare;
 use sci_runtime::proto::rdiv::Sign;
-use sci_runtime::proto::{
-    Ctx, DEFAULT_RADIX, Modulus, Role, default_radix, matmul, mill, rdiv, relu, sign, trunc,
-};
+use sci_runtime::proto::{Ctx, DEFAULT_RADIX, Modulus, Role, default_radix, mill};
 use serde_json::{Map, Value, json};
 
 use super::{Common, Work};
@@ -159,13 +160,14 @@ pub fn layer_workload(
     md: Modulus,
     n: usize,
     p: LayerParams,
+    ot: OtKind,
 ) -> Result<(String, Work, Option<f64>)> {
     let md = md.check()?;
     let m = p.m.unwrap_or(DEFAULT_RADIX);
     if !(1..=8).contains(&m) {
         bail!("--m must be in 1..=8");
     }
-    let per = |bits: u64| Some(bits as f64 / n.max(1) as f64);
+    let per = |t: Transcript| Some(formula_bits(ot, &t) / n.max(1) as f64);
     let window = p.d as usize;
     let pooling = matches!(layer, Layer::Maxpool | Layer::Argmax);
     if pooling && window == 0 {
@@ -176,26 +178,24 @@ pub fn layer_workload(
         Layer::Drelu => (
             "drelu",
             Box::new(move |s: &mut Session| Ok(Engine::new(s, m).msb(md, &x).map(drop)?)),
-            per(sign::cost_bits(md, m, n)),
+            per(cost::sign::drelu(md.into(), m, n)),
         ),
         Layer::Relu => (
             "relu",
             Box::new(move |s: &mut Session| Ok(Engine::new(s, m).relu(md, &x).map(drop)?)),
-            per(relu::cost_bits(md, m, n)),
+            per(cost::select::relu(md.into(), m, n)),
         ),
         Layer::Trunc { nonneg } => {
             let sh = p.scale;
             let f = match md {
-                Modulus::Pow2(ell) if sh < ell && nonneg => trunc::cost_bits_nonneg(ell, sh, m, n),
-                Modulus::Pow2(ell) if sh < ell => trunc::cost_bits(ell, sh, m, n),
+                Modulus::Pow2(ell) if sh < ell && nonneg => cost::div::trunc_nonneg(ell, sh, m, n),
+                Modulus::Pow2(ell) if sh < ell => cost::div::trunc(ell, sh, m, n),
                 Modulus::Pow2(_) => bail!("--scale must be below --bits"),
                 Modulus::Odd(_) if sh == 0 || sh >= md.bits() => {
                     bail!("--scale must be in 1..⌈log₂ n⌉")
                 }
-                Modulus::Odd(_) => {
-                    let known = if nonneg { Sign::NonNeg } else { Sign::Any };
-                    rdiv::cost_bits(md, &[1 << sh], m, n, known)
-                }
+                Modulus::Odd(_) if nonneg => cost::div::rdiv_nonneg(md.into(), &[1 << sh], m, n),
+                Modulus::Odd(_) => cost::div::rdiv(md.into(), &[1 << sh], m, n),
             };
             (
                 if nonneg { "trunc-nonneg" } else { "trunc" },
@@ -218,7 +218,7 @@ pub fn layer_workload(
                 Box::new(move |s: &mut Session| {
                     Ok(Engine::new(s, m).rdiv(md, &x, &[d], Sign::Any).map(drop)?)
                 }),
-                per(rdiv::cost_bits(md, &[d], m, n, Sign::Any)),
+                per(cost::div::rdiv(md.into(), &[d], m, n)),
             )
         }
         Layer::Maxpool | Layer::Argmax => {
@@ -228,8 +228,8 @@ pub fn layer_workload(
             } else {
                 Compare::Exact
             };
-            let w = Windows::axis(&[n, window], 1)?;
-            let f = maxpool::cost_bits(md, m, n * window, &w, cmp, index);
+            let exact = cmp == Compare::Exact;
+            let f = cost::pool::maxpool(md.into(), m, n * window, &vec![window; n], exact, index);
             (
                 if index { "argmax" } else { "maxpool" },
                 Box::new(move |s: &mut Session| {
@@ -279,17 +279,12 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         ProtoCmd::Maxpool(_) => Layer::Maxpool,
         ProtoCmd::Argmax(_) => Layer::Argmax,
         ProtoCmd::Mill(_) | ProtoCmd::Matmul(_) => {
-            let (name, work, formula) = ring_only(cmd, &a, n, ell)?;
-            return Ok((
-                name.into(),
-                c,
-                work,
-                formula.filter(|_| c.ot == OtKind::Iknp),
-            ));
+            let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
+            return Ok((name.into(), c, work, formula));
         }
     };
-    let (name, work, formula) = layer_workload(layer, Modulus::Pow2(ell), n, a.layer)?;
-    Ok((name, c, work, formula.filter(|_| c.ot == OtKind::Iknp)))
+    let (name, work, formula) = layer_workload(layer, Modulus::Pow2(ell), n, a.layer, c.ot)?;
+    Ok((name, c, work, formula))
 }
 
 /// The benchmarks without a field twin: the millionaires' and the OT-based
@@ -299,12 +294,13 @@ fn ring_only(
     a: &ProtoArgs,
     n: usize,
     ell: u32,
+    ot: OtKind,
 ) -> Result<(&'static str, Work, Option<f64>)> {
     let m = a.layer.m.unwrap_or(DEFAULT_RADIX);
     if !(1..=8).contains(&m) {
         bail!("--m must be in 1..=8");
     }
-    let per = |bits: u64| Some(bits as f64 / n.max(1) as f64);
+    let per = |t: Transcript| Some(formula_bits(ot, &t) / n.max(1) as f64);
     Ok(if let ProtoCmd::Matmul(_) = cmd {
         let (cols, outs) = (a.cols, a.outs);
         let mut g = Prg::from_os()?;
@@ -319,7 +315,7 @@ fn ring_only(
                     .matmul(ell, (n, cols, outs), &x, w)
                     .map(drop)?)
             }),
-            per(matmul::cost_bits(ell, (n, cols, outs))),
+            per(cost::linear::matmul(ell, (n, cols, outs), true)),
         )
     } else {
         let x = Prg::from_os()?.ring_elems(n, ell);
@@ -338,7 +334,17 @@ fn ring_only(
                 })?;
                 Ok(())
             }),
-            per(mill::cost_bits(ell, m, 1, n)),
+            per(cost::mill::mill(ell, m, 1, n)),
         )
     })
+}
+
+/// Bits of transcript `t` on engine `ot`, without the OT set-up: IKNP's as they are;
+/// on silent its bits on the wire plus the COTs it draws at the main LPN set's
+/// amortised rate ([`cost::ferret::amortized_bits`]).
+pub fn formula_bits(ot: OtKind, t: &Transcript) -> f64 {
+    match ot {
+        OtKind::Iknp => t.bits() as f64,
+        OtKind::Silent => cost::ferret::amortized_bits(t),
+    }
 }
