@@ -43,9 +43,10 @@ pub struct Options {
     /// How to choose (ℓ, s) (ignored for an already-quantized IR file, where giving
     /// `--bits`/`--scale`/`--validation` is an error).
     pub quantization: Quantization,
-    /// The millionaires' radix m (default: the program's, 4 for a new one; with `ot`
-    /// naming another engine than the program's, that engine's
-    /// [`sci_ir::cost::mill::default_radix`]).
+    /// The millionaires' radix m (default: the program's when the engine stays, else
+    /// the recorded engine's [`sci_ir::cost::mill::default_radix`] — so for an ONNX
+    /// model on the default silent engine, silent's for its ℓ; see
+    /// [`with_run_params`]).
     pub mill_radix: Option<u32>,
     /// The OT engine recorded in the plan (default: [`OtKind::Silent`] for an ONNX
     /// model, the IR file's own for an IR file; IKNP stays for the paper's figures).

@@ -23,7 +23,7 @@ use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::Compare;
 use sci_runtime::proto::rdiv::Sign;
-use sci_runtime::proto::{Ctx, DEFAULT_RADIX, Modulus, Role, default_radix, mill};
+use sci_runtime::proto::{Ctx, DEFAULT_RADIX, Modulus, Role, default_radix, mill, rdiv};
 use serde_json::{Map, Value, json};
 
 use super::{Common, Work};
@@ -194,8 +194,10 @@ pub fn layer_workload(
                 Modulus::Odd(_) if sh == 0 || sh >= md.bits() => {
                     bail!("--scale must be in 1..⌈log₂ n⌉")
                 }
-                Modulus::Odd(_) if nonneg => cost::div::rdiv_nonneg(md.into(), &[1 << sh], m, n),
-                Modulus::Odd(_) => cost::div::rdiv(md.into(), &[1 << sh], m, n),
+                Modulus::Odd(_) => {
+                    let known = if nonneg { Sign::NonNeg } else { Sign::Any };
+                    rdiv::transcript(md, &[1 << sh], m, n, known)
+                }
             };
             (
                 if nonneg { "trunc-nonneg" } else { "trunc" },
@@ -218,7 +220,7 @@ pub fn layer_workload(
                 Box::new(move |s: &mut Session| {
                     Ok(Engine::new(s, m).rdiv(md, &x, &[d], Sign::Any).map(drop)?)
                 }),
-                per(cost::div::rdiv(md.into(), &[d], m, n)),
+                per(rdiv::transcript(md, &[d], m, n, Sign::Any)),
             )
         }
         Layer::Maxpool | Layer::Argmax => {

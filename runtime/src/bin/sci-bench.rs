@@ -8,9 +8,11 @@
 //! the TCP connections are open, including OT set-up), `bytes` (both
 //! directions, including set-up), `bits_per_op` (`bytes·8/n`),
 //! `formula_bits_per_op` (the per-instance cost without the set-up: on IKNP
-//! the paper's formula, exactly as the cost model counts it; on silent the
-//! wire bits plus the Ferret COTs drawn at the main LPN set's amortised 0.447
-//! bits each), `ot` (the engine), `rounds` (the
+//! the paper's formula, exactly as the cost model counts it; on silent, for
+//! the OT primitives the bits of the derived OT on the wire — the receiver's
+//! choice bit and the sender's answer — and for the protocols those plus the
+//! Ferret COTs drawn at the main LPN set's amortised 0.447 bits each),
+//! `ot` (the engine), `rounds` (the
 //! larger of the two parties' counts), `ops_per_second`, `cpu_seconds`
 //! (process CPU time over the timed part — both parties when in-process; a
 //! figure that a loaded machine does not inflate like the wall time), `net`

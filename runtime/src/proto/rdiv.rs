@@ -288,7 +288,7 @@ fn divide(
 
 /// The cost model's transcript of [`rdiv`] (`Sign::Any`) or [`rdiv_nonneg`]
 /// on `n` elements ([`sci_ir::cost::div::rdiv`], [`sci_ir::cost::div::rdiv_nonneg`]).
-fn transcript(md: Modulus, d: &[u64], m: u32, n: usize, known: Sign) -> cost::Transcript {
+pub fn transcript(md: Modulus, d: &[u64], m: u32, n: usize, known: Sign) -> cost::Transcript {
     match known {
         Sign::Any => cost::div::rdiv(md.into(), d, m, n),
         Sign::NonNeg => cost::div::rdiv_nonneg(md.into(), d, m, n),
