@@ -10,7 +10,7 @@
 # is built), checks for /usr/bin/time, builds sci-compile and sci-run (release) and sets
 # COMPILE and SCIRUN to their paths, creates $OUT, sets OT (the plans' OT engine,
 # `sci-compile --ot`: the environment's OT, else iknp — the paper's engine, which the
-# README's benchmark tables quote; sci-compile's own default is silent), and defines
+# docs/performance.md's tables quote; sci-compile's own default is silent), and defines
 #   model_file NAME    the model's ONNX file
 #   model_input NAME   the input it is run on
 #   model_bits NAME    the ring width ℓ the benchmarks use for it (37 for ResNet-50, else 32)

@@ -16,7 +16,7 @@
 #        BACKEND=ot|he (SCI_OT, or SCI_HE: HE linear layers over the ℓ-bit field; its key
 #        set-up is reported in its own column)
 #        OT=iknp|silent (the plan's OT engine, sci-compile --ot; default iknp, the paper's,
-#        which the README's tables quote — sci-compile's own default is silent; see
+#        which docs/performance.md quotes — sci-compile's own default is silent; see
 #        scripts/bench-common.sh)
 #
 # Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time). The preamble (models,

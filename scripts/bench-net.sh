@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's network-profile table: MiniONN-CIFAR (ℓ = 32), SqueezeNet (ℓ = 32) and
+# docs/performance.md's network-profile table: MiniONN-CIFAR (ℓ = 32), SqueezeNet (ℓ = 32) and
 # ResNet-50 (ℓ = 37; testdata/bench-large, git-ignored: generate it first with
 # `testdata/.venv/bin/python testdata/generate.py --only bench-large`), s = 12, each
 # compiled for SCI_OT, SCI_HE and --backend auto with --net lan and --net wan. One

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Benchmark guard for the READMEs: re-runs every figure that README.md,
+# Benchmark guard for the docs: re-runs every figure that docs/performance.md,
 # runtime/README.md and compiler/README.md quote and prints each beside the
 # quoted value, so that a change which moves a figure by more than the machine's
-# noise is seen before it lands (then re-measure and update the README).
+# noise is seen before it lands (then re-measure and replace the figure, with its
+# date).
 #
 # usage: scripts/bench-readme.sh [GROUP...]
 #   GROUP: ot (OT engine table, primitives), proto (protocol communication and
-#   speed tables), matmul (OT-based products), models (README Performance table, by
-#   scripts/bench-models.sh), accuracy (README and compiler/README accuracy);
+#   speed tables), matmul (OT-based products), models (docs/performance.md's
+#   SqueezeNet loopback table, by scripts/bench-models.sh, alternating the engines),
+#   predicted (its exact predicted-network table, by scripts/bench-net.sh),
+#   accuracy (docs/performance.md and compiler/README accuracy);
 #   default: all of them (about half an hour on the 2-core machine).
 # env:   RUNS=3 (sci-bench runs per figure: the median is printed)
 #
@@ -17,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
 GROUPS_=("$@")
-[ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=(ot proto matmul models accuracy)
+[ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=(ot proto matmul models predicted accuracy)
 cargo build --release -q -p sci-runtime --bin sci-bench
 TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 B=$TARGET/release/sci-bench
@@ -90,22 +93,31 @@ for g in "${GROUPS_[@]}"; do
     ;;
   models)
     echo
-    echo "## README.md: Performance (two sci-run processes over loopback TCP)"
+    echo "## docs/performance.md: SqueezeNet, two processes on loopback, SCI_OT, both engines"
     echo "quoted:"
-    sed -n '/^| model | ℓ | threads | wall time/,/^$/p' README.md
-    echo "measured:"
-    THREADS="1 2" scripts/bench-models.sh lenet minionn squeezenet
-    THREADS=1 BITS=41 scripts/bench-models.sh minionn | tail -n 1
+    sed -n '/^| OT engine | wall time/,/^$/p' docs/performance.md
+    echo "measured (alternating, $RUNS pairs):"
+    for _ in $(seq "$RUNS"); do
+      for ot in iknp silent; do OT=$ot THREADS=2 scripts/bench-models.sh squeezenet | tail -n 1; done
+    done
+    ;;
+  predicted)
+    echo
+    echo "## docs/performance.md: predicted network table (exact: must match)"
+    echo "quoted:"
+    sed -n '/^| model | ℓ | backend (OT engine)/,/^$/p' docs/performance.md
+    echo "predicted now:"
+    for ot in iknp silent; do OT=$ot BACKENDS="ot he" scripts/bench-net.sh minionn squeezenet; done
     ;;
   accuracy)
     echo
-    echo "## README.md: digits accuracy (quoted: 98.06% secure and fixed point, 360 inferences in 3.4 s on silent)"
+    echo "## docs/performance.md: digits accuracy (quoted: 98.06% secure and fixed point, 360 inferences in 3.4 s on silent)"
     cargo test --release -q -p sci --test accuracy -- --nocapture 2>&1 | grep -v '^$' | tail -n 12
     echo
     echo "## compiler/README.md: measured accuracy"
     sed -n '/^## Measured accuracy/,/^`--scales/p' compiler/README.md | grep '^|'
     cargo test --release -q -p sci-compiler --test accuracy -- --nocapture 2>&1 | grep -v '^$' | tail -n 12
     ;;
-  *) echo "unknown group $g (ot proto matmul models accuracy)" >&2; exit 1 ;;
+  *) echo "unknown group $g (ot proto matmul models predicted accuracy)" >&2; exit 1 ;;
   esac
 done

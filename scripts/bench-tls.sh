@@ -7,7 +7,7 @@
 #
 # usage: scripts/bench-tls.sh [MODEL]   (MODEL: lenet minionn squeezenet; default minionn)
 # env:   RUNS=3  THREADS=1  OUT=target/bench-tls  BITS=32  SCALE=12
-#        OT=iknp|silent (the plan's OT engine; default iknp, as the README's figures)
+#        OT=iknp|silent (the plan's OT engine; default iknp, as docs/performance.md's figures)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:-minionn}

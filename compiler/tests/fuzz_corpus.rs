@@ -1,4 +1,4 @@
-//! The short run of the fuzz target `onnx` (see the README's Fuzzing section): its
+//! The short run of the fuzz target `onnx` (see docs/fuzzing.md): its
 //! committed corpus and seeded mutants of it through the same entry function as the
 //! cargo-fuzz target, which must not panic.
 

@@ -1,5 +1,5 @@
 //! The short run of the fuzz targets `plan`, `ir_text`, `npy` and `npz` (see the
-//! README's Fuzzing section): their committed corpus and seeded mutants of it through
+//! docs/fuzzing.md): their committed corpus and seeded mutants of it through
 //! the same entry functions as the cargo-fuzz targets, which must not panic.
 
 use sci_ir::fuzz_entry;

@@ -1,5 +1,5 @@
 //! The short run of the fuzz targets `handshake`, `ot_setup`, `he` and `session` (see
-//! the README's Fuzzing section): their committed corpus and seeded mutants of it
+//! docs/fuzzing.md): their committed corpus and seeded mutants of it
 //! through the same entry functions as the cargo-fuzz targets, which must not panic.
 //! Also: the committed client transcript of the `session` corpus still drives the
 //! fuzzing server through a whole inference (else the corpus went stale), and the

@@ -21,7 +21,7 @@
 //! rounds are slightly longer than the RTT, which matters only for very short RTTs.
 //! The kernel's `netem` qdisc is not available on the machines this project runs on;
 //! `tc qdisc add dev lo root tbf rate R burst B latency L` inside `unshare -n` can
-//! cross-check the bandwidth (README, "Network emulation").
+//! cross-check the bandwidth (runtime/README.md, "Network emulation").
 //!
 //! Zero cost when not asked for: a transport is wrapped only when a link is given
 //! ([`super::tcp::TcpConfig::link`], [`super::mem::emulated_pairs`]).
