@@ -11,6 +11,7 @@ use sci_ir::cost::{Role, Transcript};
 use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::{Channel, mem};
 use sci_runtime::ot::ferret::{FerretReceiver, FerretSender};
+use sci_runtime::ot::{CorrelatedReceiver, CorrelatedSender};
 use sci_runtime::pack::mask;
 
 /// Small sets for the tests (insecure: `k` far too small): an iteration of

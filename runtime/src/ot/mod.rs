@@ -1,11 +1,13 @@
-//! Oblivious transfer: base OT, IKNP extension (1-of-2 OT, random OT,
-//! correlated OT with multi-element payloads) and Kolesnikov–Kumaresan
-//! 1-of-N OT (several classes per call).
+//! Oblivious transfer: base OT, two correlated-OT engines (IKNP, Ferret)
+//! behind one contract, the OTs derived from them once for both (1-of-2 OT,
+//! random OT, correlated OT with multi-element payloads, 1-of-N OT), and
+//! Kolesnikov–Kumaresan 1-of-N OT (several classes per call).
 //!
 //! | module | protocol | paper |
 //! |---|---|---|
 //! | [`base`] | Chou–Orlandi "simplest OT" over Ristretto255, transcript-hashed keys | Chou, Orlandi, LATINCRYPT 2015 (eprint 2015/267) |
-//! | [`iknp`] | IKNP OT extension with the ALSZ correlated-OT optimisation | Ishai, Kilian, Nissim, Petrank, CRYPTO 2003; Asharov, Lindell, Schneider, Zohner, CCS 2013 |
+//! | [`derived`] | the engines' contract ([`CorrelatedSender`], [`CorrelatedReceiver`]) and every OT derived from it: random, chosen-message, correlated (ALSZ, multi-element payloads), `(N 1)` from `⌈log₂ N⌉` random OTs | Asharov, Lindell, Schneider, Zohner, CCS 2013; Naor, Pinkas, J. Cryptology 2005 |
+//! | [`iknp`] | IKNP OT extension, an engine of the contract | Ishai, Kilian, Nissim, Petrank, CRYPTO 2003 |
 //! | [`kkot`] | 1-of-N OT extension with a Walsh–Hadamard code | Kolesnikov, Kumaresan, CRYPTO 2013 |
 //! | [`ferret`] | Ferret silent OT: GGM single-point COT, regular multi-point COT, primal LPN, bootstrapping, per-lane COT source | Yang, Weng, Lan, Zhang, Wang, CCS 2020 |
 //! | [`transpose`] | 128×n bit-matrix transpose (SSE2/AVX2 `movemask`) | — |
@@ -35,6 +37,7 @@
 //! the hash tweak, so no correlation or tweak is ever reused.
 
 pub mod base;
+pub mod derived;
 mod ext;
 pub mod ferret;
 pub mod iknp;
@@ -48,7 +51,7 @@ use std::fmt::Debug;
 use crate::crypto::RandomnessError;
 use crate::net::NetError;
 
-pub use iknp::{CotFields, CotRing, cot_bits};
+pub use derived::{CorrelatedReceiver, CorrelatedSender, CotFields, CotRing, cot_bits};
 pub use kkot::{KkClass, kk_bits};
 pub use pack::{OtKind, OtPack};
 pub use session::{Chunk, Lane, Session};

@@ -4,10 +4,13 @@
 //! With [`OtKind::Iknp`] an `OtPack` holds up to four extension states: IKNP
 //! as sender, IKNP as receiver, KK13 as sender, KK13 as receiver. With
 //! [`OtKind::Silent`] it holds up to two Ferret COT sources (sender and
-//! receiver, [`super::ferret`]) and serves every call from their random COTs:
-//! OT, random OT and correlated OT derived as in `ferret::derived` (1 bit up
-//! per OT instead of λ), and `(N 1)`-OT from `⌈log₂ N⌉` of them
-//! ([`super::ferret::nofn`]). Each state is set up (its base OTs run, and
+//! receiver, [`super::ferret`]) and serves every call from their random COTs
+//! (1 bit up per OT instead of λ), `(N 1)`-OT from `⌈log₂ N⌉` of them
+//! ([`super::derived::nofn`]). Either way the 1-of-2 calls are the derived
+//! OTs of [`super::derived`], the same code on both engines (the engine's
+//! state is a [`CorrelatedSender`] / [`CorrelatedReceiver`]; the pack
+//! forwards the contract's methods to the one its kind selects, [`on!`]).
+//! Each state is set up (its base OTs run, and
 //! for Ferret its bootstrapping) the first time it is used, then reused for
 //! the whole run.
 //!
@@ -29,11 +32,13 @@
 //! [`super::Session`], a child of the lane's, itself derived from the
 //! session's OS seed). The extensions need no other randomness.
 
+use super::derived::{CorrelatedReceiver, CorrelatedSender, CotFields, CotRing, Inflow};
+use super::derived::{RecvEvent, SendEvent};
 use super::ferret::{FERRET, FerretParams, FerretReceiver, FerretSender};
-use super::iknp::{CotFields, CotRing, IknpReceiver, IknpSender};
+use super::iknp::{IknpReceiver, IknpSender};
 use super::kkot::{KkClass, KkReceiver, KkSender, check_choices, check_classes};
 use super::{OtError, Word, check, check_bits};
-use crate::crypto::Prg;
+use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Party};
 
 /// Lazily set-up OT extension states for one channel. See the
@@ -85,7 +90,9 @@ fn ferret<'a, F>(
 
 /// The set-up state of one direction of one OT family on the pack's
 /// engine: an IKNP (or KK13) state `I`, or the Ferret source `F` of that
-/// direction. Both expose the same calls ([`on!`]).
+/// direction. For 1-of-2 OT it is itself a correlated-OT engine that
+/// forwards to the state it holds, so the derived OTs run on it; for 1-of-N
+/// both states have `send_classes` / `recv_classes` ([`on!`]).
 enum Engine<'a, I, F> {
     Iknp(&'a mut I),
     Ferret(&'a mut F),
@@ -100,6 +107,61 @@ macro_rules! on {
             Engine::Ferret($s) => $call,
         }
     };
+}
+
+/// Forwards the contract (the required and overridable methods) to the
+/// state: the derived OTs are the contract's provided methods.
+impl<I: CorrelatedSender, F: CorrelatedSender> CorrelatedSender for Engine<'_, I, F> {
+    fn prepare(&mut self, ch: &mut Channel) -> Result<(), OtError> {
+        on!(self, s => s.prepare(ch))
+    }
+
+    fn pads(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        ends: &[usize],
+        f: impl FnMut(SendEvent<'_>) -> Result<(), OtError>,
+    ) -> Result<(), OtError> {
+        on!(self, s => s.pads(ch, n, ends, f))
+    }
+
+    fn random_pads(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        f: impl FnMut(&[Block], &[Block]),
+    ) -> Result<(), OtError> {
+        on!(self, s => s.random_pads(ch, n, f))
+    }
+}
+
+/// As the [`CorrelatedSender`] forwarding.
+impl<I: CorrelatedReceiver, F: CorrelatedReceiver> CorrelatedReceiver for Engine<'_, I, F> {
+    fn prepare(&mut self, ch: &mut Channel) -> Result<(), OtError> {
+        on!(self, r => r.prepare(ch))
+    }
+
+    fn pads<L: Inflow>(
+        &mut self,
+        link: &mut L,
+        n: usize,
+        choice: impl Fn(usize) -> bool + Sync,
+        ends: &[usize],
+        f: impl FnMut(RecvEvent<'_, L>) -> Result<(), OtError>,
+    ) -> Result<(), OtError> {
+        on!(self, r => r.pads(link, n, choice, ends, f))
+    }
+
+    fn random_pads(
+        &mut self,
+        ch: &mut Channel,
+        n: usize,
+        prg: &mut Prg,
+        f: impl FnMut(&[bool], &[Block]),
+    ) -> Result<(), OtError> {
+        on!(self, r => r.random_pads(ch, n, prg, f))
+    }
 }
 
 impl OtPack {
@@ -219,16 +281,8 @@ impl OtPack {
         for &kk in families {
             for sending in [first_send, !first_send] {
                 match (kk, sending) {
-                    (false, true) => {
-                        if let Engine::Ferret(s) = self.sender(ch)? {
-                            s.setup(ch)?
-                        }
-                    }
-                    (false, false) => {
-                        if let Engine::Ferret(r) = self.receiver(ch)? {
-                            r.setup(ch)?
-                        }
-                    }
+                    (false, true) => self.sender(ch)?.prepare(ch)?,
+                    (false, false) => self.receiver(ch)?.prepare(ch)?,
                     (true, true) => self.n_sender(ch).map(drop)?,
                     (true, false) => self.n_receiver(ch).map(drop)?,
                 }
@@ -237,7 +291,7 @@ impl OtPack {
         Ok(())
     }
 
-    /// Chosen-message `(2 1)-OT_bits`, sender side; see [`IknpSender::send_ot`].
+    /// Chosen-message `(2 1)-OT_bits`, sender side; see [`CorrelatedSender::send_ot`].
     pub fn send_ot<T: Word>(
         &mut self,
         ch: &mut Channel,
@@ -248,10 +302,10 @@ impl OtPack {
             return Ok(());
         }
         check_bits::<T>(bits)?;
-        on!(self.sender(ch)?, s => s.send_ot(ch, msgs, bits))
+        self.sender(ch)?.send_ot(ch, msgs, bits)
     }
 
-    /// Chosen-message `(2 1)-OT_bits`, receiver side; see [`IknpReceiver::recv_ot`].
+    /// Chosen-message `(2 1)-OT_bits`, receiver side; see [`CorrelatedReceiver::recv_ot`].
     pub fn recv_ot<T: Word>(
         &mut self,
         ch: &mut Channel,
@@ -262,10 +316,10 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        on!(self.receiver(ch)?, r => r.recv_ot(ch, choices, bits))
+        self.receiver(ch)?.recv_ot(ch, choices, bits)
     }
 
-    /// Random 1-of-2 OT, sender side; see [`IknpSender::send_rot`].
+    /// Random 1-of-2 OT, sender side; see [`CorrelatedSender::send_rot`].
     pub fn send_rot<T: Word>(
         &mut self,
         ch: &mut Channel,
@@ -276,10 +330,10 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        on!(self.sender(ch)?, s => s.send_rot(ch, n, bits))
+        self.sender(ch)?.send_rot(ch, n, bits)
     }
 
-    /// Random 1-of-2 OT, receiver side; see [`IknpReceiver::recv_rot`].
+    /// Random 1-of-2 OT, receiver side; see [`CorrelatedReceiver::recv_rot`].
     pub fn recv_rot<T: Word>(
         &mut self,
         ch: &mut Channel,
@@ -290,14 +344,14 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        on!(self.receiver(ch)?, r => r.recv_rot(ch, choices, bits))
+        self.receiver(ch)?.recv_rot(ch, choices, bits)
     }
 
     /// Random 1-of-2 OT with *random* choices, sender side: `n` pairs of
     /// random `bits`-bit messages `(y_0, y_1)`; the receiver
     /// ([`OtPack::recv_random_rot`]) gets a random bit `b` and `y_b`. Silent:
     /// no message beyond the engine's iterations
-    /// ([`FerretSender::send_random_rot`]); IKNP: [`OtPack::send_rot`] with
+    /// ([`CorrelatedSender::random_pads`]); IKNP: random OT with
     /// choices drawn by the receiver's pack, λ bits per OT.
     pub fn send_random_rot<T: Word>(
         &mut self,
@@ -309,10 +363,7 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<T>(bits)?;
-        match self.sender(ch)? {
-            Engine::Iknp(s) => s.send_rot(ch, n, bits),
-            Engine::Ferret(s) => s.send_random_rot(ch, n, bits),
-        }
+        self.sender(ch)?.send_random_rot(ch, n, bits)
     }
 
     /// Receiver of [`OtPack::send_random_rot`]: the random choices and the
@@ -327,17 +378,11 @@ impl OtPack {
             return Ok((Vec::new(), Vec::new()));
         }
         check_bits::<T>(bits)?;
-        match self.receiver_and_prg(ch)? {
-            (Engine::Iknp(r), prg) => {
-                let c = prg.bools(n);
-                let y = r.recv_rot(ch, &c, bits)?;
-                Ok((c, y))
-            }
-            (Engine::Ferret(r), _) => r.recv_random_rot(ch, n, bits),
-        }
+        let (mut r, prg) = self.receiver_and_prg(ch)?;
+        r.recv_random_rot(ch, n, bits, prg)
     }
 
-    /// `(2 1)-COT_bits`, sender side; see [`IknpSender::send_cot`].
+    /// `(2 1)-COT_bits`, sender side; see [`CorrelatedSender::send_cot`].
     pub fn send_cot(
         &mut self,
         ch: &mut Channel,
@@ -348,10 +393,10 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        on!(self.sender(ch)?, s => s.send_cot(ch, corr, bits))
+        self.sender(ch)?.send_cot(ch, corr, bits)
     }
 
-    /// `(2 1)-COT_bits`, receiver side; see [`IknpReceiver::recv_cot`].
+    /// `(2 1)-COT_bits`, receiver side; see [`CorrelatedReceiver::recv_cot`].
     pub fn recv_cot(
         &mut self,
         ch: &mut Channel,
@@ -362,11 +407,11 @@ impl OtPack {
             return Ok(Vec::new());
         }
         check_bits::<u64>(bits)?;
-        on!(self.receiver(ch)?, r => r.recv_cot(ch, choices, bits))
+        self.receiver(ch)?.recv_cot(ch, choices, bits)
     }
 
     /// Correlated OT with per-instance payloads, sender side; see
-    /// [`IknpSender::send_cot_with`].
+    /// [`CorrelatedSender::send_cot_batches`] (one batch).
     pub fn send_cot_with<'w, 'c, R: CotRing>(
         &mut self,
         ch: &mut Channel,
@@ -379,7 +424,7 @@ impl OtPack {
     }
 
     /// Correlated OT with per-instance payloads, receiver side; see
-    /// [`IknpReceiver::recv_cot_with`].
+    /// [`CorrelatedReceiver::recv_cot_batches`] (one batch).
     pub fn recv_cot_with<'w, R: CotRing>(
         &mut self,
         ch: &mut Channel,
@@ -392,7 +437,7 @@ impl OtPack {
     }
 
     /// Correlated OT in several batches streamed as one exchange, sender
-    /// side; see [`IknpSender::send_cot_batches`].
+    /// side; see [`CorrelatedSender::send_cot_batches`].
     pub fn send_cot_batches<'w, 'c, R: CotRing>(
         &mut self,
         ch: &mut Channel,
@@ -404,11 +449,12 @@ impl OtPack {
         if batches.iter().all(|&n| n == 0) {
             return Ok(());
         }
-        on!(self.sender(ch)?, s => s.send_cot_batches(ch, batches, widths, corr, out))
+        self.sender(ch)?
+            .send_cot_batches(ch, batches, widths, corr, out)
     }
 
     /// Correlated OT in several batches, receiver side; see
-    /// [`IknpReceiver::recv_cot_batches`].
+    /// [`CorrelatedReceiver::recv_cot_batches`].
     pub fn recv_cot_batches<'w, R: CotRing>(
         &mut self,
         ch: &mut Channel,
@@ -420,7 +466,8 @@ impl OtPack {
         if batches.iter().all(|&n| n == 0) {
             return Ok(());
         }
-        on!(self.receiver(ch)?, r => r.recv_cot_batches(ch, batches, choice, widths, out))
+        self.receiver(ch)?
+            .recv_cot_batches(ch, batches, choice, widths, out)
     }
 
     /// `(N 1)-OT_bits`, sender side; see [`KkSender::send`].

@@ -8,8 +8,7 @@
 //! | [`mpcot`] | multi-point COT with regular noise (`t` trees of `n/t` leaves) | Ferret §5 |
 //! | [`lpn`] | primal-LPN expansion with a local linear code, `d = 10` | Ferret §5.1, §6 |
 //! | `source` | [`FerretSender`] / [`FerretReceiver`]: per-lane COT source, bootstrapping from IKNP, outputs generated lazily a chunk of trees at a time | Ferret §5.3 |
-//! | `derived` | random, chosen-message and correlated OT (multi-element payloads over `Z_{2^ℓ}` and `Z_n`) from random COTs | — |
-//! | [`nofn`] | `(N 1)-OT` from `⌈log₂ N⌉` derived random OTs | Naor, Pinkas, J. Cryptology 2005 |
+//! | `pads` | the engine's contract ([`crate::ot::derived`]): its random COTs derandomised to chosen choices (1 bit each), or handed out with their random choices | — |
 //!
 //! # The correlation
 //! As the rows of IKNP ([`super::ext`]): the sender holds a global `Δ` and
@@ -42,10 +41,9 @@
 //! new tweak per COT). Tree seeds and `Δ` come from the lane's [`Prg`]
 //! (`crate::crypto::Prg`), so from the session's OS seed.
 
-mod derived;
 pub(crate) mod lpn;
 pub(crate) mod mpcot;
-pub mod nofn;
+mod pads;
 mod source;
 pub(crate) mod spcot;
 

@@ -48,7 +48,8 @@ use super::super::{OtError, check};
 use super::lpn::{HugeVec, LpnCode};
 use super::mpcot::{self, Iteration, Scratch, Trees};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
-use crate::net::{Channel, NetError, Outbox};
+use crate::net::{Channel, Outbox};
+use crate::ot::derived::{Inflow, Inline};
 use sci_ir::cost::ferret::{FerretParams, LpnParams};
 
 /// Outputs generated per chunk (1 MiB), rounded up to whole trees: small
@@ -143,11 +144,6 @@ pub(super) struct Piece<'a> {
 }
 
 impl Piece<'_> {
-    /// The hash tweak of the piece's first COT (the next ones follow).
-    pub(super) fn tweak(&self) -> u128 {
-        self.tweak
-    }
-
     /// The request's index of the piece's first COT.
     pub(super) fn first(&self) -> usize {
         self.j
@@ -181,53 +177,6 @@ impl Piece<'_> {
             done += len;
         }
         Ok(())
-    }
-}
-
-/// The receiver's access to the sender's iteration messages, which it
-/// reads where they stand in the sender's stream.
-pub(super) trait Inflow {
-    /// The sender's stream holds, at this point, a message of `len` bytes.
-    fn announced(&mut self, len: usize) -> Result<(), OtError>;
-    /// The message of the last announcement, into `buf`.
-    fn message(&mut self, buf: &mut Vec<u8>) -> Result<(), OtError>;
-}
-
-/// A channel used in order by one thread: the receiver reads an announced
-/// message at once and keeps it until its iteration runs.
-pub(super) struct Inline<'a> {
-    pub(super) ch: &'a mut Channel,
-    msg: Vec<u8>,
-}
-
-impl<'a> Inline<'a> {
-    pub(super) fn new(ch: &'a mut Channel) -> Self {
-        Inline {
-            ch,
-            msg: Vec::new(),
-        }
-    }
-}
-
-impl Inflow for Inline<'_> {
-    fn announced(&mut self, len: usize) -> Result<(), OtError> {
-        self.msg.resize(len, 0);
-        Ok(self.ch.recv(&mut self.msg)?)
-    }
-
-    fn message(&mut self, buf: &mut Vec<u8>) -> Result<(), OtError> {
-        std::mem::swap(buf, &mut self.msg);
-        Ok(())
-    }
-}
-
-impl Outbox for Inline<'_> {
-    fn send(&mut self, data: &[u8]) -> Result<(), NetError> {
-        self.ch.send(data)
-    }
-
-    fn flush(&mut self) -> Result<(), NetError> {
-        self.ch.flush()
     }
 }
 
