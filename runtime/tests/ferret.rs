@@ -204,11 +204,3 @@ fn derived_ots_match_their_functionality_and_the_cost_model() {
         assert_eq!(b1, t.sent(Role::P1), "n {n} bits {bits}: receiver's bytes");
     }
 }
-
-#[test]
-fn bad_widths_are_typed_errors() {
-    let (mut s, _) = pair(SMALL);
-    let (mut c0, _c1) = mem::pair(Some(Duration::from_secs(5)));
-    assert!(s.send_cot(&mut c0, &[1], 65).is_err());
-    assert!(s.send_rot::<u8>(&mut c0, 1, 9).is_err());
-}

@@ -1,8 +1,9 @@
-//! The OT layer on the silent engine ([`OtKind::Silent`]): every call of
-//! [`OtPack`] checked against its functionality with both parties in two
-//! threads, across the engine's iterations (a small LPN set, so calls
-//! straddle them), the communication of the derived OTs pinned, and no
-//! correlation handed out twice.
+//! The OT layer on the silent engine ([`OtKind::Silent`]): [`OtPack`]'s
+//! calls with both parties in two threads, across the engine's iterations
+//! (a small LPN set, so calls straddle them), the communication of the
+//! derived OTs pinned, and no correlation handed out twice. (The
+//! functionality of every derived OT, on each engine, is the contract's
+//! suite, `ot::derived::suite` in the library.)
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -10,12 +11,11 @@ use std::time::Duration;
 use sci_ir::cost::Role;
 use sci_ir::cost::ferret::{derived, derived_batches, setup};
 use sci_runtime::crypto::{Block, Prg};
-use sci_runtime::net::{Channel, Party, Stats, mem, tcp};
+use sci_runtime::net::{Channel, Party, Stats, mem};
 use sci_runtime::ot::derived::nofn::ots_per_instance;
 use sci_runtime::ot::ferret::TEST_FERRET;
 use sci_runtime::ot::{CotFields, KkClass, OtKind, OtPack};
 use sci_runtime::pack::mask;
-use sci_runtime::proto::Modulus;
 
 fn test_prg(label: &str, index: u64) -> Prg {
     Prg::derive(Block(sci_testkit::seed().into()), label, index)
@@ -49,103 +49,6 @@ fn run2<A: Send, B: Send>(
 
 fn mem_pair() -> (Channel, Channel) {
     mem::pair(Some(Duration::from_secs(60)))
-}
-
-#[test]
-fn chosen_random_and_correlated_ots() {
-    let mut g = test_prg("data", 0);
-    for (n, bits) in [(1usize, 1u32), (1000, 2), (70_000, 37), (3000, 64)] {
-        let msgs: Vec<[u64; 2]> = (0..n)
-            .map(|_| [g.u64s(1)[0] & mask(bits), g.u64s(1)[0] & mask(bits)])
-            .collect();
-        let c = g.bools(n);
-        let x = g.ring_elems(n, bits);
-        let (r, (got, rot_r, v), _, _) = run2(
-            mem_pair(),
-            |ot, ch| {
-                ot.send_ot(ch, &msgs, bits).expect("send_ot");
-                let rot = ot.send_rot::<u64>(ch, n, bits).expect("send_rot");
-                let r = ot.send_cot(ch, &x, bits).expect("send_cot");
-                (rot, r)
-            },
-            |ot, ch| {
-                let got = ot.recv_ot::<u64>(ch, &c, bits).expect("recv_ot");
-                let rot = ot.recv_rot::<u64>(ch, &c, bits).expect("recv_rot");
-                let v = ot.recv_cot(ch, &c, bits).expect("recv_cot");
-                (got, rot, v)
-            },
-        );
-        let (rot, cot_r) = r;
-        for j in 0..n {
-            let b = usize::from(c[j]);
-            assert_eq!(got[j], msgs[j][b], "OT n={n} bits={bits}");
-            assert_eq!(rot_r[j], rot[j][b], "ROT n={n} bits={bits}");
-            assert!(rot[j][0] <= mask(bits) && rot[j][1] <= mask(bits));
-            let want = cot_r[j].wrapping_add(x[j] * u64::from(c[j])) & mask(bits);
-            assert_eq!(v[j], want, "COT n={n} bits={bits}");
-        }
-    }
-}
-
-#[test]
-fn correlated_batches_with_mixed_payloads_over_tcp() {
-    // Per instance: an element of Z_{2^5}, of Z_{2^64}, of an odd Z_n and a
-    // wide one of Z_{2^61} (pads beyond 128 bits: the stretched pad), in
-    // batches straddling an iteration.
-    let rings = [
-        Modulus::Pow2(5),
-        Modulus::Pow2(64),
-        Modulus::Odd(1_000_003),
-        Modulus::Pow2(61),
-    ];
-    let f = CotFields::new(&rings).expect("fields");
-    let batches = [0usize, 17, 40_000, 30_000, 1];
-    let n: usize = batches.iter().sum();
-    let mut g = test_prg("data", 1);
-    let corr: Vec<u64> = (0..n)
-        .flat_map(|_| rings.map(|r| r.random(&mut g, 1)[0]))
-        .collect();
-    let c = g.bools(n);
-    let pair = tcp::loopback_pair(&tcp::TcpConfig {
-        timeout: Some(Duration::from_secs(60)),
-        ..tcp::TcpConfig::default()
-    })
-    .expect("loopback");
-    let (r, v, _, _) = run2(
-        pair,
-        |ot, ch| {
-            let mut r = Vec::new();
-            ot.send_cot_batches(
-                ch,
-                &batches,
-                |_| f,
-                |j| &corr[4 * j..4 * j + 4],
-                |_, rj| r.extend_from_slice(rj),
-            )
-            .expect("send");
-            r
-        },
-        |ot, ch| {
-            let mut v = Vec::new();
-            ot.recv_cot_batches(
-                ch,
-                &batches,
-                |j| c[j],
-                |_| f,
-                |_, vj| v.extend_from_slice(vj),
-            )
-            .expect("recv");
-            v
-        },
-    );
-    assert_eq!(r.len(), 4 * n);
-    for (j, &cj) in c.iter().enumerate() {
-        for (e, ring) in rings.iter().enumerate() {
-            let k = 4 * j + e;
-            let add = if cj { corr[k] } else { 0 };
-            assert_eq!(v[k], ring.add(r[k], add), "instance {j} element {e}");
-        }
-    }
 }
 
 #[test]

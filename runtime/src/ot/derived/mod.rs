@@ -761,3 +761,6 @@ pub(crate) fn recv_derived<R: CorrelatedReceiver + ?Sized>(
         }
     })
 }
+
+#[cfg(test)]
+mod suite;
