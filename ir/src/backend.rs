@@ -84,30 +84,60 @@ impl std::str::FromStr for Backend {
     }
 }
 
-/// The OT engine every OT of a run comes from (the plan's choice; `sci-run --ot`
-/// may override it for a run, both parties alike). The type's default is IKNP (the IR
-/// text's, which prints only another engine); the tools' (`sci-compile` for an ONNX
-/// model, `sci-bench`) is silent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum OtKind {
+/// The OT engines, one row each: the variant (with its doc), its code (a
+/// byte of the plan and of the hello) and its name (the `--ot` values and
+/// the IR text's `ot=`). Everything else about an engine is the runtime's
+/// (`ot` in `sci-runtime`) and the cost model's.
+macro_rules! ot_kinds {
+    ($($(#[$attr:meta])* $kind:ident = $code:literal, $name:literal;)*) => {
+        /// The OT engine every OT of a run comes from (the plan's choice; `sci-run
+        /// --ot` may override it for a run, both parties alike). The type's default
+        /// is IKNP (the IR text's, which prints only another engine); the tools'
+        /// (`sci-compile` for an ONNX model, `sci-bench`) is silent.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub enum OtKind {
+            $($(#[$attr])* $kind,)*
+        }
+
+        impl OtKind {
+            /// Every engine, in the order of their codes.
+            pub const ALL: &[OtKind] = &[$(OtKind::$kind),*];
+
+            /// The engine's name: `iknp` or `silent` (the `--ot` values and the
+            /// IR text's `ot=`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(OtKind::$kind => $name,)*
+                }
+            }
+
+            /// The engine's code in a plan and in the hello.
+            pub fn code(self) -> u8 {
+                match self {
+                    $(OtKind::$kind => $code,)*
+                }
+            }
+
+            /// The engine of a code ([`OtKind::code`]), if any.
+            pub fn from_code(code: u8) -> Option<OtKind> {
+                match code {
+                    $($code => Some(OtKind::$kind),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+ot_kinds! {
     /// IKNP OT extension (λ = 128 bits from the receiver per OT) and KK13 for
     /// `(N 1)`-OT: the paper's engine (§2.2.2), kept for its figures.
     #[default]
-    Iknp,
+    Iknp = 0, "iknp";
     /// Ferret silent OT ([`crate::cost::ferret`]): 1 bit from the receiver per OT
     /// plus under half a bit of the engine's iterations, after a set-up of about
     /// 1.4 MB per direction and lane.
-    Silent,
-}
-
-impl OtKind {
-    /// `iknp` or `silent` (the `--ot` values and the IR text's `ot=`).
-    pub fn name(self) -> &'static str {
-        match self {
-            OtKind::Iknp => "iknp",
-            OtKind::Silent => "silent",
-        }
-    }
+    Silent = 1, "silent";
 }
 
 impl fmt::Display for OtKind {
@@ -120,11 +150,12 @@ impl std::str::FromStr for OtKind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "iknp" => Ok(OtKind::Iknp),
-            "silent" => Ok(OtKind::Silent),
-            _ => Err(format!("unknown OT engine {s:?} (iknp or silent)")),
-        }
+        let names: Vec<&str> = OtKind::ALL.iter().map(|k| k.name()).collect();
+        OtKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown OT engine {s:?} ({})", names.join(" or ")))
     }
 }
 

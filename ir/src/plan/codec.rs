@@ -65,10 +65,7 @@ pub(super) fn encode_public(p: &Program) -> Vec<u8> {
     PublicMsg {
         mill_radix: p.params().mill_radix,
         threads: p.params().threads,
-        ot: match p.params().ot {
-            OtKind::Iknp => 0,
-            OtKind::Silent => 1,
-        },
+        ot: u32::from(p.params().ot.code()),
         instrs: p
             .ids()
             .map(|v| {
@@ -166,16 +163,15 @@ pub(super) fn decode_program(
     secret: Option<SecretMsg>,
 ) -> Result<Program, PlanError> {
     let backend = decode_backend(&public)?;
-    let ot = match public.ot {
-        0 => OtKind::Iknp,
-        1 => OtKind::Silent,
-        k => {
-            return Err(invalid(
+    let ot = u8::try_from(public.ot)
+        .ok()
+        .and_then(OtKind::from_code)
+        .ok_or_else(|| {
+            invalid(
                 public.instrs.len(),
-                format!("unknown OT engine {k}"),
-            ));
-        }
-    };
+                format!("unknown OT engine {}", public.ot),
+            )
+        })?;
     let mut b = Builder::with_params(Params {
         mill_radix: public.mill_radix,
         threads: public.threads,

@@ -299,10 +299,7 @@ impl Hello {
         out.extend_from_slice(&self.inferences.to_le_bytes());
         out.extend_from_slice(&self.plan_hash);
         out.extend_from_slice(&self.session.0);
-        out.push(match self.ot {
-            OtKind::Iknp => 0,
-            OtKind::Silent => 1,
-        });
+        out.push(self.ot.code());
         out.push(match self.status {
             Status::Ready => 0,
             Status::Abort(r) => r.code(),
@@ -354,11 +351,8 @@ impl Hello {
         plan_hash.copy_from_slice(&rest[10..42]);
         let mut session = SessionId::NONE;
         session.0.copy_from_slice(&rest[42..58]);
-        let ot = match rest[58] {
-            0 => OtKind::Iknp,
-            1 => OtKind::Silent,
-            _ => return Err(HandshakeError::Malformed("unknown OT engine")),
-        };
+        let ot =
+            OtKind::from_code(rest[58]).ok_or(HandshakeError::Malformed("unknown OT engine"))?;
         let status = match rest[59] {
             0 => Status::Ready,
             c => Status::Abort(

@@ -9,7 +9,7 @@
 //! ([`super::derived::nofn`]). Either way the 1-of-2 calls are the derived
 //! OTs of [`super::derived`], the same code on both engines (the engine's
 //! state is a [`CorrelatedSender`] / [`CorrelatedReceiver`]; the pack
-//! forwards the contract's methods to the one its kind selects, [`on!`]).
+//! forwards the contract's methods to the one its kind selects, `on!`).
 //! Each state is set up (its base OTs run, and
 //! for Ferret its bootstrapping) the first time it is used, then reused for
 //! the whole run.

@@ -35,7 +35,7 @@
 //! layer size. The batch count, `⌈R·C·ℓ·O / BATCH_WORDS⌉` up to rounding to
 //! whole rows, is a function of the public dimensions, and each batch is an
 //! OT call of its own on the wire (its own padding, [`cost_bits`]). The
-//! batches are streamed ([`crate::ot::iknp::IknpReceiver::recv_cot_batches`]): the
+//! batches are streamed ([`crate::ot::derived`]): the
 //! client sends its extension messages ahead, a bounded window of batches
 //! before the answers it decodes, while the server answers batch after
 //! batch, so both directions of the link are busy at once and a product

@@ -49,7 +49,7 @@
 //!
 //! Over the silent OT engine ([`crate::ot::OtKind::Silent`]) the same call
 //! runs each `(M 1)-OT_b` from `m` derived random OTs (`m + M·b` bits,
-//! [`crate::ot::ferret::nofn`]) and the triples come from random OTs with
+//! [`crate::ot::derived::nofn`]) and the triples come from random OTs with
 //! random choices, without a message ([`super::and`]); the cost model then
 //! picks the radix of the cheapest ReLU per ℓ ([`super::default_radix`], 2 for
 //! ℓ = 32): ReLU at 350 bits per element with the set-up (`sci-bench relu --ot

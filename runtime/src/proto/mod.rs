@@ -47,7 +47,7 @@
 //! buffers (TCP). The exception is the OT-based linear layers' pipeline
 //! ([`matmul`]), where both directions carry large data at once: there the
 //! client reads and writes from two threads over a full-duplex channel
-//! (the argument is in [`crate::ot::iknp::IknpReceiver::recv_cot_batches`]).
+//! (the argument is in [`crate::ot::derived`]).
 //!
 //! # Randomness
 //! No protocol seeds itself: each draws from the generator of its context

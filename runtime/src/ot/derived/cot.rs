@@ -13,7 +13,7 @@
 //! elements' pad bits (so a payload costs one AES block per 128 pad bits,
 //! e.g. `⌈64·w/128⌉` for the matrix product's 64 elements of `w` bits).
 //! `W = Σ ⌈log₂ n_e⌉` bits go on the wire per instance. The element loops
-//! ([`CotSend`], [`CotRecv`]) run an AVX2/BMI2 build when the CPU has it
+//! (`CotSend`, `CotRecv`) run an AVX2/BMI2 build when the CPU has it
 //! (run-time detection) and read or write two elements per access when
 //! their bits fit in a word.
 

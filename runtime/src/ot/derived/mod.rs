@@ -39,9 +39,9 @@
 //! # Streaming
 //! With several batches over a full-duplex channel a call is one round: the
 //! sender runs in a [`Channel::streamed`] section, and the receiver is a
-//! pipeline of two threads ([`recv_derived`]): one runs the engine's `pads`
+//! pipeline of two threads (`recv_derived`): one runs the engine's `pads`
 //! piece after piece, sending each piece's message ahead, at most
-//! [`WINDOW`] pieces ahead of the other, which reads the sender's stream in
+//! `WINDOW` pieces ahead of the other, which reads the sender's stream in
 //! order (answers, and the engine's own messages announced in it,
 //! [`Inflow`]) and decodes (the caller's closures run on the calling
 //! thread). Deadlock freedom on bounded buffers: the decoding thread only
