@@ -373,8 +373,8 @@ impl Sources {
         &mut self.dirs[usize::from(sender != server_role)]
     }
 
-    /// One OT call on the silent engine (see the runtime's `ot::ferret::derived`
-    /// and `ot::ferret::nofn`) and its serial bytes ([`Sources::price_serial`]).
+    /// One OT call on the silent engine (see the runtime's `ot::derived`, its
+    /// `nofn`, and `ot::ferret::pads`) and its serial bytes ([`Sources::price_serial`]).
     fn call(&mut self, call: &OtCall, server_role: Role) -> (Transcript, u64) {
         let p = self.params;
         match call {
