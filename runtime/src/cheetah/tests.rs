@@ -32,30 +32,30 @@ fn pair(seed: u64) -> Pair {
 }
 
 /// Runs `server`/`client` (the same product, the server's with weights) on
-/// shares of `x`; returns the opened output and the bytes (up, down).
-fn run_product(
-    p: &mut Pair,
-    server: &Layer,
-    client: &Layer,
-    x: &[u64],
-    g: &mut Prg,
-) -> (Vec<u64>, (u64, u64)) {
-    let ell = server.layout.ell;
-    let (x0, x1) = share(g, x, Modulus::Pow2(ell));
+/// shares of `x`; checks the bytes each way against the layout's formulas
+/// (the public key with the first product of its set) and returns the opened
+/// output.
+fn run_product(p: &mut Pair, server: &Layer, client: &Layer, x: &[u64], g: &mut Prg) -> Vec<u64> {
+    let l = &server.layout;
+    let (x0, x1) = share(g, x, Modulus::Pow2(l.ell));
     let Pair {
         server: s,
         client: c,
     } = p;
+    let key = if c.0.has(l.set) { 0 } else { l.set.key_bytes() };
     let before = s.1.stats();
     let (y0, y1) = run2(
         || run(&mut s.0, &mut s.1, &mut s.2, server, &x0).expect("server"),
         || run(&mut c.0, &mut c.1, &mut c.2, client, &x1).expect("client"),
     );
     let st = s.1.stats() - before;
-    (
-        open(&y0, &y1, Modulus::Pow2(ell)),
+    assert_eq!(
         (st.bytes_recv, st.bytes_sent),
-    )
+        (l.bytes_up() + key, l.bytes_down()),
+        "{:?}",
+        l.conv.geom
+    );
+    open(&y0, &y1, Modulus::Pow2(l.ell))
 }
 
 /// Random elements of `Z_{2^ℓ}` with the edges 0, ±1, ±2^(ℓ−1) first.
@@ -104,12 +104,7 @@ fn check_convs(ell: u32, cases: &[Case], seed: u64) {
         let w = elems(&mut g, wshape.iter().product(), ell);
         let server = Layer::conv("conv", &geom, ell, Some(&w)).expect("server layer");
         let client = Layer::conv("conv", &geom, ell, None).expect("client layer");
-        let key = if p.client.0.has(server.layout.set) {
-            0
-        } else {
-            server.layout.set.key_bytes()
-        };
-        let (y, (up, down)) = run_product(&mut p, &server, &client, &x, &mut g);
+        let y = run_product(&mut p, &server, &client, &x, &mut g);
         let want = reference(
             Modulus::Pow2(ell),
             &[(&x, &input, Owner::Client), (&w, &wshape, Owner::Server)],
@@ -121,11 +116,6 @@ fn check_convs(ell: u32, cases: &[Case], seed: u64) {
             },
         );
         assert!(y == want.0, "ℓ = {ell}: {geom:?}");
-        assert_eq!(
-            (up, down),
-            (server.layout.bytes_up() + key, server.layout.bytes_down()),
-            "{geom:?}"
-        );
     }
 }
 
@@ -182,7 +172,6 @@ fn matrix_products_equal_the_interpreter() {
     for (ell, seed) in [(16u32, 7u64), (32, 8), (37, 9)] {
         let mut p = pair(seed);
         let mut g = Prg::new(Block(u128::from(seed)));
-        let md = Modulus::Pow2(ell);
         for (rows, inner, outs) in [
             (1usize, 1024usize, 10usize),
             (2, 37, 5),
@@ -191,51 +180,40 @@ fn matrix_products_equal_the_interpreter() {
         ] {
             let x = elems(&mut g, rows * inner, ell);
             let w = elems(&mut g, inner * outs, ell);
-            // X·W.
-            let server = Layer::matmul("fc", (rows, inner, outs), ell, Some(&w)).expect("layer");
-            let client = Layer::matmul("fc", (rows, inner, outs), ell, None).expect("layer");
-            let (y, _) = run_product(&mut p, &server, &client, &x, &mut g);
-            let want = reference(
-                md,
-                &[
-                    (&x, &[rows, inner], Owner::Client),
-                    (&w, &[inner, outs], Owner::Server),
-                ],
-                |v| Op::MatMul {
+            // X·W (X [rows, inner]), then W·X (W [outs, inner], X [inner, rows]).
+            for left in [false, true] {
+                let layer = |w| match left {
+                    false => Layer::matmul("fc", (rows, inner, outs), ell, w),
+                    true => Layer::matmul_left("fc", (outs, inner, rows), ell, w),
+                };
+                let server = layer(Some(&w)).expect("layer");
+                let client = layer(None).expect("layer");
+                let y = run_product(&mut p, &server, &client, &x, &mut g);
+                let xs = (&x[..], &[inner, rows][..], Owner::Client);
+                let ws = (&w[..], &[outs, inner][..], Owner::Server);
+                let operands = match left {
+                    false => [
+                        (&x[..], &[rows, inner][..], Owner::Client),
+                        (&w, &[inner, outs], Owner::Server),
+                    ],
+                    true => [ws, xs],
+                };
+                let want = reference(Modulus::Pow2(ell), &operands, |v| Op::MatMul {
                     a: v[0],
                     b: v[1],
                     bias: None,
-                },
-            );
-            assert!(y == want.0, "ℓ = {ell}: X·W {rows}×{inner}×{outs}");
-            // W·X with W [outs, inner] and X [inner, rows].
-            let server =
-                Layer::matmul_left("fc", (outs, inner, rows), ell, Some(&w)).expect("layer");
-            let client = Layer::matmul_left("fc", (outs, inner, rows), ell, None).expect("layer");
-            let (y, (up, down)) = run_product(&mut p, &server, &client, &x, &mut g);
-            let want = reference(
-                md,
-                &[
-                    (&w, &[outs, inner], Owner::Server),
-                    (&x, &[inner, rows], Owner::Client),
-                ],
-                |v| Op::MatMul {
-                    a: v[0],
-                    b: v[1],
-                    bias: None,
-                },
-            );
-            assert!(y == want.0, "ℓ = {ell}: W·X {outs}×{inner}×{rows}");
-            assert_eq!(
-                (up, down),
-                (server.layout.bytes_up(), server.layout.bytes_down())
-            );
+                });
+                assert!(
+                    y == want.0,
+                    "ℓ = {ell}, W on the left: {left}, {rows}×{inner}×{outs}"
+                );
+            }
         }
     }
 }
 
-/// Runs the server of `layer` against a client that sends `bytes` (then
-/// hangs up); returns the server's error.
+/// Runs the server of `layer` against a client that sends `bytes` and hangs
+/// up; returns the server's error.
 fn server_error(layer: &Layer, bytes: Vec<u8>) -> CheetahError {
     let (mut a, mut b) = mem::pair(Some(Duration::from_secs(60)));
     let x = vec![0u64; layer.in_len()];
@@ -252,9 +230,7 @@ fn server_error(layer: &Layer, bytes: Vec<u8>) -> CheetahError {
         move || {
             b.send(&bytes).expect("send");
             b.flush().expect("flush");
-            // Keep the channel open until the server has read what it wants.
-            let mut one = [0u8; 1];
-            let _ = b.recv(&mut one);
+            // Dropping `b` hangs up; what was sent stays readable.
         },
     );
     match r {
