@@ -8,6 +8,8 @@
 //!   every instruction ([`check`]), so every `Program` is well-typed.
 //! * [`backend`]: SCI_OT or SCI_HE — which protocols run the linear layers, the HE
 //!   field of every width and the BFV parameters.
+//! * [`rlwe`]: parameters, layouts and exact costs of the RLWE products over `Z_{2^ℓ}`
+//!   shares (Cheetah's coefficient encoding).
 //! * [`secure`]: whether a program can be executed securely by the runtime.
 //! * [`cost`]: the cost model — exact bytes per party and rounds of every protocol and
 //!   of every instruction (shared by the compiler's report, the passes and the runtime).
@@ -44,6 +46,7 @@ pub mod npy;
 pub mod ops;
 pub mod plan;
 pub mod program;
+pub mod rlwe;
 pub mod secure;
 pub mod tensor;
 pub mod text;

@@ -1,5 +1,6 @@
 //! `sci-runtime`: channels, crypto, OT, the CrypTFlow2 protocols and the plan executor.
 
+pub mod cheetah;
 pub mod crypto;
 pub mod exec;
 #[doc(hidden)]

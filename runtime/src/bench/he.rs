@@ -18,10 +18,16 @@
 //! `bytes` and `seconds` include the one-time key set-up (≈ 11.8 MB, sent by
 //! the client in the first layer), `in_cts` / `out_cts` give the
 //! ciphertexts per layer.
+//!
+//! `conv-rlwe` (same flags, `--bits` the width ℓ) runs the same convolution
+//! by RLWE over `Z_{2^ℓ}` shares ([`sci_runtime::cheetah`], Cheetah's
+//! coefficient encoding): `bytes_up` / `bytes_down` per layer from the
+//! layout, the public key (`key_bytes`) in the first layer.
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::ConvGeom;
+use sci_runtime::cheetah;
 use sci_runtime::crypto::Prg;
 use sci_runtime::he::{self, Packing};
 use sci_runtime::ot::Session;
@@ -89,6 +95,9 @@ pub enum HeCmd {
     /// A `1 × channels` by `channels × outs` product by HE (`--n` layers).
     #[command(name = "matmul-he")]
     MatmulHe(FieldArgs),
+    /// A convolution by RLWE over `Z_2^ℓ` shares, `--bits` ℓ (`--n` layers).
+    #[command(name = "conv-rlwe")]
+    ConvRlwe(FieldArgs),
 }
 
 impl HeCmd {
@@ -101,7 +110,8 @@ impl HeCmd {
             | HeCmd::Maxpool(a)
             | HeCmd::Argmax(a)
             | HeCmd::ConvHe(a)
-            | HeCmd::MatmulHe(a) => a,
+            | HeCmd::MatmulHe(a)
+            | HeCmd::ConvRlwe(a) => a,
         }
     }
 
@@ -131,6 +141,27 @@ impl HeCmd {
                     o.insert("narrow".into(), a.layer.narrow.into());
                 }
                 HeCmd::Drelu(_) | HeCmd::Relu(_) => {}
+                HeCmd::ConvRlwe(_) => {
+                    if let Ok(l) = conv_geom(a).and_then(|g| {
+                        Ok(cheetah::Layer::conv("conv-rlwe", &g, a.common.bits, None)?)
+                    }) {
+                        let l = &l.layout;
+                        o.insert("degree".into(), l.set.degree.into());
+                        o.insert("moduli".into(), l.set.moduli.len().into());
+                        o.insert("in_cts".into(), l.in_cts().into());
+                        o.insert("out_cts".into(), l.out_cts().into());
+                        o.insert("bytes_up".into(), l.bytes_up().into());
+                        o.insert("bytes_down".into(), l.bytes_down().into());
+                        o.insert("key_bytes".into(), l.set.key_bytes().into());
+                        o.insert("products".into(), l.products().into());
+                    }
+                    o.insert("channels".into(), a.channels.into());
+                    o.insert("outs".into(), a.outs.into());
+                    o.insert("size".into(), a.size.clone().into());
+                    o.insert("kernel".into(), a.kernel.into());
+                    o.insert("stride".into(), a.stride.into());
+                    o.insert("pad".into(), a.pad.into());
+                }
                 HeCmd::ConvHe(_) | HeCmd::MatmulHe(_) => {
                     if let Ok(p) = he_layer(self, None) {
                         o.insert("in_cts".into(), p.in_cts().into());
@@ -200,6 +231,7 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
             let (name, work) = he_workload(cmd, &a, md.check()?, c.n)?;
             return Ok((name.into(), c, work, None));
         }
+        HeCmd::ConvRlwe(_) => return Ok(("conv-rlwe".into(), c, rlwe_workload(&a, c.n)?, None)),
     };
     let (name, work, formula) = layer_workload(layer, md, c.n, a.layer, c.ot)?;
     Ok((name, c, work, formula))
@@ -240,4 +272,36 @@ fn he_workload(cmd: &HeCmd, a: &FieldArgs, md: Modulus, n: usize) -> Result<(&'s
             Ok(())
         }),
     ))
+}
+
+/// The RLWE convolution benchmark: `n` layers on lane 0 of one session
+/// (weights of `(−2^12, 2^12)` mod `2^ℓ`, random shares).
+fn rlwe_workload(a: &FieldArgs, n: usize) -> Result<Work> {
+    let ell = a.common.bits;
+    let md = Modulus::Pow2(ell);
+    let geom = conv_geom(a)?;
+    let layer = cheetah::Layer::conv("conv-rlwe", &geom, ell, None)?;
+    let x = md.random(&mut Prg::from_os()?, layer.in_len());
+    let nw = a.outs * a.channels * a.kernel * a.kernel;
+    let w: Vec<u64> = md
+        .random(&mut Prg::from_os()?, nw)
+        .iter()
+        .map(|&v| md.reduce_i128(i128::from(v % (1 << 13)) - (1 << 12)))
+        .collect();
+    Ok(Box::new(move |s: &mut Session| {
+        let server = s.party() == sci_runtime::net::Party::Server;
+        let layer = cheetah::Layer::conv("conv-rlwe", &geom, ell, server.then_some(&w[..]))?;
+        let mut keys = if server {
+            cheetah::Keys::server()
+        } else {
+            cheetah::Keys::client()
+        };
+        let Some(lane) = s.lanes_mut().first_mut() else {
+            bail!("a session without lanes");
+        };
+        for _ in 0..n {
+            cheetah::run(&mut keys, &mut lane.ch, &mut lane.prg, &layer, &x)?;
+        }
+        Ok(())
+    }))
 }
