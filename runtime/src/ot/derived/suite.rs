@@ -185,7 +185,11 @@ fn random_choice_ots<E: Engine>() {
     assert_eq!((c.len(), got.len(), sent.len()), (80_000, 80_000, 80_000));
     for (j, ((&cj, &y), pair)) in c.iter().zip(&got).zip(&sent).enumerate() {
         assert_eq!(y, pair[usize::from(cj)], "OT {j}");
-        assert_ne!(y, pair[usize::from(!cj)], "OT {j}");
+        // The other message differs (only checked at 64 bits: two 20-bit messages
+        // collide with probability 2^-20, i.e. somewhere in 30,000 OTs about 3% of runs).
+        if j < 50_000 {
+            assert_ne!(y, pair[usize::from(!cj)], "OT {j}");
+        }
     }
     let ones = c.iter().filter(|&&b| b).count();
     assert!(
