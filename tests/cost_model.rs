@@ -7,9 +7,10 @@
 //! rounds each waited for, per instruction and in total, must equal
 //! `sci_ir::cost::predict_session` exactly, and so must the OT set-up's bytes (the
 //! set-up step also holds the handshake, whose size is the hello's) and SCI_HE's key
-//! set-up; for the second, the bytes per instruction (its rounds depend on where the
-//! first left each lane, which the prediction does not replay; on the silent engine it
-//! draws on the COTs the first left) and no set-up.
+//! set-up; for the second, the bytes and rounds per instruction (replayed from where
+//! the first left each lane; on the silent engine it draws on the COTs the first left)
+//! and no set-up. In both, the control byte that starts the inference
+//! (`sci_runtime::exec::session`) is priced exactly, bytes and rounds.
 //!
 //! This is the same executor, plan bytes and TCP transport as two `sci-run` processes
 //! (`sci-run --local` is `run_pair` too), so the sweep is in-process only to save the
@@ -82,6 +83,19 @@ fn measured(server: &PartyReport, client: &PartyReport, i: usize) -> Cost {
         server.instructions[i].cost.as_ref().expect("timed"),
         client.instructions[i].cost.as_ref().expect("timed"),
     );
+    assert_eq!(s.bytes_sent, c.bytes_recv);
+    assert_eq!(c.bytes_sent, s.bytes_recv);
+    Cost {
+        server_bytes: s.bytes_sent,
+        client_bytes: c.bytes_sent,
+        server_rounds: s.rounds,
+        client_rounds: c.rounds,
+    }
+}
+
+/// The measured cost of the control byte that started an inference.
+fn control(server: &PartyReport, client: &PartyReport) -> Cost {
+    let (s, c) = (&server.control, &client.control);
     assert_eq!(s.bytes_sent, c.bytes_recv);
     assert_eq!(c.bytes_sent, s.bytes_recv);
     Cost {
@@ -202,21 +216,25 @@ fn check_program(model: &str, program: &sci_ir::Program, threads: u32) -> usize 
         protocol_steps += usize::from(!got.is_local());
     }
     check_totals(model, threads, &plan, want, server, client);
-    // The later inferences of the session: their bytes per instruction (on the silent
-    // engine from the COTs the earlier ones left) and no set-up (their rounds depend
-    // on where the previous inference left each lane, which the prediction, replayed
-    // from the set-up, does not model).
+    // The later inferences of the session: their bytes and rounds per instruction (on
+    // the silent engine from the COTs the earlier ones left; rounds from where the
+    // previous inference left each lane), their control byte, and no set-up.
     for (k, (server, client)) in run.server.iter().zip(&run.client).enumerate().skip(1) {
         for (i, instr) in program.instrs().iter().enumerate() {
             let (got, want) = (measured(server, client, i), session[k].instrs[i]);
             assert_eq!(
-                (got.server_bytes, got.client_bytes),
-                (want.server_bytes, want.client_bytes),
-                "{model}, {threads} lanes, {backend}, case {k}: instruction {i} %{} ({}): measured vs predicted bytes",
+                got,
+                want,
+                "{model}, {threads} lanes, {backend}, case {k}: instruction {i} %{} ({}): measured vs predicted",
                 instr.name,
                 instr.op.mnemonic()
             );
         }
+        assert_eq!(
+            control(server, client),
+            session[k].control,
+            "{model}, {threads} lanes, case {k}: control byte"
+        );
         assert!(
             server.setup.bytes_sent == 0 && server.he_keys.is_none() && client.he_keys.is_none(),
             "{model}, case {k}: a set-up after the first inference"
@@ -262,7 +280,16 @@ fn check_totals(
         server_rounds: sr,
         client_rounds: cr,
     };
-    assert_eq!(got_total, want.total, "{model}, {threads} lanes: totals");
+    assert_eq!(
+        control(server, client),
+        want.control,
+        "{model}, {threads} lanes: control byte"
+    );
+    assert_eq!(
+        got_total,
+        want.total + want.control,
+        "{model}, {threads} lanes: totals"
+    );
     // The set-up: the OT set-up of every lane plus the two hellos on lane 0.
     let hello = Hello::new(
         Party::Server,

@@ -18,7 +18,7 @@ use sci_ir::{Plan, Program};
 
 use crate::crypto::{Block, Prg};
 use crate::exec::handshake::{self, Hello, Status};
-use crate::exec::{executor, report::Cost};
+use crate::exec::{report::Cost, serve_session};
 use crate::he::params::{CT_LEVEL, MIN_PLAIN_BITS, plain_modulus_above};
 use crate::he::{Keys, Params, wire};
 use crate::net::session::{PREAMBLE_LEN, SessionId, parse_preamble};
@@ -191,25 +191,22 @@ pub fn server_hello() -> Hello {
 pub const SESSION_SEED: Block = Block(0x5e55_1011);
 
 /// The server's side of a whole one-lane session of [`session_program`] against the
-/// recorded client: handshake, OT set-up, then up to two inferences (of the number
-/// the client's hello announces), every message of the executor's protocols included.
+/// recorded client: handshake, OT set-up, then the session's inferences, each started
+/// by the client's control byte ([`crate::exec::session`]), every message of the
+/// executor's protocols included.
 pub fn session(data: &[u8]) {
     let program = session_program();
     let mut ch = replay(data);
     let hello = server_hello();
-    let Ok(theirs) = handshake::handshake(&mut ch, &hello) else {
+    if handshake::handshake(&mut ch, &hello).is_err() {
         return;
-    };
+    }
     let mut session = Session::with_seed(Party::Server, vec![ch], SESSION_SEED);
     let setup: Result<Vec<()>, _> =
         session.run(0, |c| c.lane.ot.setup(&mut c.lane.ch, Party::Server));
     if setup.is_err() {
         return;
     }
-    let mut engine = Engine::new(session, program.params().mill_radix);
-    for _ in 0..theirs.inferences.min(2) {
-        if executor::execute(program, &mut engine, None, Cost::default(), &mut |_| {}).is_err() {
-            return;
-        }
-    }
+    let engine = Engine::new(session, program.params().mill_radix);
+    let _ = serve_session(program, (engine, Cost::default()), &mut |_| {});
 }

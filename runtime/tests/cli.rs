@@ -171,8 +171,11 @@ fn cleartext_local_and_two_processes_agree() {
                 let instrs = party["instructions"].as_array().unwrap();
                 assert_eq!(instrs.len(), prog.instrs().len());
                 if mode != "cleartext" {
+                    // The set-up, the control byte that started the inference and
+                    // the instructions add up to the totals.
                     let sum = |k: &str| {
                         party["setup"][k].as_u64().unwrap()
+                            + party["control"][k].as_u64().unwrap()
                             + instrs.iter().map(|i| i[k].as_u64().unwrap()).sum::<u64>()
                     };
                     assert_eq!(

@@ -12,7 +12,7 @@ use std::time::Duration;
 use sci_ir::{Encoding, Plan, Tensor};
 use sci_runtime::crypto::Block;
 use sci_runtime::exec::handshake::{self, Hello, Status};
-use sci_runtime::exec::{executor, report::Cost};
+use sci_runtime::exec::{ClientSession, report::Cost, serve_session};
 use sci_runtime::fuzz_entry::{self, SESSION_ID, replay};
 use sci_runtime::net::session::{PREAMBLE_LEN, SessionId, preamble};
 use sci_runtime::net::{Channel, Party, Transport, mem};
@@ -97,16 +97,15 @@ fn client_transcript(inferences: u32) -> Vec<u8> {
                 ..Hello::new(Party::Server, 1, OtKind::Iknp, hash, Status::Ready)
             };
             let mut ch = server_ch;
-            let theirs = handshake::handshake(&mut ch, &hello).expect("server handshake");
+            handshake::handshake(&mut ch, &hello).expect("server handshake");
             let mut session = Session::with_seed(Party::Server, vec![ch], fuzz_entry::SESSION_SEED);
             session
                 .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, Party::Server))
                 .expect("server OT set-up");
-            let mut engine = Engine::new(session, program.params().mill_radix);
-            for _ in 0..theirs.inferences {
-                executor::execute(program, &mut engine, None, Cost::default(), &mut |_| {})
-                    .expect("server inference");
-            }
+            let engine = Engine::new(session, program.params().mill_radix);
+            let reports = serve_session(program, (engine, Cost::default()), &mut |_| {})
+                .expect("server inferences");
+            assert_eq!(reports.len(), inferences as usize);
         },
         || {
             let hello = Hello {
@@ -118,19 +117,16 @@ fn client_transcript(inferences: u32) -> Vec<u8> {
             session
                 .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, Party::Client))
                 .expect("client OT set-up");
-            let mut engine = Engine::new(session, program.params().mill_radix);
+            let engine = Engine::new(session, program.params().mill_radix);
+            let mut session = ClientSession::new((engine, Cost::default()));
             let enc = Encoding::ring(32).unwrap();
             for i in 0..inferences {
                 let x = Tensor::signed(enc, vec![1, 4], &[256, -512, 77, i64::from(i)]).unwrap();
-                executor::execute(
-                    program,
-                    &mut engine,
-                    Some(vec![x]),
-                    Cost::default(),
-                    &mut |_| {},
-                )
-                .expect("client inference");
+                session
+                    .infer(program, vec![x], &mut |_| {})
+                    .expect("client inference");
             }
+            session.end().expect("ending the session");
         },
     );
     log.lock().unwrap().clone()
@@ -171,8 +167,8 @@ fn a_recorded_client_transcript_drives_a_whole_session() {
     }
 }
 
-/// Replays `transcript` to a `fuzz_entry::session` server through one inference,
-/// which must succeed.
+/// Replays `transcript` to a `fuzz_entry::session` server through its one inference
+/// and the end of the session, which must succeed.
 fn replay_session(transcript: &[u8]) {
     let program = fuzz_entry::session_program();
     let mut ch = replay(transcript);
@@ -181,9 +177,10 @@ fn replay_session(transcript: &[u8]) {
     session
         .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, Party::Server))
         .expect("OT set-up");
-    let mut engine = Engine::new(session, program.params().mill_radix);
-    executor::execute(program, &mut engine, None, Cost::default(), &mut |_| {})
-        .expect("the replayed inference");
+    let engine = Engine::new(session, program.params().mill_radix);
+    let reports = serve_session(program, (engine, Cost::default()), &mut |_| {})
+        .expect("the replayed session");
+    assert_eq!(reports.len(), 1, "the replayed session's inferences");
 }
 
 /// Writes the seeds of the `handshake`, `ot_setup`, `he` and `session` corpora:

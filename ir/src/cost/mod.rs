@@ -59,7 +59,10 @@ pub mod select;
 pub mod sign;
 
 pub use net::{NetProfile, Timing, predict_time};
-pub use predict::{Cost, Lanes, ferret_params, predict_program, predict_session, setup};
+pub use predict::{
+    CONTROL_BYTES, Cost, Lanes, SessionPredictor, ferret_params, predict_program, predict_session,
+    setup,
+};
 
 use std::fmt;
 

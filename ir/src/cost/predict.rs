@@ -137,9 +137,13 @@ pub struct Prediction {
     pub ot: OtKind,
     /// The OT set-up of every lane (base OTs; the handshake before it is not included).
     pub setup: Cost,
+    /// The control byte that starts the inference ([`CONTROL_BYTES`] from the client on
+    /// lane 0, before anything else of the inference): a round for the server when it
+    /// sent last on lane 0 (after an earlier inference's reveal), none after the set-up.
+    pub control: Cost,
     /// SCI_HE's key set-up (the client's Galois and public keys, on lane 0, after the
     /// OT set-up and before the first instruction): zero unless the program is a
-    /// SCI_HE program with HE products.
+    /// SCI_HE program with HE products and this is the session's first inference.
     pub he_keys: Cost,
     /// One entry per instruction, in program order.
     pub instrs: Vec<Cost>,
@@ -335,39 +339,79 @@ pub fn predict_program(program: &Program, lanes: Lanes) -> Prediction {
 }
 
 /// The predictions of the `inferences` (at least one) inferences of a session running
-/// `program` over `lanes`, each replayed in program order from the state after the OT
-/// set-up (so the later ones' rounds are those of a fresh start). On the silent
-/// engine every lane's LPN set is [`ferret_params`] of the session, and the COTs left
-/// after one inference are the next one's, so a later inference may pay for
-/// iterations the first did not; on IKNP all inferences cost the same. The set-up is
-/// the first inference's only.
+/// `program` over `lanes`, sized for as many ([`SessionPredictor`]).
 pub fn predict_session(program: &Program, lanes: Lanes, inferences: u64) -> Vec<Prediction> {
-    let inferences = inferences.max(1);
-    let mut ferret: Vec<ferret::Sources> = match lanes.ot {
-        OtKind::Iknp => Vec::new(),
-        OtKind::Silent => ferret_params(program, lanes.threads, inferences)
-            .into_iter()
-            .map(ferret::Sources::after_setup)
-            .collect(),
-    };
-    (0..inferences)
-        .map(|k| {
-            let mut p = replay(program, lanes, std::mem::take(&mut ferret));
-            ferret.clone_from(&p.ferret);
-            if k > 0 {
-                p.setup = Cost::default();
-            }
-            p
-        })
+    let mut p = SessionPredictor::new(program, lanes, inferences);
+    (0..inferences.max(1))
+        .map(|_| p.next_inference(program))
         .collect()
 }
 
-/// The prediction of one inference replayed from the state after the OT set-up, the
-/// silent engine's sources starting as `ferret` (none on IKNP).
-fn replay(program: &Program, lanes: Lanes, ferret: Vec<ferret::Sources>) -> Prediction {
+/// Bytes of the control byte the client sends on lane 0 before each inference of a
+/// session (and once more to end it): the runtime's `exec::session`.
+pub const CONTROL_BYTES: u64 = 1;
+
+/// The predictions of a session's inferences, one after the other, as the runtime runs
+/// them: the first replayed from the state after the OT set-up, each later one from
+/// the state the previous one left on every lane (so its rounds are exact too), each
+/// started by the client's control byte on lane 0 ([`Prediction::control`]). On the
+/// silent engine every lane's LPN set is [`ferret_params`] of the number of inferences
+/// the session was sized for (the client's announcement in the handshake; a session
+/// may run more), and the COTs left after one inference are the next one's, so a later
+/// inference may pay for iterations the first did not; on IKNP all inferences cost the
+/// same bytes. The set-ups (OT, SCI_HE's keys) are the first inference's only.
+#[derive(Clone, Debug)]
+pub struct SessionPredictor {
+    lanes: Lanes,
+    state: LaneState,
+    done: u64,
+}
+
+impl SessionPredictor {
+    /// A session of `program` over `lanes`, its silent engine sized for `sized_for`
+    /// inferences (at least one).
+    pub fn new(program: &Program, lanes: Lanes, sized_for: u64) -> SessionPredictor {
+        let ferret = match lanes.ot {
+            OtKind::Iknp => Vec::new(),
+            OtKind::Silent => ferret_params(program, lanes.threads, sized_for.max(1))
+                .into_iter()
+                .map(ferret::Sources::after_setup)
+                .collect(),
+        };
+        SessionPredictor {
+            lanes,
+            state: LaneState::after_setup(lanes.threads, ferret),
+            done: 0,
+        }
+    }
+
+    /// The prediction of the session's next inference of `program` (the one it was
+    /// made for).
+    pub fn next_inference(&mut self, program: &Program) -> Prediction {
+        let first = self.done == 0;
+        self.done += 1;
+        let mut p = replay(program, self.lanes, &mut self.state, first);
+        if !first {
+            p.setup = Cost::default();
+        }
+        p
+    }
+}
+
+/// The prediction of one inference replayed from `state` (the lanes after the OT
+/// set-up or after the previous inference), which it leaves as the inference does;
+/// SCI_HE's key set-up only in the session's `first` inference.
+fn replay(program: &Program, lanes: Lanes, state: &mut LaneState, first: bool) -> Prediction {
     let nn = nonneg(program);
-    let mut state = LaneState::after_setup(lanes.threads, ferret);
-    let has_he = program.params().backend == crate::Backend::He
+    state.rounds.iter_mut().for_each(|r| *r = [0; 2]);
+    state.cots.iter_mut().for_each(|c| *c = 0);
+    let control = Transcript::new().send(Role::P1, CONTROL_BYTES);
+    let mut control_load = LaneLoad::default();
+    state.replay(0, &control, Role::P0, None, &mut control_load);
+    let control = control_load.cost;
+    state.rounds.iter_mut().for_each(|r| *r = [0; 2]);
+    let has_he = first
+        && program.params().backend == crate::Backend::He
         && program.ids().any(|v| program.is_secure_product(v));
     let (he_keys, he_keys_load) = if has_he {
         let keys = Phase {
@@ -408,13 +452,14 @@ fn replay(program: &Program, lanes: Lanes, ferret: Vec<ferret::Sources>) -> Pred
     Prediction {
         ot: lanes.ot,
         setup: setup(lanes.threads, lanes.ot),
+        control,
         he_keys,
         he_keys_load,
         total,
         instrs,
         loads,
-        lane_cots: state.cots,
-        ferret: state.ferret,
+        lane_cots: state.cots.clone(),
+        ferret: state.ferret.clone(),
     }
 }
 
@@ -431,7 +476,8 @@ pub fn ferret_params(program: &Program, threads: usize, inferences: u64) -> Vec<
         ot: OtKind::Silent,
     };
     // The demand does not depend on the engine: the calls' IKNP pricing counts it.
-    replay(program, lanes, Vec::new())
+    let mut state = LaneState::after_setup(threads, Vec::new());
+    replay(program, lanes, &mut state, true)
         .lane_cots
         .iter()
         .map(|&c| ferret::params_for(c.saturating_mul(inferences)))

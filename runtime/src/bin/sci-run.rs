@@ -34,19 +34,19 @@ use sci_ir::cost::{Lanes, NetProfile, predict_session, predict_time};
 use sci_ir::{Plan, Program, Tensor};
 use sci_runtime::exec::handshake::{AbortReason, Hello, Status};
 use sci_runtime::exec::io::{self, FileArg};
-use sci_runtime::exec::report::{Cost, OutputRecord, PartyReport, RunReport};
-use sci_runtime::exec::{self, DEFAULT_PORT, ExecError, Execution, Progress, link};
+use sci_runtime::exec::report::{Cost, OutputRecord, PartyReport, RunReport, cost_line};
+use sci_runtime::exec::serve::ServeOptions;
+use sci_runtime::exec::{self, ClientSession, DEFAULT_PORT, ExecError, Progress, link};
 use sci_runtime::net::Party;
 use sci_runtime::net::emulate::Link;
-use sci_runtime::net::session::{Acceptor, Incoming};
-use sci_runtime::net::tcp::TcpConfig;
+use sci_runtime::net::session::Acceptor;
+use sci_runtime::net::tcp::{self, TcpConfig};
 use sci_runtime::net::tls::Tls;
 use sci_runtime::ot::OtKind;
 use std::io::{IsTerminal, Write};
-use std::net::ToSocketAddrs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
@@ -288,11 +288,7 @@ fn check_plaintext(cli: &Cli, cfg: &TcpConfig, addr: &str) -> Result<()> {
     if cfg.tls.is_some() || cli.insecure_plaintext {
         return Ok(());
     }
-    let addrs: Vec<_> = addr
-        .to_socket_addrs()
-        .with_context(|| format!("resolving {addr}"))?
-        .collect();
-    if addrs.iter().all(|a| a.ip().is_loopback()) {
+    if tcp::is_loopback(addr)? {
         return Ok(());
     }
     bail!(
@@ -394,42 +390,6 @@ impl Bar {
     }
 }
 
-/// Executes the session's inferences one after another (the first report includes the
-/// set-up), with a progress bar per inference if `bar`.
-fn execute(
-    program: &Program,
-    conn: link::Connected,
-    inputs: impl Iterator<Item = Option<Vec<Tensor>>>,
-    bar: bool,
-) -> Result<Vec<Execution>, ExecError> {
-    let (mut engine, setup) = conn.engine(program);
-    let mut setup = Some(setup);
-    inputs
-        .map(|x| {
-            let bar = if bar {
-                Bar::new(program.instrs().len())
-            } else {
-                Bar(None)
-            };
-            let s = setup.take().unwrap_or_default();
-            let r = exec::execute(program, &mut engine, x, s, &mut |p| bar.show(p));
-            bar.finish();
-            r
-        })
-        .collect()
-}
-
-/// The server's side of a session: as many inferences as the client announced.
-fn serve_inferences(
-    program: &Program,
-    conn: link::Connected,
-    bar: bool,
-) -> Result<Vec<PartyReport>, ExecError> {
-    let n = conn.inferences;
-    let exs = execute(program, conn, (0..n).map(|_| None), bar)?;
-    Ok(exs.into_iter().map(|e| e.report).collect())
-}
-
 fn mib(b: u64) -> f64 {
     b as f64 / (1u64 << 20) as f64
 }
@@ -459,16 +419,20 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<Ran> {
         }
         _ => {
             let conn = open(cli, acceptor.as_ref(), party, (plan.program(), &hello), cfg)?;
-            let reports = serve_inferences(plan.program(), conn, true)?;
+            let bar = Bar::new(plan.program().instrs().len());
+            let reports =
+                exec::serve_session(plan.program(), conn.engine(plan.program()), &mut |p| {
+                    bar.show(p)
+                })?;
+            bar.finish();
             print_costs("server", &reports);
             Ok(Ran::new(cli, &plan, reports))
         }
     }
 }
 
-/// `--serve`: accepts sessions until SIGINT/SIGTERM, running up to `--max-sessions` at
-/// once, each on threads of its own; then stops accepting and waits for the running
-/// ones. Each finished session appends one JSON line to `--report`.
+/// `--serve`: accepts sessions until SIGINT/SIGTERM ([`exec::serve::serve`]). Each
+/// finished session appends one JSON line to `--report`.
 fn serve(
     cli: &Cli,
     cfg: &TcpConfig,
@@ -481,99 +445,23 @@ fn serve(
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .context("installing signal handlers")?;
     }
-    let running = AtomicUsize::new(0);
-    let max = cli.max_sessions as usize;
     let report = std::sync::Mutex::new(());
-    std::thread::scope(|sc| -> Result<()> {
-        let mut stopping = false;
-        loop {
-            if !stopping && stop.load(Ordering::Relaxed) {
-                stopping = true;
-                eprintln!(
-                    "sci-run: stopping: no new sessions; waiting for {} running",
-                    running.load(Ordering::SeqCst)
-                );
+    let on_session = |line: &serde_json::Value| {
+        if let Some(path) = &cli.report {
+            let _guard = report.lock();
+            if let Err(e) = append_line(path, line) {
+                eprintln!("sci-run: {e:#}");
             }
-            if stopping && running.load(Ordering::SeqCst) == 0 {
-                return Ok(());
-            }
-            let incoming = match acceptor.next(Duration::from_millis(100)) {
-                Ok(Ok(i)) => i,
-                Ok(Err(rejected)) => {
-                    eprintln!("sci-run: rejected {rejected}");
-                    continue;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
-                Err(e) => return Err(e).context("accepting connections"),
-            };
-            // Sessions beyond the limit, and any after a stop signal, hear "busy".
-            if stopping || running.load(Ordering::SeqCst) >= max {
-                eprintln!("sci-run: {}: busy", incoming.peer);
-                sc.spawn(|| link::refuse(incoming, hello, AbortReason::Busy));
-                continue;
-            }
-            running.fetch_add(1, Ordering::SeqCst);
-            let (running, report) = (&running, &report);
-            sc.spawn(move || {
-                let line = session(cfg, acceptor, plan, hello, incoming);
-                if let Some(path) = &cli.report {
-                    let _guard = report.lock();
-                    if let Err(e) = append_line(path, &line) {
-                        eprintln!("sci-run: {e:#}");
-                    }
-                }
-                running.fetch_sub(1, Ordering::SeqCst);
-            });
         }
-    })
-}
-
-/// One served session; its report line.
-fn session(
-    cfg: &TcpConfig,
-    acceptor: &Acceptor,
-    plan: &Plan,
-    hello: &Hello,
-    incoming: Incoming,
-) -> serde_json::Value {
-    let t0 = Instant::now();
-    let peer = incoming.peer.to_string();
-    let mut id = None;
-    let program = plan.program();
-    let run = link::accept_incoming(acceptor, incoming, Party::Server, (program, hello), cfg)
-        .and_then(|c| {
-            id = Some(c.id.to_string());
-            serve_inferences(plan.program(), c, false)
-        });
-    let seconds = t0.elapsed().as_secs_f64();
-    let mut line = serde_json::json!({
-        "session": id,
-        "peer": peer,
-        "plan_hash": plan.hash_hex(),
-        "outputs": OutputRecord::of(plan.program()),
-        "threads": hello.threads,
-        "seconds": seconds,
-    });
-    match run {
-        Ok(reports) => {
-            eprintln!(
-                "sci-run: session {} from {peer}: done",
-                id.unwrap_or_default()
-            );
-            print_costs("server", &reports);
-            line["outcome"] = "ok".into();
-            line["inferences"] = reports.len().into();
-            line["instructions"] = plan.program().instrs().len().into();
-            let setup = reports.first().map(|r| r.setup.clone()).unwrap_or_default();
-            line["setup"] = serde_json::to_value(setup).unwrap_or_default();
-            line["totals"] = serde_json::to_value(sum_totals(&reports)).unwrap_or_default();
-        }
-        Err(e) => {
-            eprintln!("sci-run: session from {peer} failed: {e}");
-            line["outcome"] = format!("error: {e}").into();
-        }
-    }
-    line
+    };
+    let opts = ServeOptions {
+        max_sessions: cli.max_sessions as usize,
+        stop: &mut || stop.load(Ordering::Relaxed),
+        on_session: &on_session,
+        name: "sci-run",
+    };
+    exec::serve::serve(acceptor, plan, hello, cfg, opts).context("accepting connections")?;
+    Ok(())
 }
 
 /// Appends one JSON line to `path`.
@@ -623,12 +511,17 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) 
                 e => e.into(),
             },
         )?;
-    let exs = execute(
-        plan.program(),
-        conn,
-        std::mem::take(&mut batch.inputs).into_iter().map(Some),
-        true,
-    )?;
+    let mut session = ClientSession::new(conn.engine(plan.program()));
+    let exs = std::mem::take(&mut batch.inputs)
+        .into_iter()
+        .map(|x| {
+            let bar = Bar::new(plan.program().instrs().len());
+            let r = session.infer(plan.program(), x, &mut |p| bar.show(p));
+            bar.finish();
+            r
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    session.end()?;
     let mut outs = Vec::with_capacity(exs.len());
     let mut reports = Vec::with_capacity(exs.len());
     for e in exs {
@@ -679,6 +572,7 @@ fn cleartext(cli: &Cli, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran>
         threads: 1,
         ot: None,
         setup: Cost::default(),
+        control: Cost::default(),
         he_keys: None,
         instructions: program
             .instrs()
@@ -741,33 +635,7 @@ fn print_classes(program: &Program, outs: &[Tensor], padding: usize) -> Result<(
     Ok(())
 }
 
-/// The totals of a session's inferences (seconds, bytes and rounds added up).
-fn sum_totals(reports: &[PartyReport]) -> Cost {
-    reports.iter().fold(Cost::default(), |a, r| Cost {
-        seconds: a.seconds + r.totals.seconds,
-        bytes_sent: a.bytes_sent + r.totals.bytes_sent,
-        bytes_recv: a.bytes_recv + r.totals.bytes_recv,
-        rounds: a.rounds + r.totals.rounds,
-    })
-}
-
 /// A one-line summary of a party's costs on stderr (a session's inferences added up).
 fn print_costs(who: &str, reports: &[PartyReport]) {
-    let t = sum_totals(reports);
-    let setup = reports.first().map_or(0.0, |r| r.setup.seconds);
-    let engine = reports
-        .first()
-        .and_then(|r| r.ot)
-        .map_or(String::new(), |e| format!("{e} OT "));
-    let n = match reports.len() {
-        1 => String::new(),
-        n => format!(" for {n} inferences"),
-    };
-    eprintln!(
-        "{who}: {:.3} s{n} ({engine}set-up {setup:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
-        t.seconds,
-        mib(t.bytes_sent),
-        mib(t.bytes_recv),
-        t.rounds
-    );
+    eprintln!("{}", cost_line(who, reports));
 }

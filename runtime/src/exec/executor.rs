@@ -320,6 +320,7 @@ pub fn execute(
             threads: engine.session().threads(),
             ot: Some(engine.session().ot_kind().name()),
             setup,
+            control: Cost::default(),
             he_keys,
             instructions: records,
             totals,

@@ -24,7 +24,9 @@
 //! sw_len       u8       length of the software version string
 //! party        u8       0 = server, 1 = client
 //! threads      u32      number of TCP connections (lanes)
-//! inferences   u32      client: how many inputs it runs in this session; server: 0
+//! inferences   u32      client: how many inputs it expects to run in this session
+//!                       (sizes the silent engine; the session runs as many as the
+//!                       client starts, `exec::session`); server: 0
 //! plan_hash    32 bytes
 //! session      16 bytes the session id: fresh random from the listening side (the
 //!                       server by default), zero from the connecting side
@@ -57,8 +59,11 @@ pub const MAGIC: [u8; 8] = *b"SCI-RUN\0";
 /// 6 — independent instructions run in waves (same-kind protocol steps of a level as
 /// one call), and correlated-OT elements come from consecutive bit fields of the pad;
 /// 7 — hellos carry the run's OT engine, which may be the silent one (Ferret, its LPN
-/// set sized by the plan's OT demand: [`sci_ir::cost::ferret_params`]).
-pub const WIRE_VERSION: u32 = 7;
+/// set sized by the plan's OT demand: [`sci_ir::cost::ferret_params`]); 8 — the client
+/// starts each inference with a control byte and ends the session with another
+/// ([`super::session`]), so a session runs any number of inferences (the hello's count
+/// only sizes the silent engine).
+pub const WIRE_VERSION: u32 = 8;
 
 /// The plan format version sent in the hello.
 pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
@@ -139,8 +144,9 @@ pub struct Hello {
     pub party: Party,
     /// Number of lanes the sender will open.
     pub threads: u32,
-    /// The client: inferences (input sets) it runs in this session, one after
-    /// another; the server: 0.
+    /// The client: inferences (input sets) it expects to run in this session, one
+    /// after another (sizes the silent engine; it may run more or fewer,
+    /// [`super::session`]); the server: 0.
     pub inferences: u32,
     /// [`sci_ir::Plan::hash`] of the sender's plan.
     pub plan_hash: [u8; 32],
@@ -475,7 +481,7 @@ mod tests {
     /// (and then this test's figures).
     #[test]
     fn wire_version_is_pinned() {
-        assert_eq!(WIRE_VERSION, 7);
+        assert_eq!(WIRE_VERSION, 8);
         let mut h = Hello::new(Party::Client, 3, OtKind::Silent, [9; 32], Status::Ready);
         h.software = "0.1.0".into();
         h.plan_format = 1;
@@ -485,7 +491,7 @@ mod tests {
         assert_eq!(bytes.len(), HELLO_LEN + 5);
         assert_eq!(
             &bytes[..28],
-            b"SCI-RUN\0\x07\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
+            b"SCI-RUN\0\x08\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
         );
         assert_eq!(&bytes[58..74], &[0xee; 16]);
         assert_eq!(&bytes[74..], b"\x01\x000.1.0");

@@ -575,6 +575,35 @@ pub fn output_names(program: &Program) -> Vec<String> {
     external_names(program, true)
 }
 
+/// External names of the program's inputs, in the order of [`Program::inputs`].
+pub fn input_names(program: &Program) -> Vec<String> {
+    external_names(program, false)
+}
+
+/// Checks and encodes one input set given as arrays in memory (one per input, in the
+/// order of [`Program::inputs`]) as [`load_inputs`] does files: float32 or float64,
+/// exactly the declared shape. `origin` stands for the file in error messages.
+pub fn encode_inputs(
+    program: &Program,
+    arrays: &[Array],
+    origin: &str,
+) -> Result<Vec<Tensor>, IoError> {
+    let ins = program.inputs();
+    if arrays.len() != ins.len() {
+        return Err(IoError::Match(format!(
+            "{} input arrays for a plan with {} inputs ({})",
+            arrays.len(),
+            ins.len(),
+            input_names(program).join(", ")
+        )));
+    }
+    ins.into_iter()
+        .zip(arrays)
+        .zip(input_names(program))
+        .map(|((v, arr), name)| encode_input(program, v, &name, Path::new(origin), arr))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

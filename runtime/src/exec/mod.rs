@@ -26,10 +26,13 @@ pub mod io;
 pub mod link;
 pub mod pair;
 pub mod report;
+pub mod serve;
+pub mod session;
 
 pub use executor::{Execution, Progress, check_plan, execute};
 pub use handshake::{Hello, Status};
 pub use pair::{PairError, PairRun, run_pair, run_pair_on};
+pub use session::{ClientSession, serve_session};
 
 use crate::net::NetError;
 use crate::ot::OtError;
@@ -95,6 +98,14 @@ pub enum ExecError {
     /// SCI_HE's key set-up failed.
     #[error("HE key set-up: {}", describe(.0))]
     HeSetup(Box<StepError>),
+    /// Between inferences, the client neither started another nor ended the session
+    /// (it disconnected or stayed silent past the read timeout).
+    #[error("waiting for the client's next inference: {}", describe_net(.0))]
+    Control(NetError),
+    /// The client sent a control byte that is neither [`session::NEXT`] nor
+    /// [`session::END`].
+    #[error("the client's control byte {0} is neither 'next' (1) nor 'end' (0)")]
+    BadControl(u8),
     /// An instruction failed.
     #[error("%{name} = {op} (instruction {} of {count}): {}", index + 1, describe(cause))]
     Step {
@@ -131,9 +142,9 @@ fn step_kind(e: &StepError) -> Option<ErrorKind> {
     }
 }
 
-/// A step's error with what it means for the user.
-fn describe(e: &StepError) -> String {
-    match step_kind(e) {
+/// An error behind a channel error of `kind` (if any), with what it means for the user.
+fn explain(kind: Option<ErrorKind>, e: &dyn std::fmt::Display) -> String {
+    match kind {
         Some(ErrorKind::UnexpectedEof | ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {
             format!("the peer disconnected ({e})")
         }
@@ -142,12 +153,22 @@ fn describe(e: &StepError) -> String {
     }
 }
 
+/// A channel error with what it means for the user.
+fn describe_net(e: &NetError) -> String {
+    explain(Some(e.kind()), e)
+}
+
+/// A step's error with what it means for the user.
+fn describe(e: &StepError) -> String {
+    explain(step_kind(e), e)
+}
+
 impl ExecError {
     /// The kind of the channel error behind this error, if any.
     fn net_kind(&self) -> Option<ErrorKind> {
         match self {
             ExecError::Step { cause, .. } | ExecError::HeSetup(cause) => step_kind(cause),
-            ExecError::Connect(e) => Some(e.kind()),
+            ExecError::Connect(e) | ExecError::Control(e) => Some(e.kind()),
             ExecError::Rejected(r) => Some(r.error.kind()),
             ExecError::OtSetup(e) => ot_kind(e),
             ExecError::Handshake(handshake::HandshakeError::Net(e)) => Some(e.kind()),

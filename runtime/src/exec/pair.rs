@@ -4,14 +4,15 @@
 //!
 //! The client runs on the client's view of the plan ([`Plan::client_view`]): it never
 //! holds the weights. Several inputs may be run one after another in the same session
-//! (the client's hello announces how many; fresh protocol randomness for each; the OT
-//! extensions simply continue), which is how the accuracy test runs a whole test split.
+//! ([`super::session`]: the client's hello announces how many, to size the silent OT
+//! engine; fresh protocol randomness for each; the OT extensions simply continue), which is how the accuracy test runs a whole test split.
 
 use super::ExecError;
 use super::executor::{self, Execution, Progress};
 use super::handshake::{Hello, Status};
 use super::link;
 use super::report::PartyReport;
+use super::session::{self, ClientSession};
 use crate::net::Party;
 use crate::net::session::Acceptor;
 use crate::net::tcp::TcpConfig;
@@ -79,15 +80,7 @@ pub fn run_pair_on(
         let srv = sc.spawn(|| -> Result<Vec<PartyReport>, ExecError> {
             let hello = Hello::new(Party::Server, threads, ot, plan.hash(), Status::Ready);
             let conn = link::accept(&acceptor, Party::Server, (program, &hello), cfg)?;
-            let n = conn.inferences;
-            let (mut engine, setup) = conn.engine(program);
-            let mut setup = Some(setup);
-            (0..n)
-                .map(|_| {
-                    let s = setup.take().unwrap_or_default();
-                    executor::execute(program, &mut engine, None, s, &mut |_| {}).map(|e| e.report)
-                })
-                .collect()
+            session::serve_session(program, conn.engine(program), &mut |_| {})
         });
         let cl = (|| -> Result<Vec<Execution>, ExecError> {
             let hello = Hello {
@@ -107,15 +100,13 @@ pub fn run_pair_on(
                 (client_plan.program(), &hello),
                 &client_cfg,
             )?;
-            let (mut engine, setup) = conn.engine(client_plan.program());
-            let mut setup = Some(setup);
-            inputs
+            let mut session = ClientSession::new(conn.engine(client_plan.program()));
+            let execs = inputs
                 .into_iter()
-                .map(|x| {
-                    let s = setup.take().unwrap_or_default();
-                    executor::execute(client_plan.program(), &mut engine, Some(x), s, observe)
-                })
-                .collect()
+                .map(|x| session.infer(client_plan.program(), x, observe))
+                .collect::<Result<Vec<_>, _>>()?;
+            session.end()?;
+            Ok(execs)
         })();
         let srv = srv
             .join()

@@ -120,18 +120,22 @@ pub struct PartyReport {
     /// Connection, handshake and OT set-up (base OTs of every lane, or Ferret's
     /// bootstrapping).
     pub setup: Cost,
+    /// The control byte that started this inference (one byte from the client on lane
+    /// 0, [`super::session`]; zero when the executor was called without one).
+    pub control: Cost,
     /// SCI_HE's key set-up (the client's public and Galois keys to the server), when
     /// this run made it (the first run of a session of an HE plan).
     pub he_keys: Option<Cost>,
     /// One record per instruction, in program order.
     pub instructions: Vec<InstrRecord>,
-    /// Set-up plus this run: the channel counters at the end for a session's first run;
-    /// the total wall time.
+    /// Set-up plus control byte plus this run: the channel counters at the end for a
+    /// session's first run (bytes); the total wall time.
     pub totals: Cost,
     /// The cost model's prediction of the totals (`None` until
-    /// [`PartyReport::add_prediction`]): the OT set-up's bytes plus the instructions',
-    /// the instructions' rounds (the set-up's are not predicted), and the network time
-    /// of the set-up and the instructions.
+    /// [`PartyReport::add_prediction`]): the OT set-up's bytes plus the control byte's
+    /// and the instructions', the control byte's and the instructions' rounds (the
+    /// set-up's are not predicted), and the network time of the set-up and the
+    /// instructions.
     pub predicted: Option<Predicted>,
 }
 
@@ -139,7 +143,8 @@ impl PartyReport {
     /// Sum of the bytes of the set-up and every instruction, `(sent, received)`: equal to
     /// the totals' (checked by the tests).
     pub fn summed_bytes(&self) -> (u64, u64) {
-        let steps = std::iter::once(&self.setup)
+        let steps = [&self.setup, &self.control]
+            .into_iter()
             .chain(&self.he_keys)
             .chain(self.instructions.iter().filter_map(|i| i.cost.as_ref()));
         steps.fold((0, 0), |(s, r), c| (s + c.bytes_sent, r + c.bytes_recv))
@@ -150,9 +155,8 @@ impl PartyReport {
     /// Records the cost model's prediction `p` (of this report's program, lanes and
     /// inference, [`sci_ir::cost::predict_session`]; on either OT engine) beside the
     /// measured figures, from `party`'s side, with the network time `timing` if a
-    /// profile was given. The prediction replays each inference from a fresh lane state:
-    /// exact for the first inference (a later one may differ by a round where the
-    /// previous inference left a lane's state different; its bytes are exact).
+    /// profile was given ([`sci_ir::cost::SessionPredictor`]: exact for every inference
+    /// of a session, bytes and rounds).
     pub fn add_prediction(&mut self, party: Party, p: &Prediction, timing: Option<&Timing>) {
         for (i, rec) in self.instructions.iter_mut().enumerate() {
             if let Some(c) = p.instrs.get(i) {
@@ -164,7 +168,7 @@ impl PartyReport {
             server_bytes: p.setup.server_bytes + p.total.server_bytes,
             client_bytes: p.setup.client_bytes + p.total.client_bytes,
             ..p.total
-        };
+        } + p.control;
         self.predicted = Some(Predicted::of(&total, party, timing.map(|t| t.total)));
     }
 
@@ -211,6 +215,39 @@ impl PartyReport {
         line(&mut out, "total", "", &self.totals);
         out
     }
+}
+
+/// The totals of a session's inferences (seconds, bytes and rounds added up).
+pub fn sum_totals(reports: &[PartyReport]) -> Cost {
+    reports.iter().fold(Cost::default(), |a, r| Cost {
+        seconds: a.seconds + r.totals.seconds,
+        bytes_sent: a.bytes_sent + r.totals.bytes_sent,
+        bytes_recv: a.bytes_recv + r.totals.bytes_recv,
+        rounds: a.rounds + r.totals.rounds,
+    })
+}
+
+/// A one-line summary of a party's costs (a session's inferences added up), `who`
+/// naming the party.
+pub fn cost_line(who: &str, reports: &[PartyReport]) -> String {
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let t = sum_totals(reports);
+    let setup = reports.first().map_or(0.0, |r| r.setup.seconds);
+    let engine = reports
+        .first()
+        .and_then(|r| r.ot)
+        .map_or(String::new(), |e| format!("{e} OT "));
+    let n = match reports.len() {
+        1 => String::new(),
+        n => format!(" for {n} inferences"),
+    };
+    format!(
+        "{who}: {:.3} s{n} ({engine}set-up {setup:.3} s), sent {:.3} MiB, received {:.3} MiB, {} rounds",
+        t.seconds,
+        mib(t.bytes_sent),
+        mib(t.bytes_recv),
+        t.rounds
+    )
 }
 
 /// The report written by `sci-run --report`.

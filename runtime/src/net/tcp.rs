@@ -414,6 +414,17 @@ pub fn connect_transport(
     transport(connect_stream(&addrs, cfg)?, End::Connecting, cfg)
 }
 
+/// Whether every address `addr` resolves to is a loopback address (plain TCP to or from
+/// any other address is refused unless the user allows it: `sci-run
+/// --insecure-plaintext`, the Python package's `insecure_plaintext=True`).
+pub fn is_loopback(addr: &str) -> Result<bool, NetError> {
+    let addrs: Vec<_> = addr
+        .to_socket_addrs()
+        .map_err(|e| NetError::new(format!("resolving {addr}"), e))?
+        .collect();
+    Ok(addrs.iter().all(|a| a.ip().is_loopback()))
+}
+
 /// Binds a listener (use port 0 for an ephemeral port, then `local_addr`).
 pub fn listen(addr: impl ToSocketAddrs) -> Result<TcpListener, NetError> {
     TcpListener::bind(addr).map_err(|e| NetError::new("binding listener", e))
