@@ -172,10 +172,14 @@ impl Plan {
     /// The reference interpreter on `x` (no cryptography): the fixed-point result the
     /// secure runs reproduce bit for bit, as float32 arrays. `x`: one array (a
     /// single-input plan) or a dict of arrays by input name, each of the input's shape,
-    /// or with a leading batch axis (the outputs then have it too). Works on the
-    /// client's view as well.
+    /// or with a leading batch axis (the outputs then have it too). Needs the weights.
     fn run_cleartext(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let program = self.plan.program();
+        if self.plan.is_client_view() {
+            return Err(PlanError::new_err(
+                "the client's view has no weights: the reference interpreter needs the full plan",
+            ));
+        }
         let Inputs { sets, stacked } = arrays::input_sets(program, x)?;
         let outs = py
             .detach(|| {

@@ -22,7 +22,9 @@ pub struct ServeOptions<'a> {
     pub max_sessions: usize,
     /// Asked every 100 ms on the accepting thread: `true` stops accepting.
     pub stop: &'a mut (dyn FnMut() -> bool + Send),
-    /// Sees each finished session's report line (on the session's thread).
+    /// Sees each finished session's report line (on the session's thread), and a line
+    /// for each connection rejected in TLS authentication (`"outcome": "rejected:
+    /// ..."`, on the accepting thread).
     pub on_session: &'a (dyn Fn(&serde_json::Value) + Sync),
     /// The prefix of the messages on stderr (e.g. `sci-run`).
     pub name: &'a str,
@@ -61,6 +63,12 @@ pub fn serve(
                 Ok(Ok(i)) => i,
                 Ok(Err(rejected)) => {
                     eprintln!("{name}: rejected {rejected}");
+                    on_session(&serde_json::json!({
+                        "session": null,
+                        "peer": rejected.peer.to_string(),
+                        "plan_hash": plan.hash_hex(),
+                        "outcome": format!("rejected: {rejected}"),
+                    }));
                     continue;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
