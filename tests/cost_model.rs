@@ -235,6 +235,17 @@ fn check_program(model: &str, program: &sci_ir::Program, threads: u32) -> usize 
             session[k].control,
             "{model}, {threads} lanes, case {k}: control byte"
         );
+        let totals = Cost {
+            server_bytes: server.totals.bytes_sent,
+            client_bytes: client.totals.bytes_sent,
+            server_rounds: server.totals.rounds,
+            client_rounds: client.totals.rounds,
+        };
+        assert_eq!(
+            totals,
+            session[k].total + session[k].control,
+            "{model}, {threads} lanes, case {k}: totals"
+        );
         assert!(
             server.setup.bytes_sent == 0 && server.he_keys.is_none() && client.he_keys.is_none(),
             "{model}, case {k}: a set-up after the first inference"

@@ -189,7 +189,9 @@ impl Server {
 /// The client's side: connects (retrying for `connect_timeout` seconds) and hand-shakes
 /// on construction, then runs an inference per input in `infer`, all in one session
 /// (one connection and OT set-up). Close it (`close()`, or use it as a context
-/// manager) to end the session cleanly.
+/// manager) to end the session cleanly. The server's read timeout (`sci-run
+/// --timeout`, `Server(timeout=...)`) bounds the pause between two calls, and its
+/// session timeout the session's life.
 #[pyclass(module = "sci._sci", frozen)]
 pub struct Client {
     plan: sci_ir::Plan,
@@ -200,9 +202,15 @@ pub struct Client {
 
 struct ClientState {
     session: Option<ClientSession>,
-    /// The cost model's predictions of this session's inferences.
+    /// The cost model's predictions of this session's inferences, made when a report
+    /// is asked for (not on the inferences' time).
     predictor: SessionPredictor,
+    /// Inferences run, and predicted so far.
+    done: u64,
+    predicted: u64,
+    /// The last inference's report, and its prediction once made.
     last: Option<PartyReport>,
+    last_prediction: Option<sci_ir::cost::predict::Prediction>,
 }
 
 #[pymethods]
@@ -263,7 +271,10 @@ impl Client {
             state: Mutex::new(ClientState {
                 session: Some(session),
                 predictor,
+                done: 0,
+                predicted: 0,
                 last: None,
+                last_prediction: None,
             }),
             plan,
         })
@@ -278,30 +289,32 @@ impl Client {
     fn infer(&self, py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let program = self.plan.program();
         let Inputs { sets, stacked } = arrays::input_sets(program, x)?;
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| PeerError::new_err("the client's state is poisoned"))?;
-        let state = &mut *state;
-        let Some(session) = state.session.as_mut() else {
-            return Err(PeerError::new_err("the session is closed"));
-        };
-        let mut outs = Vec::with_capacity(sets.len());
-        for set in sets {
-            let run = py.detach(|| session.infer(program, set, &mut |_| {}));
-            let e = match run {
-                Ok(e) => e,
-                Err(err) => {
-                    state.session = None;
-                    return Err(exec_err(&err));
-                }
-            };
-            let mut report = e.report;
-            let pred = state.predictor.next_inference(program);
-            report.add_prediction(Party::Client, &pred, None);
-            state.last = Some(report);
-            outs.push(e.outputs.unwrap_or_default());
-        }
+        // The state is locked only with the GIL released, so a thread waiting for it
+        // never holds the GIL the running inference needs back.
+        let outs = py.detach(|| -> PyResult<Vec<_>> {
+            let mut state = self
+                .state
+                .lock()
+                .map_err(|_| PeerError::new_err("the client's state is poisoned"))?;
+            let state = &mut *state;
+            let mut outs = Vec::with_capacity(sets.len());
+            for set in sets {
+                let Some(session) = state.session.as_mut() else {
+                    return Err(PeerError::new_err("the session is closed"));
+                };
+                let e = match session.infer(program, set, &mut |_| {}) {
+                    Ok(e) => e,
+                    Err(err) => {
+                        state.session = None;
+                        return Err(exec_err(&err));
+                    }
+                };
+                state.done += 1;
+                state.last = Some(e.report);
+                outs.push(e.outputs.unwrap_or_default());
+            }
+            Ok(outs)
+        })?;
         arrays::outputs(py, program, &outs, stacked)
     }
 
@@ -310,33 +323,43 @@ impl Client {
     /// prediction, the set-up (first inference only), the control byte and totals.
     #[getter]
     fn last_report(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let state = self
-            .state
-            .lock()
-            .map_err(|_| PeerError::new_err("the client's state is poisoned"))?;
-        state
-            .last
-            .as_ref()
-            .map(|r| {
-                let json = serde_json::to_string(r)
-                    .map_err(|e| PlanError::new_err(format!("encoding the report: {e}")))?;
-                json_to_py(py, &json)
-            })
-            .transpose()
+        let program = self.plan.program();
+        let json = py.detach(|| -> PyResult<Option<String>> {
+            let mut state = self
+                .state
+                .lock()
+                .map_err(|_| PeerError::new_err("the client's state is poisoned"))?;
+            let state = &mut *state;
+            while state.predicted < state.done {
+                state.last_prediction = Some(state.predictor.next_inference(program));
+                state.predicted += 1;
+            }
+            let (Some(report), Some(pred)) = (&state.last, &state.last_prediction) else {
+                return Ok(None);
+            };
+            let mut report = report.clone();
+            report.add_prediction(Party::Client, pred, None);
+            serde_json::to_string(&report)
+                .map(Some)
+                .map_err(|e| PlanError::new_err(format!("encoding the report: {e}")))
+        })?;
+        json.map(|j| json_to_py(py, &j)).transpose()
     }
 
     /// Ends the session (the server's session finishes cleanly); idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let session = self
-            .state
-            .lock()
-            .map_err(|_| PeerError::new_err("the client's state is poisoned"))?
-            .session
-            .take();
-        match session {
-            Some(s) => py.detach(|| s.end()).map_err(|e| exec_err(&e)),
-            None => Ok(()),
-        }
+        py.detach(|| {
+            let session = self
+                .state
+                .lock()
+                .map_err(|_| PeerError::new_err("the client's state is poisoned"))?
+                .session
+                .take();
+            match session {
+                Some(s) => s.end().map_err(|e| exec_err(&e)),
+                None => Ok(()),
+            }
+        })
     }
 
     /// Whether the session is open.

@@ -182,3 +182,51 @@ def test_ctrl_c_stops_a_serving_process(tmp_path, lenet_plan, digits):
     assert p.returncode == 0, err
     assert "served 1" in out, (out, err)
     assert "stopping" in err, err
+
+
+def test_a_vanished_server_is_a_peer_error(tmp_path, lenet_plan, digits):
+    x, _ = digits
+    lenet_plan.save(tmp_path / "plan.bin")
+    p = subprocess.Popen(
+        [sys.executable, "-c", SERVE, str(tmp_path / "plan.bin")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        address = p.stdout.readline().strip()
+        c = sci.Client(lenet_plan.client_view(), connect=address, timeout=20)
+        c.infer(x[:1])
+        p.kill()
+        p.wait(timeout=30)
+        with pytest.raises(sci.PeerError, match="disconnected|reset|closed"):
+            c.infer(x[:1])
+        assert not c.is_open
+        with pytest.raises(sci.PeerError, match="closed"):
+            c.infer(x[:1])
+        c.close()
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
+def test_threads_share_a_client(lenet_plan, digits):
+    x, _ = digits
+    with Serving(lenet_plan) as server:
+        with sci.Client(lenet_plan.client_view(), connect=server.address) as c:
+            results = {}
+
+            def work(k):
+                results[k] = [c.infer(x[k + 2 * i : k + 2 * i + 1]) for i in range(3)]
+
+            ts = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join(timeout=120)
+            assert not any(t.is_alive() for t in ts)
+        (s,) = wait_for_sessions(server, 1)
+    assert s["inferences"] == 6
+    for k in range(2):
+        for i, got in enumerate(results[k]):
+            assert np.array_equal(got, lenet_plan.run_cleartext(x[k + 2 * i : k + 2 * i + 1]))

@@ -204,7 +204,7 @@ pub fn execute(
         slots
     };
     let start = Instant::now();
-    let begin = engine.session().stats();
+    let begin = lane_stats(engine);
     let n = program.instrs().len();
     let nonneg = sci_ir::analysis::nonneg::nonneg(program);
     let waves = schedule(program, &nonneg);
@@ -299,8 +299,9 @@ pub fn execute(
         lane.ch.flush().map_err(ExecError::Connect)?;
     }
     // This run's counters plus the set-up: for the first run on a session, exactly the
-    // channel counters.
-    let run = engine.session().stats() - begin;
+    // channel counters' bytes. Rounds: the largest over lanes of this run's rounds on
+    // that lane (as the cost model's totals), whatever the lanes did before.
+    let run = Cost::between(&begin, &lane_stats(engine), 0.0);
     let totals = Cost {
         seconds: setup.seconds + start.elapsed().as_secs_f64(),
         bytes_sent: setup.bytes_sent + run.bytes_sent,
