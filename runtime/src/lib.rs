@@ -3,6 +3,7 @@
 pub mod cheetah;
 pub mod crypto;
 pub mod exec;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzz_entry;
 pub mod he;

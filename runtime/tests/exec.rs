@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use sci_ir::{Builder, Owner, Plan, Tensor, Type};
+use sci_ir::{Builder, Encoding, Op, Owner, Plan, Tensor, Type};
 use sci_runtime::exec::handshake::{Hello, Status};
 use sci_runtime::exec::report::{Cost, PartyReport};
 use sci_runtime::exec::{self, ExecError, link};
@@ -166,6 +166,31 @@ fn plan_checks() {
     b.output("y", x).unwrap();
     let e = exec::check_plan(&b.finish().unwrap(), Party::Client).unwrap_err();
     assert!(e.to_string().contains("quantized"), "{e}");
+    // A lying `trunc nonneg` (its operand is an input, not provably non-negative) is
+    // refused by both parties; the honest one (of a relu) is accepted.
+    let mut b = Builder::new();
+    let ty = Type::new(Encoding::ring(32).unwrap(), 8, vec![4], Owner::Client).unwrap();
+    let x = b.input("x", ty).unwrap();
+    let r = b.push("r", Op::Relu { x }).unwrap();
+    for (name, v) in [("honest", r), ("lying", x)] {
+        let op = Op::Trunc {
+            x: v,
+            s: 3,
+            nonneg: true,
+        };
+        let t = b.push(name, op).unwrap();
+        b.output(&format!("out_{name}"), t).unwrap();
+    }
+    let lying = b.finish().unwrap();
+    for party in [Party::Server, Party::Client] {
+        let e = exec::check_plan(&lying, party).unwrap_err();
+        assert!(
+            matches!(&e, ExecError::UnprovenNonneg { name, operand } if name == "lying" && operand == "x"),
+            "{e}"
+        );
+    }
+    let honest = common::protocol_program(32);
+    assert!(exec::check_plan(&honest, Party::Server).is_ok());
     // A client with the wrong number of inputs.
     let (_s0, mut s1) = mem_sessions(1);
     let e = exec::execute(&p, &mut s1, Some(vec![]), Cost::default(), &mut |_| {}).unwrap_err();
@@ -206,7 +231,7 @@ fn a_vanished_peer_is_an_error_naming_the_instruction() {
 /// than the exact ones on the same geometry.
 #[test]
 fn maxpool_and_argmax_compare_narrowly_on_nonneg_operands() {
-    use sci_ir::{Op, Pool2d};
+    use sci_ir::Pool2d;
     use sci_runtime::proto::maxpool::{Compare, Windows, cost_bits};
     let shape = [2usize, 3, 6, 5];
     let pool = Pool2d {

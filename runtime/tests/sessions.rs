@@ -205,3 +205,46 @@ fn the_session_deadline_stops_a_session() {
     assert!(e.to_string().contains("deadline"), "{e}");
     assert!(t0.elapsed() < Duration::from_secs(8));
 }
+
+/// A single-session TLS server (`link::accept`) outlives junk: an HTTP request and a
+/// plain-TCP client fail the TLS handshake, and the real client that comes after them
+/// is served, with the cleartext outputs.
+#[test]
+fn a_tls_server_waits_on_past_junk_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (identity(dir.path(), "a"), identity(dir.path(), "b"));
+    let (scfg, ccfg) = (cfg(tls(&a, &b)), cfg(tls(&b, &a)));
+    let p = protocol_program(16);
+    let plan = Plan::new(p.clone());
+    let x = wide_inputs(&p, 9);
+    let want = sci_ir::interp::run(&p, &x).unwrap();
+    let acceptor = Acceptor::bind("127.0.0.1:0", &scfg).unwrap();
+    let addr = acceptor.local_addr().to_string();
+    let client = plan.client_view();
+    std::thread::scope(|sc| {
+        let srv = sc.spawn(|| {
+            let ot = plan.program().params().ot;
+            let hello = Hello::new(Party::Server, 1, ot, plan.hash(), Status::Ready);
+            let c = link::accept(&acceptor, Party::Server, (plan.program(), &hello), &scfg)?;
+            let (mut e, setup) = c.engine(plan.program());
+            exec::execute(plan.program(), &mut e, None, setup, &mut |_| {}).map(|e| e.report)
+        });
+        for junk in [&b"GET / HTTP/1.1\r\nHost: sci\r\n\r\n"[..], &[0u8; 64][..]] {
+            let mut g = std::net::TcpStream::connect(&addr).unwrap();
+            g.write_all(junk).unwrap();
+            drop(g);
+        }
+        let start = Instant::now();
+        while acceptor.dropped() < 2 && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(acceptor.dropped(), 2, "the junk was not seen first");
+        let ot = client.program().params().ot;
+        let hello = Hello::new(Party::Client, 1, ot, client.hash(), Status::Ready);
+        let c = link::connect(&addr, Party::Client, (client.program(), &hello), &ccfg).unwrap();
+        let (mut e, setup) = c.engine(client.program());
+        let ex = exec::execute(client.program(), &mut e, Some(x), setup, &mut |_| {}).unwrap();
+        assert_eq!(ex.outputs.unwrap(), want);
+        srv.join().expect("server thread").unwrap();
+    });
+}

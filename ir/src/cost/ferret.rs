@@ -62,21 +62,36 @@ pub struct FerretParams {
     pub main: LpnParams,
 }
 
-/// The production parameter sets, the regular-noise primal-LPN sets of
-/// emp-ot (`emp-ot/ferret/constants.h`, current master, the reference
-/// implementation of Ferret's authors): main `n = 10,608,640 = 1295·2^13`,
-/// `k = 589,824`, `t = 1295`; bootstrapping `n = 607,232 = 593·2^10`, `k =
-/// 69,454`, `t = 593`. emp-ot revised its smaller sets (the bootstrapping
-/// one was `k = 36,096`, `t = 1186`) after the algebraic attacks on regular
-/// syndrome decoding (Briaud and Øygarden, "A New Algebraic Approach to the
-/// Regular Syndrome Decoding Problem and Implications for PCG
-/// Constructions", Eurocrypt 2023), and kept the main set (Ferret's paper
-/// had `n = 10,805,248`, `k = 589,760`, `t = 1319`). The later analysis of
-/// Liu, Wang, Yang and Yu ("The Hardness of LPN over Any Integer Ring and
-/// Field for PCG Applications", Eurocrypt 2024) is the reference for such
-/// sets' security against ISD, Pooled Gauss, low-weight parity check and
-/// algebraic attacks; the 128-bit claim for these two sets is emp-ot's and
-/// was not re-estimated here.
+/// The production parameter sets, regular-noise primal-LPN sets from emp-ot
+/// (the reference implementation of Ferret's authors): main `n = 10,608,640
+/// = 1295·2^13`, `k = 589,824`, `t = 1295` (Ferret's paper had `n =
+/// 10,805,248`, `k = 589,760`, `t = 1319`); bootstrapping `n = 607,232 =
+/// 593·2^10`, `k = 69,454`, `t = 593`, taken from emp-ot's 2021
+/// `ferret-setup` branch (not its master), so it predates the algebraic
+/// attacks on regular syndrome decoding (Briaud and Øygarden, "A New
+/// Algebraic Approach to the Regular Syndrome Decoding Problem and
+/// Implications for PCG Constructions", Eurocrypt 2023), after which emp-ot
+/// master revised its smaller sets (its current `b10` and `b13`).
+///
+/// **Estimated security** (bits, the minimum over the attacks the estimator
+/// covers: ISD, Pooled Gauss, low-weight parity check and the algebraic
+/// attacks on regular noise), with the estimator of Liu, Wang, Yang and Yu
+/// ("The Hardness of LPN over Any Integer Ring and Field for PCG
+/// Applications", Eurocrypt 2024; `github.com/1234wangtr/Code_estimators`,
+/// commit `41e013c`), as run by a previous session on this issue (#26) and
+/// not re-run here:
+///
+/// | set | `n` | `k` | `t` | bits |
+/// |---|---|---|---|---|
+/// | main ([`FERRET`]`.main`) | 10,608,640 | 589,824 | 1295 | 150.4 |
+/// | bootstrapping ([`FERRET`]`.boot`, all of [`FERRET_SMALL`]) | 607,232 | 69,454 | 593 | 135.8 |
+/// | for comparison: emp-ot master's `b13` | | | | 140.7 |
+/// | for comparison: emp-ot master's `b10` | | | | 128.6 |
+///
+/// Every set sci uses is at or above 128 bits, so the sets are kept.
+/// Iterating a set does not lower its figure: each iteration draws a fresh
+/// LPN secret (the previous iteration's reserved COTs) and fresh regular
+/// noise.
 pub const FERRET: FerretParams = FerretParams {
     boot: LpnParams {
         k: 69_454,
@@ -98,11 +113,9 @@ pub const FERRET: FerretParams = FerretParams {
 /// handed out) for 199,248 bytes: 3 bits per COT instead of 0.45, but ≈ 17×
 /// less computation and memory per iteration than the main set's.
 ///
-/// Security: `B` is one of emp-ot's two production sets, claimed at 128 bits
-/// like the main set (see [`FERRET`]); every iteration of Ferret draws a
-/// fresh LPN secret (the previous iteration's reserved COTs) and fresh
-/// regular noise, so iterating `B` is iterating a set under that claim, as
-/// the main set is iterated. The claim is emp-ot's, not re-estimated here.
+/// Security: `B` is estimated at 135.8 bits (see [`FERRET`]'s table); every
+/// iteration of Ferret draws a fresh LPN secret and fresh regular noise, so
+/// iterating `B` stays at that figure, as the main set does when iterated.
 pub const FERRET_SMALL: FerretParams = FerretParams {
     boot: FERRET.boot,
     main: FERRET.boot,

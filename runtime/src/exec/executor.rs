@@ -170,7 +170,29 @@ pub fn check_plan(program: &Program, party: Party) -> Result<Modulus, ExecError>
     if party == Party::Server && program.has_withheld_consts() {
         return Err(ExecError::NoWeights);
     }
+    check_nonneg_claims(program)?;
     Ok(md)
+}
+
+/// Rejects a `trunc nonneg` whose operand [`sci_ir::analysis::nonneg`] does not prove
+/// non-negative: the flag skips the DReLU of the truncation, so a plan claiming it
+/// falsely would give a silently wrong output. Both parties run the same public analysis
+/// on the same plan (the flag is in the client's plan too). Cost: one pass over the plan.
+fn check_nonneg_claims(program: &Program) -> Result<(), ExecError> {
+    let proven = sci_ir::analysis::nonneg::nonneg(program);
+    for v in program.ids() {
+        if let Op::Trunc {
+            x, nonneg: true, ..
+        } = &program.instr(v).op
+            && !proven[x.index()]
+        {
+            return Err(ExecError::UnprovenNonneg {
+                name: program.name(v).to_string(),
+                operand: program.name(*x).to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Runs `program` as `party` with the protocols of `engine` (whose millionaires' radix

@@ -93,30 +93,35 @@ fn finish(
     })
 }
 
-/// Waits (at most `cfg.connect_timeout`, else [`ExecError::NoPeer`]) for a new
-/// session's lane 0 on `acceptor` and sets the session up ([`accept_incoming`]) to run
-/// `program` (this party's view of the plan whose hash `hello` carries). A connection
-/// that fails TLS authentication is [`ExecError::Rejected`].
+/// Waits (at most `cfg.connect_timeout`) for a new session's lane 0 on `acceptor` and
+/// sets the session up ([`accept_incoming`]) to run `program` (this party's view of the
+/// plan whose hash `hello` carries). A connection that fails TLS authentication (junk,
+/// no TLS, a wrong certificate) does not end the wait: the server waits on for its peer
+/// until the connect timeout, and then reports the last such failure
+/// ([`ExecError::Rejected`]), or [`ExecError::NoPeer`] if there was none.
 pub fn accept(
     acceptor: &Acceptor,
     party: Party,
     (program, hello): (&Program, &Hello),
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
-    let incoming = acceptor.next(cfg.connect_timeout).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::TimedOut {
-            ExecError::NoPeer(cfg.connect_timeout.as_secs_f64())
-        } else {
-            ExecError::Connect(e)
+    let deadline = Instant::now() + cfg.connect_timeout;
+    let mut rejected = None;
+    loop {
+        match acceptor.next(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Ok(incoming)) => {
+                return accept_incoming(acceptor, incoming, party, (program, hello), cfg);
+            }
+            Ok(Err(r)) => rejected = Some(r),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                return Err(match rejected {
+                    Some(r) => ExecError::Rejected(r),
+                    None => ExecError::NoPeer(cfg.connect_timeout.as_secs_f64()),
+                });
+            }
+            Err(e) => return Err(ExecError::Connect(e)),
         }
-    })?;
-    accept_incoming(
-        acceptor,
-        incoming.map_err(ExecError::Rejected)?,
-        party,
-        (program, hello),
-        cfg,
-    )
+    }
 }
 
 /// Sets up the session whose lane 0 is `incoming`: a fresh session id, the handshake,

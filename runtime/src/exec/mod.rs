@@ -77,6 +77,16 @@ pub enum ExecError {
         "the server's plan has no weights (it is a client plan, written by sci-compile --client-plan): give party 0 the full plan"
     )]
     NoWeights,
+    /// A `trunc` is marked `nonneg` but its operand is not provably non-negative.
+    #[error(
+        "%{name} = trunc nonneg: the operand %{operand} is not provably non-negative (sci-compile marks only proven truncations: recompile the plan)"
+    )]
+    UnprovenNonneg {
+        /// The truncation.
+        name: String,
+        /// Its operand.
+        operand: String,
+    },
     /// The client's inputs do not fit the plan.
     #[error("inputs: {0}")]
     Inputs(String),

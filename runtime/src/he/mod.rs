@@ -58,6 +58,21 @@
 //! flooded ciphertext. The client's view is thus simulated from its output
 //! share `W·x − r`, which is uniform.
 //!
+//! **The 2^−40 is per layer.** Distances add up (triangle inequality over
+//! independent floodings): a plan of `L` HE layers is within `L·2^−40` of a
+//! weight-independent view per inference, and `I` inferences with the same
+//! weights within `I·L·2^−40` (e.g. 50 layers and 2^20 inferences: 2^−14.4).
+//! A deployment expecting more inferences than that budget allows should use a
+//! larger [`noise::STAT_SEC`] (a smaller plaintext modulus leaves the room).
+//!
+//! **Hiding the weights assumes an honest client key** (the semi-honest model of
+//! the whole protocol): the bound `B` is computed for a public key and Galois
+//! keys generated as specified (fresh errors within `[−20, 20]`). The server
+//! validates what it can check (shapes, levels, reduced coefficients, the
+//! variable-time flag cleared), but a malicious client that chooses keys or
+//! ciphertexts with large errors could push the noise past `F` and learn about `W`; defending
+//! against that needs a proof of well-formed keys, which sci does not do.
+//!
 //! Rotations are applied to products, so the key-switching noise adds to the
 //! bound, except where a convolution rotates its inputs before the products
 //! ([`conv`]: only where the worst-case bound, multiplied by the plaintexts,
