@@ -991,3 +991,73 @@ fn pad_modes_outside_their_range_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn expand_on_a_run_time_tensor_is_a_reshape_and_gathers() {
+    // [3, 1] → [2, 3, 4]: a leading axis, then axes 0 and 2 repeat index 0.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(3), D::N(1)]).output("y");
+    g.init_i64("shape", &[3], &[2, 1, 4]);
+    g.node("expand", "Expand", &["x", "shape"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "reshape", "gather", "gather", "output"]
+    );
+    let y = run(&p, &[(vec![3, 1], vec![1.0, -2.0, 3.5])]);
+    let row: Vec<f32> = [1.0, -2.0, 3.5].iter().flat_map(|&v| [v; 4]).collect();
+    assert_eq!(y, [[row.clone(), row].concat()]);
+    // A target of size 1 keeps the input's dimension (bidirectional broadcasting);
+    // nothing to repeat: the input itself.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    g.init_i64("shape", &[2], &[1, 3]);
+    g.node("expand", "Expand", &["x", "shape"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "output"]);
+}
+
+#[test]
+fn tile_on_a_run_time_tensor_gathers_whole_copies() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(2)]).output("y");
+    g.init_i64("reps", &[2], &[2, 3]);
+    g.node("tile", "Tile", &["x", "reps"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "gather", "gather", "output"]);
+    let r0 = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0];
+    let r1 = [3.0, 4.0, 3.0, 4.0, 3.0, 4.0];
+    assert_eq!(
+        run(&p, &[(vec![2, 2], vec![1.0, 2.0, 3.0, 4.0])]),
+        [[r0, r1, r0, r1].concat()]
+    );
+    // On constants it folds.
+    let mut g = Graph::new(13);
+    g.output("y")
+        .init_f32("c", &[2], &[5.0, -1.0])
+        .init_i64("reps", &[1], &[2]);
+    g.node("tile", "Tile", &["c", "reps"], &["y"]);
+    assert_eq!(folded(&g), [5.0, -1.0, 5.0, -1.0]);
+}
+
+#[test]
+fn expand_and_tile_reject_bad_shapes_and_repeats_naming_the_node() {
+    let cases: [(&str, &[i64], &str); 4] = [
+        ("Expand", &[2, 4], "broadcast"),
+        ("Expand", &[-1, 3], "negative value -1 in shape of Expand"),
+        (
+            "Tile",
+            &[2],
+            "repeats has 1 entries but the input has rank 2",
+        ),
+        ("Tile", &[1, 0], "repeats[1] = 0 gives an empty tensor"),
+    ];
+    for (op, arg, want) in cases {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        g.init_i64("arg", &[arg.len() as i64], arg);
+        g.node("bad", op, &["x", "arg"], &["y"]);
+        let e = lower_err(&load(&g), None);
+        assert!(e.contains("node 'bad'") && e.contains(want), "{op}: {e}");
+    }
+}

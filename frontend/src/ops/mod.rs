@@ -7,11 +7,13 @@
 //!
 //! Families: [`shape_ops`] (data movement and the shape subgraphs exporters emit),
 //! [`select`] (`Gather`, `Slice`, `Split`: selection by constant indices),
+//! [`repeat`] (`Expand`, `Tile`: repetition by constant shapes and counts),
 //! [`arith`] (elementwise arithmetic), [`nn`] (convolution, matrix products,
 //! normalisation, activations, pooling).
 
 pub(crate) mod arith;
 pub(crate) mod nn;
+pub(crate) mod repeat;
 pub(crate) mod select;
 pub(crate) mod shape_ops;
 
@@ -88,6 +90,7 @@ pub(crate) fn registry() -> &'static Registry {
         let mut reg = Registry::default();
         shape_ops::register(&mut reg);
         select::register(&mut reg);
+        repeat::register(&mut reg);
         arith::register(&mut reg);
         nn::register(&mut reg);
         reg
