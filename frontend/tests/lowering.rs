@@ -834,7 +834,7 @@ fn global_max_pool_is_a_whole_window_max_pool() {
 }
 
 #[test]
-fn reduce_mean_over_spatial_axes_is_a_global_average_pool() {
+fn reduce_mean_over_spatial_axes_is_a_global_average_pool_over_others_sums_and_rdiv() {
     for (opset, keepdims, out) in [(13, 1, vec![1, 2, 1, 1]), (18, 0, vec![1, 2])] {
         let mut g = Graph::new(opset);
         g.input("x", &[D::N(1), D::N(2), D::N(2), D::N(1)])
@@ -856,15 +856,71 @@ fn reduce_mean_over_spatial_axes_is_a_global_average_pool() {
             [vec![1.5, -2.0]]
         );
     }
+    // Over the channels: two gathers, an add and a division by the public count.
     let mut g = Graph::new(13);
     g.input("x", &[D::N(1), D::N(2), D::N(2), D::N(1)])
         .output("y");
     attr_ints(g.node("mean_c", "ReduceMean", &["x"], &["y"]), "axes", &[1]);
-    let e = lower_err(&load(&g), None);
-    assert!(
-        e.contains("node 'mean_c'") && e.contains("'axes'") && e.contains("[2, 3]"),
-        "{e}"
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "gather", "gather", "add", "div_public", "output"]
     );
+    assert_eq!(p.ty(p.outputs()[0]).shape(), [1, 1, 2, 1]);
+    assert_eq!(
+        run(&p, &[(vec![1, 2, 2, 1], vec![1.0, 2.0, -4.0, 0.0])]),
+        [vec![-1.5, 1.0]]
+    );
+}
+
+#[test]
+fn reduce_sum_is_a_halving_tree_of_adds_over_any_axes() {
+    let x: Vec<f32> = (1..=6).map(|v| v as f32).collect();
+    // (axes, keepdims, output shape, sums); axes as an input (opset 13).
+    type Case = (&'static [i64], i64, Vec<usize>, Vec<f32>);
+    let cases: [Case; 4] = [
+        (&[1], 0, vec![2], vec![6.0, 15.0]),
+        (&[-2], 1, vec![1, 3], vec![5.0, 7.0, 9.0]),
+        (&[0, 1], 1, vec![1, 1], vec![21.0]),
+        (&[], 1, vec![1, 1], vec![21.0]),
+    ];
+    for (axes, keepdims, shape, want) in cases {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        g.init_i64("axes", &[axes.len() as i64], axes);
+        let n = g.node("sum", "ReduceSum", &["x", "axes"], &["y"]);
+        attr_i(n, "keepdims", keepdims);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert!(
+            !mnemonics(&p).contains(&"matmul"),
+            "{axes:?}: {:?}",
+            mnemonics(&p)
+        );
+        assert_eq!(p.ty(p.outputs()[0]).shape(), shape.as_slice(), "{axes:?}");
+        assert_eq!(run(&p, &[(vec![2, 3], x.clone())]), [want], "{axes:?}");
+    }
+    // noop_with_empty_axes: the input itself; on constants it folds.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    g.init_i64("axes", &[0], &[]);
+    attr_i(
+        g.node("sum", "ReduceSum", &["x", "axes"], &["y"]),
+        "noop_with_empty_axes",
+        1,
+    );
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "output"]);
+    let mut g = Graph::new(11);
+    g.output("y")
+        .init_f32("c", &[5], &[1.0, 2.0, 3.0, 4.0, 5.5]);
+    attr_ints(g.node("sum_c", "ReduceSum", &["c"], &["y"]), "axes", &[0]);
+    assert_eq!(folded(&g), [15.5]);
+    // An axis out of range names the node.
+    let mut g = Graph::new(11);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    attr_ints(g.node("sum_bad", "ReduceSum", &["x"], &["y"]), "axes", &[2]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("node 'sum_bad'"), "{e}");
 }
 
 #[test]

@@ -8,11 +8,13 @@
 //! Families: [`shape_ops`] (data movement and the shape subgraphs exporters emit),
 //! [`select`] (`Gather`, `Slice`, `Split`: selection by constant indices),
 //! [`repeat`] (`Expand`, `Tile`: repetition by constant shapes and counts),
+//! [`reduce`] (`ReduceSum`, `ReduceMean` over any axes),
 //! [`arith`] (elementwise arithmetic), [`nn`] (convolution, matrix products,
 //! normalisation, activations, pooling).
 
 pub(crate) mod arith;
 pub(crate) mod nn;
+pub(crate) mod reduce;
 pub(crate) mod repeat;
 pub(crate) mod select;
 pub(crate) mod shape_ops;
@@ -91,6 +93,7 @@ pub(crate) fn registry() -> &'static Registry {
         shape_ops::register(&mut reg);
         select::register(&mut reg);
         repeat::register(&mut reg);
+        reduce::register(&mut reg);
         arith::register(&mut reg);
         nn::register(&mut reg);
         reg

@@ -1,7 +1,7 @@
 //! Neural-network layers, one module per family (as tract's `onnx/src/ops/nn/`):
 //! [`conv`] (`Conv`), [`matmul`] (`Gemm`, `MatMul`), [`norm`]
 //! (`BatchNormalization`), [`activation`] (`Relu`, `Clip`), [`pool`] (`MaxPool`,
-//! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, spatial `ReduceMean`),
+//! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
 //! [`pad`] (`Pad`) and [`classifier`] (`ArgMax`, a trailing
 //! `Softmax`/`LogSoftmax`); [`window`] holds the window geometry that
 //! convolution and pooling share.
@@ -22,6 +22,7 @@ mod window;
 use super::Registry;
 use crate::tensor::Tensor;
 use pool::PoolKind;
+pub(crate) use pool::spatial_mean;
 
 pub(crate) fn register(reg: &mut Registry) {
     reg.op("Conv", conv::conv);
@@ -36,7 +37,6 @@ pub(crate) fn register(reg: &mut Registry) {
         pool::global_pool(cx, PoolKind::Avg)
     });
     reg.op("GlobalMaxPool", |cx| pool::global_pool(cx, PoolKind::Max));
-    reg.op("ReduceMean", pool::reduce_mean);
     reg.op("Pad", pad::pad);
     reg.op("ArgMax", classifier::argmax);
     reg.op("Softmax", classifier::trailing_monotone);
