@@ -1117,3 +1117,53 @@ fn expand_and_tile_reject_bad_shapes_and_repeats_naming_the_node() {
         assert!(e.contains("node 'bad'") && e.contains(want), "{op}: {e}");
     }
 }
+
+#[test]
+fn gather_nd_with_constant_indices_is_one_gather_over_flattened_rows() {
+    let x: Vec<f32> = (1..=6).map(|v| v as f32).collect(); // [[1, 2, 3], [4, 5, 6]]
+    // (indices shape, indices, batch_dims, output shape, output)
+    type Case = (Vec<usize>, Vec<i64>, i64, Vec<usize>, Vec<f32>);
+    let cases: [Case; 4] = [
+        (vec![2, 2], vec![1, 2, 0, -3], 0, vec![2], vec![6.0, 1.0]),
+        (vec![1, 1], vec![1], 0, vec![1, 3], vec![4.0, 5.0, 6.0]),
+        (vec![2, 1], vec![2, 0], 1, vec![2], vec![3.0, 4.0]),
+        (vec![2, 2, 1], vec![1, 1, 0, 1], 0, vec![2, 2, 3], {
+            let (a, b) = (&x[..3], &x[3..]);
+            [b, b, a, b].concat()
+        }),
+    ];
+    for (i_shape, ind, batch_dims, shape, want) in cases {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        let dims: Vec<i64> = i_shape.iter().map(|&d| d as i64).collect();
+        g.init_i64("ind", &dims, &ind);
+        let n = g.node("gnd", "GatherND", &["x", "ind"], &["y"]);
+        attr_i(n, "batch_dims", batch_dims);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert!(mnemonics(&p).contains(&"gather"), "{ind:?}");
+        assert_eq!(p.ty(p.outputs()[0]).shape(), shape.as_slice(), "{ind:?}");
+        assert_eq!(run(&p, &[(vec![2, 3], x.clone())]), [want], "{ind:?}");
+    }
+    for (i_shape, ind, batch_dims, want) in [
+        (
+            vec![1, 2],
+            vec![0, 3],
+            0,
+            "index 3 is out of range for dimension 3",
+        ),
+        (vec![1, 3], vec![0, 0, 0], 0, "index tuples of length 3"),
+        (vec![2, 1], vec![0, 0], 2, "'batch_dims'"),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        let dims: Vec<i64> = i_shape.iter().map(|&d: &usize| d as i64).collect();
+        g.init_i64("ind", &dims, &ind);
+        attr_i(
+            g.node("gnd", "GatherND", &["x", "ind"], &["y"]),
+            "batch_dims",
+            batch_dims,
+        );
+        let e = lower_err(&load(&g), None);
+        assert!(e.contains("node 'gnd'") && e.contains(want), "{e}");
+    }
+}
