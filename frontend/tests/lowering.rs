@@ -1167,3 +1167,69 @@ fn gather_nd_with_constant_indices_is_one_gather_over_flattened_rows() {
         assert!(e.contains("node 'gnd'") && e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn nearest_resize_and_upsample_are_one_gather_per_resized_axis() {
+    let x = vec![1.0, 2.0, 3.0, 4.0]; // [[1, 2], [3, 4]]
+    let twice = vec![
+        1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 3.0, 3.0, 4.0, 4.0,
+    ];
+    // Resize-13 by scales (half_pixel, round_prefer_floor) and Upsample-9.
+    for op in ["Resize", "Upsample"] {
+        let mut g = Graph::new(if op == "Resize" { 13 } else { 9 });
+        g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+            .output("y");
+        g.init_f32("scales", &[4], &[1.0, 1.0, 2.0, 2.0]);
+        let ins: &[&str] = if op == "Resize" {
+            &["x", "", "scales"]
+        } else {
+            &["x", "scales"]
+        };
+        attr_s(g.node("up", op, ins, &["y"]), "mode", "nearest");
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert_eq!(
+            mnemonics(&p),
+            ["input", "gather", "gather", "output"],
+            "{op}"
+        );
+        assert_eq!(p.ty(p.outputs()[0]).shape(), [1, 1, 4, 4], "{op}");
+        assert_eq!(
+            run(&p, &[(vec![1, 1, 2, 2], x.clone())]),
+            std::slice::from_ref(&twice),
+            "{op}"
+        );
+    }
+    // By sizes, asymmetric: scale 1.5, indices 0, round(0.67) = 1, round(1.33) = 1.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+        .output("y");
+    g.init_i64("sizes", &[4], &[1, 1, 3, 3]);
+    let n = g.node("up", "Resize", &["x", "", "", "sizes"], &["y"]);
+    attr_s(n, "coordinate_transformation_mode", "asymmetric");
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        run(&p, &[(vec![1, 1, 2, 2], x)]),
+        [vec![1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 3.0, 4.0, 4.0]]
+    );
+    // Other modes are errors naming the node and the attribute.
+    for (attr, value) in [
+        ("mode", "linear"),
+        ("coordinate_transformation_mode", "tf_crop_and_resize"),
+        ("nearest_mode", "sideways"),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+            .output("y");
+        g.init_f32("scales", &[4], &[1.0, 1.0, 2.0, 2.0]);
+        attr_s(
+            g.node("up", "Resize", &["x", "", "scales"], &["y"]),
+            attr,
+            value,
+        );
+        let e = lower_err(&load(&g), None);
+        assert!(
+            e.contains("node 'up'") && e.contains(attr) && e.contains(value),
+            "{e}"
+        );
+    }
+}
