@@ -1233,3 +1233,118 @@ fn nearest_resize_and_upsample_are_one_gather_per_resized_axis() {
         );
     }
 }
+
+/// ConvTranspose by its definition (each input entry scatters `x · w` into the
+/// output), for `[1, C, H, W]` inputs.
+#[allow(clippy::too_many_arguments)]
+fn conv_transpose_ref(
+    x: &[f32],
+    (c, h, w): (usize, usize, usize),
+    wt: &[f32],
+    (cout_g, kh, kw): (usize, usize, usize),
+    g: usize,
+    s: [usize; 2],
+    d: [usize; 2],
+    p: [usize; 4],
+    q: [usize; 2],
+    bias: &[f32],
+) -> (Vec<usize>, Vec<f32>) {
+    let ho = (h - 1) * s[0] + d[0] * (kh - 1) + q[0] + 1 - p[0] - p[2];
+    let wo = (w - 1) * s[1] + d[1] * (kw - 1) + q[1] + 1 - p[1] - p[3];
+    let cin_g = c / g;
+    let mut y = vec![0f32; g * cout_g * ho * wo];
+    for (o, chunk) in y.chunks_mut(ho * wo).enumerate() {
+        chunk.iter_mut().for_each(|v| *v = bias[o]);
+    }
+    for ci in 0..c {
+        let gi = ci / cin_g;
+        for o in 0..cout_g {
+            for (i, j, a, b) in (0..h).flat_map(|i| {
+                (0..w).flat_map(move |j| {
+                    (0..kh).flat_map(move |a| (0..kw).map(move |b| (i, j, a, b)))
+                })
+            }) {
+                let oi = (i * s[0] + a * d[0]) as i64 - p[0] as i64;
+                let oj = (j * s[1] + b * d[1]) as i64 - p[1] as i64;
+                if oi < 0 || oj < 0 || oi >= ho as i64 || oj >= wo as i64 {
+                    continue;
+                }
+                let oc = gi * cout_g + o;
+                y[(oc * ho + oi as usize) * wo + oj as usize] +=
+                    x[(ci * h + i) * w + j] * wt[((ci * cout_g + o) * kh + a) * kw + b];
+            }
+        }
+    }
+    (vec![1, g * cout_g, ho, wo], y)
+}
+
+#[test]
+fn conv_transpose_is_a_convolution_over_the_zero_stuffed_input() {
+    // (C, H, W, C_out/g, kH, kW, group, strides, dilations, pads, output_padding)
+    type Case = (
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        [usize; 2],
+        [usize; 2],
+        [usize; 4],
+        [usize; 2],
+    );
+    let cases: [Case; 5] = [
+        (1, 2, 2, 1, 2, 2, 1, [2, 2], [1, 1], [0; 4], [0, 0]),
+        (2, 3, 2, 2, 3, 3, 1, [2, 1], [1, 1], [1, 1, 1, 1], [1, 0]),
+        (4, 2, 3, 1, 3, 2, 2, [3, 2], [2, 1], [0, 1, 2, 0], [2, 1]),
+        (2, 3, 3, 3, 1, 1, 1, [1, 1], [1, 1], [0; 4], [0, 0]),
+        (2, 2, 2, 1, 2, 2, 2, [2, 2], [1, 1], [2, 2, 2, 1], [1, 0]),
+    ];
+    for (c, h, w, cout_g, kh, kw, g, s, d, p, q) in cases {
+        let x: Vec<f32> = (0..c * h * w)
+            .map(|i| ((i * 7 % 11) as f32 - 5.0) / 4.0)
+            .collect();
+        let wt: Vec<f32> = (0..c * cout_g * kh * kw)
+            .map(|i| ((i * 5 % 13) as f32 - 6.0) / 8.0)
+            .collect();
+        let bias: Vec<f32> = (0..g * cout_g).map(|i| i as f32 / 2.0 - 1.0).collect();
+        let (shape, want) =
+            conv_transpose_ref(&x, (c, h, w), &wt, (cout_g, kh, kw), g, s, d, p, q, &bias);
+        let mut gr = Graph::new(13);
+        gr.input(
+            "x",
+            &[D::N(1), D::N(c as i64), D::N(h as i64), D::N(w as i64)],
+        )
+        .output("y");
+        gr.init_f32("W", &[c as i64, cout_g as i64, kh as i64, kw as i64], &wt)
+            .init_f32("B", &[(g * cout_g) as i64], &bias);
+        let n = gr.node("up", "ConvTranspose", &["x", "W", "B"], &["y"]);
+        attr_i(n, "group", g as i64);
+        attr_ints(n, "strides", &[s[0] as i64, s[1] as i64]);
+        attr_ints(n, "dilations", &[d[0] as i64, d[1] as i64]);
+        attr_ints(n, "pads", &p.map(|v| v as i64));
+        attr_ints(n, "output_padding", &[q[0] as i64, q[1] as i64]);
+        let (prog, _) = load(&gr).lower(None).unwrap();
+        assert!(mnemonics(&prog).contains(&"conv2d"));
+        assert_eq!(prog.ty(prog.outputs()[0]).shape(), shape.as_slice());
+        let got = run(&prog, &[(vec![1, c, h, w], x)]).remove(0);
+        for (a, b) in got.iter().zip(&want) {
+            assert!(
+                (a - b).abs() < 1e-4,
+                "{c} {h} {w} {s:?} {p:?}: {got:?} vs {want:?}"
+            );
+        }
+    }
+    let mut gr = Graph::new(13);
+    gr.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+        .output("y");
+    gr.init_f32("W", &[1, 1, 2, 2], &[1.0; 4]);
+    attr_s(
+        gr.node("up", "ConvTranspose", &["x", "W"], &["y"]),
+        "auto_pad",
+        "SAME_UPPER",
+    );
+    let e = lower_err(&load(&gr), None);
+    assert!(e.contains("node 'up'") && e.contains("auto_pad"), "{e}");
+}

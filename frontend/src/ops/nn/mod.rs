@@ -1,6 +1,6 @@
 //! Neural-network layers, one module per family (as tract's `onnx/src/ops/nn/`):
-//! [`conv`] (`Conv`), [`matmul`] (`Gemm`, `MatMul`), [`norm`]
-//! (`BatchNormalization`), [`activation`] (`Relu`, `Clip`), [`pool`] (`MaxPool`,
+//! [`conv`] (`Conv`), [`conv_transpose`] (`ConvTranspose`), [`matmul`] (`Gemm`,
+//! `MatMul`), [`norm`] (`BatchNormalization`), [`activation`] (`Relu`, `Clip`), [`pool`] (`MaxPool`,
 //! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
 //! [`pad`] (`Pad`) and [`classifier`] (`ArgMax`, a trailing
 //! `Softmax`/`LogSoftmax`); [`window`] holds the window geometry that
@@ -13,6 +13,7 @@
 mod activation;
 mod classifier;
 mod conv;
+mod conv_transpose;
 mod matmul;
 mod norm;
 mod pad;
@@ -26,6 +27,7 @@ pub(crate) use pool::spatial_mean;
 
 pub(crate) fn register(reg: &mut Registry) {
     reg.op("Conv", conv::conv);
+    reg.op("ConvTranspose", conv_transpose::conv_transpose);
     reg.op("Gemm", matmul::gemm);
     reg.op("MatMul", matmul::matmul);
     reg.op("BatchNormalization", norm::batch_norm);
