@@ -1213,7 +1213,7 @@ fn nearest_resize_and_upsample_are_one_gather_per_resized_axis() {
     );
     // Other modes are errors naming the node and the attribute.
     for (attr, value) in [
-        ("mode", "linear"),
+        ("mode", "cubic"),
         ("coordinate_transformation_mode", "tf_crop_and_resize"),
         ("nearest_mode", "sideways"),
     ] {
@@ -1347,4 +1347,42 @@ fn conv_transpose_is_a_convolution_over_the_zero_stuffed_input() {
     );
     let e = lower_err(&load(&gr), None);
     assert!(e.contains("node 'up'") && e.contains("auto_pad"), "{e}");
+}
+
+#[test]
+fn linear_resize_is_products_by_public_weights_per_axis() {
+    // half_pixel, scale 2: coordinates −0.25 (clamped to 0), 0.25, 0.75, 1.25 (to 1).
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(1), D::N(2)])
+        .output("y");
+    g.init_f32("scales", &[4], &[1.0, 1.0, 1.0, 2.0]);
+    attr_s(
+        g.node("up", "Resize", &["x", "", "scales"], &["y"]),
+        "mode",
+        "linear",
+    );
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        [
+            "input", "gather", "const", "mul", "gather", "const", "mul", "add", "output"
+        ]
+    );
+    assert_eq!(
+        run(&p, &[(vec![1, 1, 1, 2], vec![4.0, 8.0])]),
+        [vec![4.0, 5.0, 7.0, 8.0]]
+    );
+    // align_corners by sizes 2 → 3 on both axes: the midpoints average.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+        .output("y");
+    g.init_i64("sizes", &[4], &[1, 1, 3, 3]);
+    let n = g.node("up", "Resize", &["x", "", "", "sizes"], &["y"]);
+    attr_s(n, "mode", "linear");
+    attr_s(n, "coordinate_transformation_mode", "align_corners");
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        run(&p, &[(vec![1, 1, 2, 2], vec![0.0, 2.0, 4.0, 6.0])]),
+        [vec![0.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0, 6.0]]
+    );
 }
