@@ -834,7 +834,7 @@ fn global_max_pool_is_a_whole_window_max_pool() {
 }
 
 #[test]
-fn reduce_mean_over_spatial_axes_is_a_global_average_pool() {
+fn reduce_mean_over_spatial_axes_is_a_global_average_pool_over_others_sums_and_rdiv() {
     for (opset, keepdims, out) in [(13, 1, vec![1, 2, 1, 1]), (18, 0, vec![1, 2])] {
         let mut g = Graph::new(opset);
         g.input("x", &[D::N(1), D::N(2), D::N(2), D::N(1)])
@@ -856,15 +856,71 @@ fn reduce_mean_over_spatial_axes_is_a_global_average_pool() {
             [vec![1.5, -2.0]]
         );
     }
+    // Over the channels: two gathers, an add and a division by the public count.
     let mut g = Graph::new(13);
     g.input("x", &[D::N(1), D::N(2), D::N(2), D::N(1)])
         .output("y");
     attr_ints(g.node("mean_c", "ReduceMean", &["x"], &["y"]), "axes", &[1]);
-    let e = lower_err(&load(&g), None);
-    assert!(
-        e.contains("node 'mean_c'") && e.contains("'axes'") && e.contains("[2, 3]"),
-        "{e}"
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "gather", "gather", "add", "div_public", "output"]
     );
+    assert_eq!(p.ty(p.outputs()[0]).shape(), [1, 1, 2, 1]);
+    assert_eq!(
+        run(&p, &[(vec![1, 2, 2, 1], vec![1.0, 2.0, -4.0, 0.0])]),
+        [vec![-1.5, 1.0]]
+    );
+}
+
+#[test]
+fn reduce_sum_is_a_halving_tree_of_adds_over_any_axes() {
+    let x: Vec<f32> = (1..=6).map(|v| v as f32).collect();
+    // (axes, keepdims, output shape, sums); axes as an input (opset 13).
+    type Case = (&'static [i64], i64, Vec<usize>, Vec<f32>);
+    let cases: [Case; 4] = [
+        (&[1], 0, vec![2], vec![6.0, 15.0]),
+        (&[-2], 1, vec![1, 3], vec![5.0, 7.0, 9.0]),
+        (&[0, 1], 1, vec![1, 1], vec![21.0]),
+        (&[], 1, vec![1, 1], vec![21.0]),
+    ];
+    for (axes, keepdims, shape, want) in cases {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        g.init_i64("axes", &[axes.len() as i64], axes);
+        let n = g.node("sum", "ReduceSum", &["x", "axes"], &["y"]);
+        attr_i(n, "keepdims", keepdims);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert!(
+            !mnemonics(&p).contains(&"matmul"),
+            "{axes:?}: {:?}",
+            mnemonics(&p)
+        );
+        assert_eq!(p.ty(p.outputs()[0]).shape(), shape.as_slice(), "{axes:?}");
+        assert_eq!(run(&p, &[(vec![2, 3], x.clone())]), [want], "{axes:?}");
+    }
+    // noop_with_empty_axes: the input itself; on constants it folds.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    g.init_i64("axes", &[0], &[]);
+    attr_i(
+        g.node("sum", "ReduceSum", &["x", "axes"], &["y"]),
+        "noop_with_empty_axes",
+        1,
+    );
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "output"]);
+    let mut g = Graph::new(11);
+    g.output("y")
+        .init_f32("c", &[5], &[1.0, 2.0, 3.0, 4.0, 5.5]);
+    attr_ints(g.node("sum_c", "ReduceSum", &["c"], &["y"]), "axes", &[0]);
+    assert_eq!(folded(&g), [15.5]);
+    // An axis out of range names the node.
+    let mut g = Graph::new(11);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    attr_ints(g.node("sum_bad", "ReduceSum", &["x"], &["y"]), "axes", &[2]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("node 'sum_bad'"), "{e}");
 }
 
 #[test]
@@ -989,5 +1045,344 @@ fn pad_modes_outside_their_range_are_refused() {
     assert!(
         e.contains("'wrap'") && e.contains("constant, reflect, edge"),
         "{e}"
+    );
+}
+
+#[test]
+fn expand_on_a_run_time_tensor_is_a_reshape_and_gathers() {
+    // [3, 1] → [2, 3, 4]: a leading axis, then axes 0 and 2 repeat index 0.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(3), D::N(1)]).output("y");
+    g.init_i64("shape", &[3], &[2, 1, 4]);
+    g.node("expand", "Expand", &["x", "shape"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "reshape", "gather", "gather", "output"]
+    );
+    let y = run(&p, &[(vec![3, 1], vec![1.0, -2.0, 3.5])]);
+    let row: Vec<f32> = [1.0, -2.0, 3.5].iter().flat_map(|&v| [v; 4]).collect();
+    assert_eq!(y, [[row.clone(), row].concat()]);
+    // A target of size 1 keeps the input's dimension (bidirectional broadcasting);
+    // nothing to repeat: the input itself.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    g.init_i64("shape", &[2], &[1, 3]);
+    g.node("expand", "Expand", &["x", "shape"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "output"]);
+}
+
+#[test]
+fn tile_on_a_run_time_tensor_gathers_whole_copies() {
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(2)]).output("y");
+    g.init_i64("reps", &[2], &[2, 3]);
+    g.node("tile", "Tile", &["x", "reps"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "gather", "gather", "output"]);
+    let r0 = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0];
+    let r1 = [3.0, 4.0, 3.0, 4.0, 3.0, 4.0];
+    assert_eq!(
+        run(&p, &[(vec![2, 2], vec![1.0, 2.0, 3.0, 4.0])]),
+        [[r0, r1, r0, r1].concat()]
+    );
+    // On constants it folds.
+    let mut g = Graph::new(13);
+    g.output("y")
+        .init_f32("c", &[2], &[5.0, -1.0])
+        .init_i64("reps", &[1], &[2]);
+    g.node("tile", "Tile", &["c", "reps"], &["y"]);
+    assert_eq!(folded(&g), [5.0, -1.0, 5.0, -1.0]);
+}
+
+#[test]
+fn expand_and_tile_reject_bad_shapes_and_repeats_naming_the_node() {
+    let cases: [(&str, &[i64], &str); 4] = [
+        ("Expand", &[2, 4], "broadcast"),
+        ("Expand", &[-1, 3], "negative value -1 in shape of Expand"),
+        (
+            "Tile",
+            &[2],
+            "repeats has 1 entries but the input has rank 2",
+        ),
+        ("Tile", &[1, 0], "repeats[1] = 0 gives an empty tensor"),
+    ];
+    for (op, arg, want) in cases {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        g.init_i64("arg", &[arg.len() as i64], arg);
+        g.node("bad", op, &["x", "arg"], &["y"]);
+        let e = lower_err(&load(&g), None);
+        assert!(e.contains("node 'bad'") && e.contains(want), "{op}: {e}");
+    }
+}
+
+#[test]
+fn gather_nd_with_constant_indices_is_one_gather_over_flattened_rows() {
+    let x: Vec<f32> = (1..=6).map(|v| v as f32).collect(); // [[1, 2, 3], [4, 5, 6]]
+    // (indices shape, indices, batch_dims, output shape, output)
+    type Case = (Vec<usize>, Vec<i64>, i64, Vec<usize>, Vec<f32>);
+    let cases: [Case; 4] = [
+        (vec![2, 2], vec![1, 2, 0, -3], 0, vec![2], vec![6.0, 1.0]),
+        (vec![1, 1], vec![1], 0, vec![1, 3], vec![4.0, 5.0, 6.0]),
+        (vec![2, 1], vec![2, 0], 1, vec![2], vec![3.0, 4.0]),
+        (vec![2, 2, 1], vec![1, 1, 0, 1], 0, vec![2, 2, 3], {
+            let (a, b) = (&x[..3], &x[3..]);
+            [b, b, a, b].concat()
+        }),
+    ];
+    for (i_shape, ind, batch_dims, shape, want) in cases {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        let dims: Vec<i64> = i_shape.iter().map(|&d| d as i64).collect();
+        g.init_i64("ind", &dims, &ind);
+        let n = g.node("gnd", "GatherND", &["x", "ind"], &["y"]);
+        attr_i(n, "batch_dims", batch_dims);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert!(mnemonics(&p).contains(&"gather"), "{ind:?}");
+        assert_eq!(p.ty(p.outputs()[0]).shape(), shape.as_slice(), "{ind:?}");
+        assert_eq!(run(&p, &[(vec![2, 3], x.clone())]), [want], "{ind:?}");
+    }
+    for (i_shape, ind, batch_dims, want) in [
+        (
+            vec![1, 2],
+            vec![0, 3],
+            0,
+            "index 3 is out of range for dimension 3",
+        ),
+        (vec![1, 3], vec![0, 0, 0], 0, "index tuples of length 3"),
+        (vec![2, 1], vec![0, 0], 2, "'batch_dims'"),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(2), D::N(3)]).output("y");
+        let dims: Vec<i64> = i_shape.iter().map(|&d: &usize| d as i64).collect();
+        g.init_i64("ind", &dims, &ind);
+        attr_i(
+            g.node("gnd", "GatherND", &["x", "ind"], &["y"]),
+            "batch_dims",
+            batch_dims,
+        );
+        let e = lower_err(&load(&g), None);
+        assert!(e.contains("node 'gnd'") && e.contains(want), "{e}");
+    }
+}
+
+#[test]
+fn nearest_resize_and_upsample_are_one_gather_per_resized_axis() {
+    let x = vec![1.0, 2.0, 3.0, 4.0]; // [[1, 2], [3, 4]]
+    let twice = vec![
+        1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 3.0, 3.0, 4.0, 4.0,
+    ];
+    // Resize-13 by scales (half_pixel, round_prefer_floor) and Upsample-9.
+    for op in ["Resize", "Upsample"] {
+        let mut g = Graph::new(if op == "Resize" { 13 } else { 9 });
+        g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+            .output("y");
+        g.init_f32("scales", &[4], &[1.0, 1.0, 2.0, 2.0]);
+        let ins: &[&str] = if op == "Resize" {
+            &["x", "", "scales"]
+        } else {
+            &["x", "scales"]
+        };
+        attr_s(g.node("up", op, ins, &["y"]), "mode", "nearest");
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert_eq!(
+            mnemonics(&p),
+            ["input", "gather", "gather", "output"],
+            "{op}"
+        );
+        assert_eq!(p.ty(p.outputs()[0]).shape(), [1, 1, 4, 4], "{op}");
+        assert_eq!(
+            run(&p, &[(vec![1, 1, 2, 2], x.clone())]),
+            std::slice::from_ref(&twice),
+            "{op}"
+        );
+    }
+    // By sizes, asymmetric: scale 1.5, indices 0, round(0.67) = 1, round(1.33) = 1.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+        .output("y");
+    g.init_i64("sizes", &[4], &[1, 1, 3, 3]);
+    let n = g.node("up", "Resize", &["x", "", "", "sizes"], &["y"]);
+    attr_s(n, "coordinate_transformation_mode", "asymmetric");
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        run(&p, &[(vec![1, 1, 2, 2], x)]),
+        [vec![1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 3.0, 4.0, 4.0]]
+    );
+    // Other modes are errors naming the node and the attribute.
+    for (attr, value) in [
+        ("mode", "cubic"),
+        ("coordinate_transformation_mode", "tf_crop_and_resize"),
+        ("nearest_mode", "sideways"),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+            .output("y");
+        g.init_f32("scales", &[4], &[1.0, 1.0, 2.0, 2.0]);
+        attr_s(
+            g.node("up", "Resize", &["x", "", "scales"], &["y"]),
+            attr,
+            value,
+        );
+        let e = lower_err(&load(&g), None);
+        assert!(
+            e.contains("node 'up'") && e.contains(attr) && e.contains(value),
+            "{e}"
+        );
+    }
+}
+
+/// ConvTranspose by its definition (each input entry scatters `x · w` into the
+/// output), for `[1, C, H, W]` inputs.
+#[allow(clippy::too_many_arguments)]
+fn conv_transpose_ref(
+    x: &[f32],
+    (c, h, w): (usize, usize, usize),
+    wt: &[f32],
+    (cout_g, kh, kw): (usize, usize, usize),
+    g: usize,
+    s: [usize; 2],
+    d: [usize; 2],
+    p: [usize; 4],
+    q: [usize; 2],
+    bias: &[f32],
+) -> (Vec<usize>, Vec<f32>) {
+    let ho = (h - 1) * s[0] + d[0] * (kh - 1) + q[0] + 1 - p[0] - p[2];
+    let wo = (w - 1) * s[1] + d[1] * (kw - 1) + q[1] + 1 - p[1] - p[3];
+    let cin_g = c / g;
+    let mut y = vec![0f32; g * cout_g * ho * wo];
+    for (o, chunk) in y.chunks_mut(ho * wo).enumerate() {
+        chunk.iter_mut().for_each(|v| *v = bias[o]);
+    }
+    for ci in 0..c {
+        let gi = ci / cin_g;
+        for o in 0..cout_g {
+            for (i, j, a, b) in (0..h).flat_map(|i| {
+                (0..w).flat_map(move |j| {
+                    (0..kh).flat_map(move |a| (0..kw).map(move |b| (i, j, a, b)))
+                })
+            }) {
+                let oi = (i * s[0] + a * d[0]) as i64 - p[0] as i64;
+                let oj = (j * s[1] + b * d[1]) as i64 - p[1] as i64;
+                if oi < 0 || oj < 0 || oi >= ho as i64 || oj >= wo as i64 {
+                    continue;
+                }
+                let oc = gi * cout_g + o;
+                y[(oc * ho + oi as usize) * wo + oj as usize] +=
+                    x[(ci * h + i) * w + j] * wt[((ci * cout_g + o) * kh + a) * kw + b];
+            }
+        }
+    }
+    (vec![1, g * cout_g, ho, wo], y)
+}
+
+#[test]
+fn conv_transpose_is_a_convolution_over_the_zero_stuffed_input() {
+    // (C, H, W, C_out/g, kH, kW, group, strides, dilations, pads, output_padding)
+    type Case = (
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        [usize; 2],
+        [usize; 2],
+        [usize; 4],
+        [usize; 2],
+    );
+    let cases: [Case; 5] = [
+        (1, 2, 2, 1, 2, 2, 1, [2, 2], [1, 1], [0; 4], [0, 0]),
+        (2, 3, 2, 2, 3, 3, 1, [2, 1], [1, 1], [1, 1, 1, 1], [1, 0]),
+        (4, 2, 3, 1, 3, 2, 2, [3, 2], [2, 1], [0, 1, 2, 0], [2, 1]),
+        (2, 3, 3, 3, 1, 1, 1, [1, 1], [1, 1], [0; 4], [0, 0]),
+        (2, 2, 2, 1, 2, 2, 2, [2, 2], [1, 1], [2, 2, 2, 1], [1, 0]),
+    ];
+    for (c, h, w, cout_g, kh, kw, g, s, d, p, q) in cases {
+        let x: Vec<f32> = (0..c * h * w)
+            .map(|i| ((i * 7 % 11) as f32 - 5.0) / 4.0)
+            .collect();
+        let wt: Vec<f32> = (0..c * cout_g * kh * kw)
+            .map(|i| ((i * 5 % 13) as f32 - 6.0) / 8.0)
+            .collect();
+        let bias: Vec<f32> = (0..g * cout_g).map(|i| i as f32 / 2.0 - 1.0).collect();
+        let (shape, want) =
+            conv_transpose_ref(&x, (c, h, w), &wt, (cout_g, kh, kw), g, s, d, p, q, &bias);
+        let mut gr = Graph::new(13);
+        gr.input(
+            "x",
+            &[D::N(1), D::N(c as i64), D::N(h as i64), D::N(w as i64)],
+        )
+        .output("y");
+        gr.init_f32("W", &[c as i64, cout_g as i64, kh as i64, kw as i64], &wt)
+            .init_f32("B", &[(g * cout_g) as i64], &bias);
+        let n = gr.node("up", "ConvTranspose", &["x", "W", "B"], &["y"]);
+        attr_i(n, "group", g as i64);
+        attr_ints(n, "strides", &[s[0] as i64, s[1] as i64]);
+        attr_ints(n, "dilations", &[d[0] as i64, d[1] as i64]);
+        attr_ints(n, "pads", &p.map(|v| v as i64));
+        attr_ints(n, "output_padding", &[q[0] as i64, q[1] as i64]);
+        let (prog, _) = load(&gr).lower(None).unwrap();
+        assert!(mnemonics(&prog).contains(&"conv2d"));
+        assert_eq!(prog.ty(prog.outputs()[0]).shape(), shape.as_slice());
+        let got = run(&prog, &[(vec![1, c, h, w], x)]).remove(0);
+        for (a, b) in got.iter().zip(&want) {
+            assert!(
+                (a - b).abs() < 1e-4,
+                "{c} {h} {w} {s:?} {p:?}: {got:?} vs {want:?}"
+            );
+        }
+    }
+    let mut gr = Graph::new(13);
+    gr.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+        .output("y");
+    gr.init_f32("W", &[1, 1, 2, 2], &[1.0; 4]);
+    attr_s(
+        gr.node("up", "ConvTranspose", &["x", "W"], &["y"]),
+        "auto_pad",
+        "SAME_UPPER",
+    );
+    let e = lower_err(&load(&gr), None);
+    assert!(e.contains("node 'up'") && e.contains("auto_pad"), "{e}");
+}
+
+#[test]
+fn linear_resize_is_products_by_public_weights_per_axis() {
+    // half_pixel, scale 2: coordinates −0.25 (clamped to 0), 0.25, 0.75, 1.25 (to 1).
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(1), D::N(2)])
+        .output("y");
+    g.init_f32("scales", &[4], &[1.0, 1.0, 1.0, 2.0]);
+    attr_s(
+        g.node("up", "Resize", &["x", "", "scales"], &["y"]),
+        "mode",
+        "linear",
+    );
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        mnemonics(&p),
+        [
+            "input", "gather", "const", "mul", "gather", "const", "mul", "add", "output"
+        ]
+    );
+    assert_eq!(
+        run(&p, &[(vec![1, 1, 1, 2], vec![4.0, 8.0])]),
+        [vec![4.0, 5.0, 7.0, 8.0]]
+    );
+    // align_corners by sizes 2 → 3 on both axes: the midpoints average.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(1), D::N(2), D::N(2)])
+        .output("y");
+    g.init_i64("sizes", &[4], &[1, 1, 3, 3]);
+    let n = g.node("up", "Resize", &["x", "", "", "sizes"], &["y"]);
+    attr_s(n, "mode", "linear");
+    attr_s(n, "coordinate_transformation_mode", "align_corners");
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(
+        run(&p, &[(vec![1, 1, 2, 2], vec![0.0, 2.0, 4.0, 6.0])]),
+        [vec![0.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0, 6.0]]
     );
 }

@@ -7,11 +7,17 @@
 //!
 //! Families: [`shape_ops`] (data movement and the shape subgraphs exporters emit),
 //! [`select`] (`Gather`, `Slice`, `Split`: selection by constant indices),
+//! [`repeat`] (`Expand`, `Tile`: repetition by constant shapes and counts),
+//! [`reduce`] (`ReduceSum`, `ReduceMean` over any axes), [`resize`]
+//! (`Resize`, `Upsample`: nearest neighbour),
 //! [`arith`] (elementwise arithmetic), [`nn`] (convolution, matrix products,
 //! normalisation, activations, pooling).
 
 pub(crate) mod arith;
 pub(crate) mod nn;
+pub(crate) mod reduce;
+pub(crate) mod repeat;
+pub(crate) mod resize;
 pub(crate) mod select;
 pub(crate) mod shape_ops;
 
@@ -88,6 +94,9 @@ pub(crate) fn registry() -> &'static Registry {
         let mut reg = Registry::default();
         shape_ops::register(&mut reg);
         select::register(&mut reg);
+        repeat::register(&mut reg);
+        reduce::register(&mut reg);
+        resize::register(&mut reg);
         arith::register(&mut reg);
         nn::register(&mut reg);
         reg

@@ -1,4 +1,5 @@
-//! Selection by constant indices: `Gather` (constant indices), `Slice` and `Split`.
+//! Selection by constant indices: `Gather` and `GatherND` (constant indices),
+//! `Slice` and `Split`.
 //!
 //! On constants they fold; on run-time tensors they lower to the IR's `gather`
 //! (one per selected axis, then a `reshape` where `Gather` drops or adds axes).
@@ -14,6 +15,7 @@ use crate::shape::{self, SliceAxis};
 
 pub(crate) fn register(reg: &mut Registry) {
     reg.op("Gather", gather);
+    reg.op("GatherND", gather_nd);
     reg.op("Slice", slice);
     reg.op("Split", split);
 }
@@ -95,6 +97,77 @@ fn gather(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let mut out_shape = in_shape[..axis].to_vec();
     out_shape.extend_from_slice(indices.shape());
     out_shape.extend_from_slice(&in_shape[axis + 1..]);
+    Ok(vec![reshape_value(cx, &selected, out_shape)?])
+}
+
+/// `GatherND(data, indices)` with constant `indices` of shape `[b…, m…, k]`
+/// (`batch_dims` = the number of `b` axes, shared with `data`): each index tuple
+/// selects the slice `data[b…, i_1, …, i_k, :]`, and the output has shape
+/// `[b…, m…] ++ data.shape[batch_dims + k..]`. Lowered as `data` reshaped to
+/// `[B·P, rest…]` (`B` the batch count, `P` the product of the `k` indexed
+/// dimensions), one `gather` along axis 0 by the row-major flat indices, and a
+/// reshape: data movement, free. Negative indices count from the end.
+fn gather_nd(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    cx.node.check_known_attrs(&["batch_dims"])?;
+    // Opset 12 added batch_dims.
+    let batch_dims = if cx.opset >= 12 {
+        cx.node.attr_int_or("batch_dims", 0)?
+    } else {
+        0
+    };
+    let indices = cx.const_input(
+        1,
+        "indices; GatherND on a run-time tensor needs constant indices",
+    )?;
+    let ints = cx.const_ints(1, "indices")?;
+    let data = cx.input(0)?.clone();
+    let d_shape = cx.shape_of(&data);
+    let i_shape = indices.shape().to_vec();
+    let b = usize::try_from(batch_dims)
+        .ok()
+        .filter(|&b| b < i_shape.len() && b < d_shape.len() && i_shape[..b] == d_shape[..b])
+        .ok_or_else(|| {
+            cx.node.attr_error(
+                "batch_dims",
+                format!(
+                    "{batch_dims} does not fit data shape {d_shape:?} and indices shape {i_shape:?} \
+                     (it must be below both ranks, on equal leading dimensions)"
+                ),
+            )
+        })?;
+    let k = i_shape[i_shape.len() - 1];
+    if k == 0 || b + k > d_shape.len() {
+        return Err(cx.error(format!(
+            "index tuples of length {k} do not fit data of rank {} after {b} batch axes",
+            d_shape.len()
+        )));
+    }
+    let inner = &d_shape[b..b + k];
+    let per_batch: usize = inner.iter().product();
+    let tuples_per_batch: usize = i_shape[b..i_shape.len() - 1].iter().product();
+    let mut flat = Vec::with_capacity(ints.len() / k);
+    for (t, tuple) in ints.chunks(k).enumerate() {
+        let mut f = t / tuples_per_batch * per_batch;
+        for (&i, (&dim, stride)) in tuple.iter().zip(inner.iter().zip(shape::strides(inner))) {
+            let j = if i < 0 { i + dim as i64 } else { i };
+            let j = usize::try_from(j)
+                .ok()
+                .filter(|&j| j < dim)
+                .ok_or_else(|| {
+                    cx.error(format!("index {i} is out of range for dimension {dim}"))
+                })?;
+            f += j * stride;
+        }
+        flat.push(f);
+    }
+    let rest = &d_shape[b + k..];
+    let batch: usize = d_shape[..b].iter().product();
+    let mut rows = vec![batch * per_batch];
+    rows.extend_from_slice(rest);
+    let rows = reshape_value(cx, &data, rows)?;
+    let selected = gather_axis(cx, &rows, 0, flat)?;
+    let mut out_shape = i_shape[..i_shape.len() - 1].to_vec();
+    out_shape.extend_from_slice(rest);
     Ok(vec![reshape_value(cx, &selected, out_shape)?])
 }
 

@@ -1,8 +1,8 @@
 //! Data-movement ops and the constant shape subgraphs exporters emit.
 //!
-//! `Constant`, `ConstantOfShape`, `Shape`, `Size`, `Range`,
-//! `Expand` are evaluated at compile time (`Shape` of a run-time tensor is known
-//! because every shape is); `Reshape`, `Flatten`, `Transpose`, `Concat`,
+//! `Constant`, `ConstantOfShape`, `Shape`, `Size` and `Range` are evaluated at
+//! compile time (`Shape` of a run-time tensor is known because every shape is);
+//! `Reshape`, `Flatten`, `Transpose`, `Concat`,
 //! `Squeeze`, `Unsqueeze` fold on constants and lower to the IR's `reshape`,
 //! `flatten`, `transpose` and `concat` otherwise; `Identity` and `Dropout` lower
 //! to `identity`; `Cast` between float types is the identity.
@@ -21,7 +21,6 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.const_op("Shape", shape_op);
     reg.const_op("Size", size);
     reg.const_op("Range", range);
-    reg.const_op("Expand", expand);
     reg.op("Reshape", reshape);
     reg.op("Flatten", flatten);
     reg.op("Transpose", transpose);
@@ -156,35 +155,6 @@ fn range(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         }
     }
     folded(cx, fold::range(&s, &l, &d))
-}
-
-fn expand(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let x = cx.const_input(0, "input; Expand is only supported on constants")?;
-    let dims = cx.const_ints(1, "shape")?;
-    let target = dims
-        .iter()
-        .map(|&d| {
-            usize::try_from(d)
-                .map_err(|_| cx.error(format!("negative dimension {d} in Expand shape")))
-        })
-        .collect::<Result<Vec<usize>>>()?;
-    let out = shape::broadcast(x.shape(), &target).map_err(|e| cx.error(e))?;
-    let zeros = Tensor::new(
-        x.dtype(),
-        out.clone(),
-        zeros_like(x.dtype(), &out).map_err(|e| cx.error(e))?,
-    )
-    .map_err(|e| cx.error(e))?;
-    folded(cx, fold::binary(&x, &zeros, fold::BinOp::Add))
-}
-
-fn zeros_like(dtype: DType, shape: &[usize]) -> std::result::Result<crate::tensor::Data, String> {
-    let n = shape::fold_numel(shape)?;
-    Ok(if dtype.is_float() {
-        crate::tensor::Data::Float(vec![0.0; n])
-    } else {
-        crate::tensor::Data::Int(vec![0; n])
-    })
 }
 
 fn reshape(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {

@@ -1,7 +1,7 @@
 //! Neural-network layers, one module per family (as tract's `onnx/src/ops/nn/`):
-//! [`conv`] (`Conv`), [`matmul`] (`Gemm`, `MatMul`), [`norm`]
-//! (`BatchNormalization`), [`activation`] (`Relu`, `Clip`), [`pool`] (`MaxPool`,
-//! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, spatial `ReduceMean`),
+//! [`conv`] (`Conv`), [`conv_transpose`] (`ConvTranspose`), [`matmul`] (`Gemm`,
+//! `MatMul`), [`norm`] (`BatchNormalization`), [`activation`] (`Relu`, `Clip`), [`pool`] (`MaxPool`,
+//! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
 //! [`pad`] (`Pad`) and [`classifier`] (`ArgMax`, a trailing
 //! `Softmax`/`LogSoftmax`); [`window`] holds the window geometry that
 //! convolution and pooling share.
@@ -13,6 +13,7 @@
 mod activation;
 mod classifier;
 mod conv;
+mod conv_transpose;
 mod matmul;
 mod norm;
 mod pad;
@@ -22,9 +23,11 @@ mod window;
 use super::Registry;
 use crate::tensor::Tensor;
 use pool::PoolKind;
+pub(crate) use pool::spatial_mean;
 
 pub(crate) fn register(reg: &mut Registry) {
     reg.op("Conv", conv::conv);
+    reg.op("ConvTranspose", conv_transpose::conv_transpose);
     reg.op("Gemm", matmul::gemm);
     reg.op("MatMul", matmul::matmul);
     reg.op("BatchNormalization", norm::batch_norm);
@@ -36,7 +39,6 @@ pub(crate) fn register(reg: &mut Registry) {
         pool::global_pool(cx, PoolKind::Avg)
     });
     reg.op("GlobalMaxPool", |cx| pool::global_pool(cx, PoolKind::Max));
-    reg.op("ReduceMean", pool::reduce_mean);
     reg.op("Pad", pad::pad);
     reg.op("ArgMax", classifier::argmax);
     reg.op("Softmax", classifier::trailing_monotone);

@@ -7,7 +7,6 @@ use super::window::{from_4d, spatial_dims, to_4d, window};
 use crate::error::Result;
 use crate::ops::shape_ops::reshape_value;
 use crate::ops::{Ctx, Value};
-use crate::shape;
 
 /// Max or average pooling.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -103,44 +102,18 @@ pub(super) fn global_pool(cx: &mut Ctx<'_>, kind: PoolKind) -> Result<Vec<Value>
     Ok(vec![from_4d(cx, y, x_shape.len())?])
 }
 
-/// `ReduceMean` over the spatial axes of an NCHW (or NCW) tensor is a global
-/// average pool (what exporters emit for Keras' `GlobalAveragePooling2D`).
-pub(super) fn reduce_mean(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
-    let node = cx.node;
-    // Opset 18 moved `axes` from an attribute to an optional input and added
-    // `noop_with_empty_axes`.
-    let axes = if cx.opset < 18 {
-        node.attr_ints("axes")?
-    } else {
-        cx.opt_const_ints(1, "axes")?
-    };
-    let keepdims = node.attr_int_or("keepdims", 1)? != 0;
-    let x_shape = cx.input_shape(0)?;
+/// The mean over the spatial axes of an NCHW (or NCW) run-time tensor `x` (ONNX
+/// `ReduceMean` over them, what exporters emit for Keras'
+/// `GlobalAveragePooling2D`): a global average pool, reshaped to drop the axes
+/// unless `keepdims`.
+pub(crate) fn spatial_mean(cx: &mut Ctx<'_>, x: &Value, keepdims: bool) -> Result<Value> {
+    let x_shape = cx.shape_of(x);
     let rank = x_shape.len();
-    let mut axes = match axes {
-        Some(a) if !a.is_empty() => a
-            .iter()
-            .map(|&v| shape::axis(v, rank))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| cx.error(e))?,
-        _ => (0..rank).collect(),
-    };
-    axes.sort_unstable();
-    let spatial: Vec<usize> = (2..rank).collect();
-    if !matches!(rank, 3 | 4) || axes != spatial {
-        return Err(node.attr_error(
-            "axes",
-            format!(
-                "ReduceMean over axes {axes:?} of a rank-{rank} tensor is not supported                  (supported: the spatial axes [2, 3] of NCHW or [2] of NCW, a global average pool)"
-            ),
-        ));
-    }
-    let x = cx.input(0)?.clone();
-    let xa = to_4d(cx, &x)?;
+    let xa = to_4d(cx, x)?;
     let y = cx.emit(Op::GlobalAvgPool { x: xa })?;
     let mut out = x_shape[..2].to_vec();
     if keepdims {
         out.extend(std::iter::repeat_n(1, rank - 2));
     }
-    Ok(vec![reshape_value(cx, &Value::Act(y), out)?])
+    reshape_value(cx, &Value::Act(y), out)
 }
