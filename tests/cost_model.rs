@@ -37,7 +37,7 @@ use sci_ir::cost::{Cost, Lanes, predict_session};
 use sci_ir::{Backend, OtKind};
 use sci_ir::{Plan, Tensor};
 use sci_runtime::exec::io::{self, FileArg};
-use sci_runtime::exec::report::PartyReport;
+use sci_runtime::exec::report::{self, PartyReport};
 use sci_runtime::exec::{Hello, Status, run_pair};
 use sci_runtime::net::Party;
 use sci_runtime::net::tcp::TcpConfig;
@@ -77,12 +77,9 @@ fn outputs(model: &str) -> Vec<String> {
         .collect()
 }
 
-/// The measured cost of a party's report, as the model's `Cost` of the pair.
-fn measured(server: &PartyReport, client: &PartyReport, i: usize) -> Cost {
-    let (s, c) = (
-        server.instructions[i].cost.as_ref().expect("timed"),
-        client.instructions[i].cost.as_ref().expect("timed"),
-    );
+/// The model's `Cost` of a pair of measured costs (the server's and the client's of
+/// one step), after checking that each party received what the other sent.
+fn pair_cost(s: &report::Cost, c: &report::Cost) -> Cost {
     assert_eq!(s.bytes_sent, c.bytes_recv);
     assert_eq!(c.bytes_sent, s.bytes_recv);
     Cost {
@@ -93,17 +90,17 @@ fn measured(server: &PartyReport, client: &PartyReport, i: usize) -> Cost {
     }
 }
 
+/// The measured cost of a party's report, as the model's `Cost` of the pair.
+fn measured(server: &PartyReport, client: &PartyReport, i: usize) -> Cost {
+    pair_cost(
+        server.instructions[i].cost.as_ref().expect("timed"),
+        client.instructions[i].cost.as_ref().expect("timed"),
+    )
+}
+
 /// The measured cost of the control byte that started an inference.
 fn control(server: &PartyReport, client: &PartyReport) -> Cost {
-    let (s, c) = (&server.control, &client.control);
-    assert_eq!(s.bytes_sent, c.bytes_recv);
-    assert_eq!(c.bytes_sent, s.bytes_recv);
-    Cost {
-        server_bytes: s.bytes_sent,
-        client_bytes: c.bytes_sent,
-        server_rounds: s.rounds,
-        client_rounds: c.rounds,
-    }
+    pair_cost(&server.control, &client.control)
 }
 
 /// Compiles `model` for `backend`.

@@ -410,7 +410,7 @@ fn he_setup(
 }
 
 /// The counters of every lane.
-fn lane_stats(engine: &mut Engine) -> Vec<Stats> {
+pub(super) fn lane_stats(engine: &mut Engine) -> Vec<Stats> {
     engine
         .session_mut()
         .lanes_mut()

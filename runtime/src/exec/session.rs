@@ -15,9 +15,8 @@
 //! after the last report.
 
 use super::ExecError;
-use super::executor::{self, Execution, Progress};
+use super::executor::{self, Execution, Progress, lane_stats};
 use super::report::{Cost, PartyReport};
-use crate::net::Stats;
 use crate::proto::engine::Engine;
 use sci_ir::{Program, Tensor};
 use std::time::Instant;
@@ -26,16 +25,6 @@ use std::time::Instant;
 pub const NEXT: u8 = 1;
 /// The control byte that ends a session.
 pub const END: u8 = 0;
-
-/// Every lane's counters.
-fn lane_stats(engine: &mut Engine) -> Vec<Stats> {
-    engine
-        .session_mut()
-        .lanes_mut()
-        .iter()
-        .map(|l| l.ch.stats())
-        .collect()
-}
 
 /// Runs `f` on the session's lane 0, measuring the lanes' counters around it.
 fn on_lane0<T>(
