@@ -102,8 +102,8 @@ const TABLE: &[(&str, Row)] = &[
     (
         "zoo/vit_tiny_legacy_o17.onnx",
         StopsAt {
-            op: "Mod",
-            node: "/encoder/layers/encoder_layer_0/self_attention/Mod",
+            op: "LayerNormalization",
+            node: "/encoder/layers/encoder_layer_0/ln_1/LayerNormalization",
         },
     ),
     (
@@ -116,8 +116,8 @@ const TABLE: &[(&str, Row)] = &[
     (
         "zoo/text_encoder_tiny_legacy_o17.onnx",
         StopsAt {
-            op: "Mod",
-            node: "/encoder/layers.0/self_attn/Mod",
+            op: "LayerNormalization",
+            node: "/encoder/layers.0/norm1/LayerNormalization",
         },
     ),
     (

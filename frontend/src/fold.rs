@@ -31,6 +31,12 @@ pub enum BinOp {
     Max,
     /// `min(a, b)`.
     Min,
+    /// `a mod b` with the sign of the divisor (Python's `%`; ONNX `Mod` with `fmod = 0`;
+    /// integers: modulo zero is an error).
+    Mod,
+    /// `a mod b` with the sign of the dividend (C's `fmod`; ONNX `Mod` with `fmod = 1`;
+    /// integers: modulo zero is an error).
+    Fmod,
 }
 
 impl BinOp {
@@ -102,6 +108,15 @@ pub fn binary(a: &Tensor, b: &Tensor, op: BinOp) -> ShapeResult<Tensor> {
                 BinOp::Greater => f64::from(u8::from(p > q)),
                 BinOp::Max => p.max(q),
                 BinOp::Min => p.min(q),
+                BinOp::Fmod => p % q,
+                BinOp::Mod => {
+                    let r = p % q;
+                    if r != 0.0 && (r < 0.0) != (q < 0.0) {
+                        r + q
+                    } else {
+                        r
+                    }
+                }
             };
             let v: Vec<f64> = ia.iter().zip(&ib).map(|(&i, &j)| f(x[i], y[j])).collect();
             if op.is_comparison() {
@@ -122,6 +137,14 @@ pub fn binary(a: &Tensor, b: &Tensor, op: BinOp) -> ShapeResult<Tensor> {
                     BinOp::Greater => i64::from(p > q),
                     BinOp::Max => p.max(q),
                     BinOp::Min => p.min(q),
+                    BinOp::Fmod | BinOp::Mod => {
+                        let r = p.checked_rem(q).ok_or("integer modulo by zero")?;
+                        if op == BinOp::Mod && r != 0 && (r < 0) != (q < 0) {
+                            r + q
+                        } else {
+                            r
+                        }
+                    }
                 })
             };
             Data::Int(
@@ -422,6 +445,25 @@ mod tests {
             (e.dtype(), e.as_ints().unwrap()),
             (DType::Bool, &[1, 0][..])
         );
+    }
+
+    /// ONNX `Mod`: the sign of the divisor (`fmod = 0`) or of the dividend (`fmod = 1`),
+    /// as numpy's `mod` and `fmod`.
+    #[test]
+    fn modulo_signs() {
+        let a = i(vec![4], vec![7, -7, 7, -7]);
+        let b = i(vec![4], vec![3, 3, -3, -3]);
+        let ints = |op| binary(&a, &b, op).unwrap().as_ints().unwrap().to_vec();
+        assert_eq!(ints(BinOp::Mod), [1, 2, -2, -1]);
+        assert_eq!(ints(BinOp::Fmod), [1, -1, 1, -1]);
+        let zero = i(vec![1], vec![0]);
+        assert!(binary(&a, &zero, BinOp::Mod).is_err());
+        assert!(binary(&a, &zero, BinOp::Fmod).is_err());
+        let x = f(vec![3], &[5.5, -5.5, 6.0]);
+        let y = f(vec![3], &[-2.0, 2.0, 3.0]);
+        let floats = |op| binary(&x, &y, op).unwrap().to_f32();
+        assert_eq!(floats(BinOp::Mod), [-0.5, 0.5, 0.0]);
+        assert_eq!(floats(BinOp::Fmod), [1.5, -1.5, 0.0]);
     }
 
     #[test]

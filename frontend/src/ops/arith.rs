@@ -6,7 +6,7 @@
 //! when the divisor is one positive integer, else to `mul` by the reciprocal.
 //! Before opset 7 these ops broadcast only with `broadcast = 1`, aligning the
 //! second operand at `axis`; that legacy form is converted to numpy broadcasting.
-//! The other ops here (`Neg`, `Sqrt`, `Equal`, `Where`, ...) appear in exporters'
+//! The other ops here (`Neg`, `Sqrt`, `Equal`, `Where`, `Mod`, ...) appear in exporters'
 //! shape and weight computations and are evaluated on constants only.
 
 use sci_ir::Op;
@@ -37,6 +37,14 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.const_op("Ceil", |cx| unary_const(cx, UnOp::Ceil));
     reg.const_op("Not", |cx| unary_const(cx, UnOp::Not));
     reg.const_op("Where", where_op);
+    reg.const_op("Mod", |cx| {
+        let op = if cx.node.attr_int_or("fmod", 0)? == 0 {
+            BinOp::Mod
+        } else {
+            BinOp::Fmod
+        };
+        binary(cx, op)
+    });
 }
 
 /// Before opset 7, `broadcast = 1` broadcasts `B` to `A`'s shape with `B`'s
