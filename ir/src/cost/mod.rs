@@ -37,6 +37,7 @@
 //! | [`div`] | truncation (Alg. 5, non-negative variant), division (Thm. 4.1) |
 //! | [`pool`] | MaxPool and ArgMax (§5.2.2), with exact or narrow comparisons |
 //! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
+//! | [`math`] | exp of non-positive inputs (digit tables through 1-of-N OT, product tree) |
 //! | [`secmul`] | products of two shared operands (two [`linear`] calls, one each way) |
 //! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
@@ -50,6 +51,7 @@ pub mod div;
 pub mod ferret;
 pub mod he;
 pub mod linear;
+pub mod math;
 pub mod mill;
 pub mod net;
 pub mod ot;

@@ -15,6 +15,7 @@
 mod domain;
 mod kernels;
 pub mod linear;
+pub mod math;
 
 use crate::check::CheckErrorKind;
 use crate::fixed;

@@ -26,6 +26,7 @@
 //! | [`rdiv`] | division by public integers over `Z_{2^ℓ}` | Thm. 4.1, Alg. 9 |
 //! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
 //! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
+//! | [`exp`] | exp of non-positive inputs: digit tables by 1-of-N OT, product tree | SIRNN |
 //! | [`secmul`] | products of two shared operands (elementwise, matrix) | §5.1.1, twice |
 //! | [`engine`] | every layer over all lanes of a [`crate::ot::Session`] | — |
 //! | [`bits`] | packed boolean shares | — |
@@ -63,6 +64,7 @@ pub mod bits;
 pub mod drelu;
 pub mod drelu_field;
 pub mod engine;
+pub mod exp;
 mod kk;
 pub mod matmul;
 pub mod maxpool;
