@@ -39,7 +39,6 @@
 //! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
 //! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
-//! | [`schedule`] | the executor's order: levels of the dependency graph, same-kind steps of a level as one call |
 //! | [`net`] | the time of that communication over a link of given bandwidth and RTT |
 //!
 //! Costs are those of this implementation, which the runtime's tests measure
@@ -54,7 +53,6 @@ pub mod net;
 pub mod ot;
 pub mod pool;
 pub mod predict;
-pub mod schedule;
 pub mod select;
 pub mod sign;
 
