@@ -34,7 +34,8 @@
 
 use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
-use sci_ir::{Op, Owner, Pool2d, Program, ValueId};
+use sci_ir::schedule::Step;
+use sci_ir::{Backend, Op, Pool2d, Program, ValueId};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -142,14 +143,12 @@ impl Calls {
     }
 }
 
-/// The calls of instruction `v` of `p` (ring bit width taken from its type); `nonneg`
-/// is [`sci_ir::analysis::nonneg`] of `p`.
+/// The calls of instruction `v` of `p` (ring bit width taken from its type), those of
+/// its [`Step`] ([`Step::of`]: the protocol the runtime runs); `nonneg` is
+/// [`sci_ir::analysis::nonneg`] of `p`.
 pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
     let i = p.instr(v);
     let mut c = Calls::default();
-    if i.ty.owner() != Owner::Shared {
-        return c;
-    }
     let bits = match i.ty.encoding() {
         sci_ir::Encoding::Ring { bits } => u64::from(bits),
         sci_ir::Encoding::Field { modulus } => u64::from(64 - modulus.leading_zeros()),
@@ -158,87 +157,91 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
     let numel = i.ty.numel() as u64;
     let shape = |v: &sci_ir::ValueId| p.ty(*v).shape().to_vec();
     let shared = |v: &sci_ir::ValueId| !p.ty(*v).owner().server_knows();
-    // A product of `elems` shared elements: ℓ COTs each (SCI_OT), or the HE layer's
-    // ciphertexts (SCI_HE).
-    let he = sci_ir::cost::he::product(p, v);
-    let product = |c: &mut Calls, mults: u64, elems: u64| {
-        c.multiplications += mults;
-        match (p.params().backend, he) {
-            (sci_ir::Backend::He, Some(counts)) => {
-                c.ciphertexts_up += counts.up as u64;
-                c.ciphertexts_down += counts.down as u64;
-            }
-            _ => c.cots += elems * bits,
-        }
+    // The sign DReLUs of an exact MaxPool/ArgMax over `x`: one per element.
+    let signs = |x: &sci_ir::ValueId, exact: bool| {
+        if exact { p.ty(*x).numel() as u64 } else { 0 }
     };
-    match &i.op {
-        Op::Relu { .. } => {
+    match (Step::of(p, nonneg, v), &i.op) {
+        (Step::Relu, _) => {
             c.relu = numel;
             c.drelu = numel;
         }
-        Op::MaxPool { x, pool } => {
+        (Step::MaxPool { exact }, Op::MaxPool { x, pool }) => {
             let xs = shape(x);
             let per_plane = window_counts(pool, &xs, false)
                 .iter()
                 .map(|&k| k.saturating_sub(1))
                 .sum::<u64>();
             c.comparisons = per_plane * (xs[0] * xs[1]) as u64;
-            c.drelu = c.comparisons + signs(p, nonneg, x);
+            c.drelu = c.comparisons + signs(x, exact);
         }
-        Op::ArgMax { x, axis, .. } => {
+        (Step::ArgMax { exact }, Op::ArgMax { x, axis, .. }) => {
             let n = shape(x).get(*axis).copied().unwrap_or(1).max(1) as u64;
             let slices = p.ty(*x).numel() as u64 / n;
             c.comparisons = slices * (n - 1);
-            c.drelu = c.comparisons + signs(p, nonneg, x);
+            c.drelu = c.comparisons + signs(x, exact);
         }
-        Op::Trunc { nonneg, .. } => {
-            if *nonneg {
+        (Step::Trunc { nonneg, .. }, _) => {
+            if nonneg {
                 c.trunc_nonneg = numel;
             } else {
                 c.trunc = numel;
                 c.drelu = numel;
             }
         }
-        Op::DivPublic { d, .. } => {
-            c.divisions.insert(*d, numel);
+        (Step::Div { d, .. }, _) => {
+            c.divisions.insert(d, numel);
         }
-        Op::AvgPool {
-            x,
-            pool,
-            count_include_pad,
-        } => {
+        (
+            Step::AvgPool,
+            Op::AvgPool {
+                x,
+                pool,
+                count_include_pad,
+            },
+        ) => {
             let xs = shape(x);
             let planes = (xs[0] * xs[1]) as u64;
             for k in window_counts(pool, &xs, *count_include_pad) {
                 *c.divisions.entry(k).or_default() += planes;
             }
         }
-        Op::GlobalAvgPool { x } => {
+        (Step::AvgPool, Op::GlobalAvgPool { x }) => {
             let xs = shape(x);
             c.divisions.insert((xs[2] * xs[3]) as u64, numel);
         }
-        Op::Conv2d {
-            x,
-            w,
-            conv: sci_ir::Conv2d { groups, .. },
-            ..
-        } if shared(x) => {
-            let (ws, ys) = (shape(w), i.ty.shape().to_vec());
-            let k = (ws[1] * ws[2] * ws[3]) as u64; // per output: C/g·kH·kW products
-            let im2col = (ys[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3] * groups) as u64;
-            product(&mut c, numel * k, im2col);
-        }
-        Op::MatMul { a, b, .. } => {
-            let (sa, sb) = (shape(a), shape(b));
-            let mults = (sa[0] * sa[1] * sb[1]) as u64;
-            if shared(a) {
-                product(&mut c, mults, (sa[0] * sa[1]) as u64);
-            } else if shared(b) {
-                product(&mut c, mults, (sb[0] * sb[1]) as u64);
+        (Step::Product { backend }, op) => {
+            // The scalar products and the elements of the shared operand (a
+            // convolution's `im2col` matrix, a `mul`'s operand broadcast to the output).
+            let (mults, elems) = match op {
+                Op::Conv2d {
+                    w,
+                    conv: sci_ir::Conv2d { groups, .. },
+                    ..
+                } => {
+                    let (ws, ys) = (shape(w), i.ty.shape().to_vec());
+                    let k = (ws[1] * ws[2] * ws[3]) as u64; // per output: C/g·kH·kW
+                    let im2col = (ys[0] * ws[1] * ws[2] * ws[3] * ys[2] * ys[3] * groups) as u64;
+                    (numel * k, im2col)
+                }
+                Op::MatMul { a, b, .. } => {
+                    let (sa, sb) = (shape(a), shape(b));
+                    let x = if shared(a) { &sa } else { &sb };
+                    ((sa[0] * sa[1] * sb[1]) as u64, (x[0] * x[1]) as u64)
+                }
+                _ => (numel, numel),
+            };
+            c.multiplications += mults;
+            match (backend, sci_ir::cost::he::product(p, v)) {
+                // ℓ COTs per element of the shared operand.
+                (Backend::Ot, _) => c.cots += elems * bits,
+                (Backend::He, Some(counts)) => {
+                    c.ciphertexts_up += counts.up as u64;
+                    c.ciphertexts_down += counts.down as u64;
+                }
+                (Backend::He, None) => {}
             }
         }
-        // The shared operand is broadcast to the output first: one element per product.
-        Op::Mul { .. } => product(&mut c, numel, numel),
         _ => {}
     }
     // Each division runs one ℓ-bit DReLU (Appendix D).
@@ -252,14 +255,4 @@ fn window_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> 
     let d = |i: usize| shape.get(i).copied().unwrap_or(1);
     pool.window_counts([d(2), d(3)], include_pad)
         .unwrap_or_default()
-}
-
-/// The sign DReLUs of an exact MaxPool/ArgMax over `x`: one per element unless `x` is
-/// provably non-negative (then the runtime uses the paper's narrow comparison).
-fn signs(p: &Program, nonneg: &[bool], x: &sci_ir::ValueId) -> u64 {
-    if nonneg.get(x.index()).copied().unwrap_or(false) {
-        0
-    } else {
-        p.ty(*x).numel() as u64
-    }
 }

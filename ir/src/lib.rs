@@ -47,6 +47,7 @@ pub mod ops;
 pub mod plan;
 pub mod program;
 pub mod rlwe;
+pub mod schedule;
 pub mod secure;
 pub mod tensor;
 pub mod text;

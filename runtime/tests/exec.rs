@@ -311,7 +311,7 @@ fn maxpool_and_argmax_compare_narrowly_on_nonneg_operands() {
 /// Two independent branches (a fire module's shape, with signed operands and a division):
 /// the schedule runs their products by the server's weights, ReLUs, truncations and
 /// divisions as one call each
-/// (`sci_ir::cost::schedule`). The result is the interpreter's, bit for bit; a wave's
+/// (`sci_ir::schedule::waves`). The result is the interpreter's, bit for bit; a wave's
 /// cost is on its first member and the others record none; each instruction's bytes and
 /// rounds are the cost model's.
 #[test]
@@ -338,10 +338,10 @@ fn independent_branches_run_as_one_call() {
     };
     let p = program(1);
     let nn = sci_ir::analysis::nonneg::nonneg(&p);
-    let waves = sci_ir::cost::schedule::schedule(&p, &nn);
+    let waves = sci_ir::schedule::waves(&p, &nn);
     let batched: Vec<Vec<&str>> = waves
         .iter()
-        .filter(|w| w.batch.is_some())
+        .filter(|w| w.is_batched())
         .map(|w| w.members.iter().map(|&v| p.name(v)).collect())
         .collect();
     assert_eq!(

@@ -12,7 +12,7 @@
 //! convolution is a product of its `im2col` matrix (`N·oh·ow × (C/g)·kh·kw`) with the
 //! transposed weights of each of its `g` groups; an elementwise product with server
 //! weights is the case `C = O = 1`. Independent products — the groups of a convolution,
-//! the products of one wave ([`super::schedule`]) — run as one call ([`products`]):
+//! the products of one wave ([`crate::schedule`]) — run as one call ([`products`]):
 //! their batches one after the other in one stream, so their bytes add up and their
 //! rounds are those of one product.
 
@@ -54,7 +54,7 @@ pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript
 }
 
 /// Several products run as one correlated-OT call on one lane (a wave of independent
-/// products, [`super::schedule`]), in batches of at most [`BATCH_WORDS`] words, one
+/// products, [`crate::schedule`]), in batches of at most [`BATCH_WORDS`] words, one
 /// product's after the other; streamed if `duplex` (and there is more than one batch):
 /// the bytes are the products' summed and, streamed, the rounds those of one product.
 pub fn products(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> Transcript {

@@ -41,7 +41,6 @@
 //! | [`secmul`] | products of two shared operands (two [`linear`] calls, one each way) |
 //! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
-//! | [`schedule`] | the executor's order: levels of the dependency graph, same-kind steps of a level as one call |
 //! | [`net`] | the time of that communication over a link of given bandwidth and RTT |
 //!
 //! Costs are those of this implementation, which the runtime's tests measure
@@ -57,7 +56,6 @@ pub mod net;
 pub mod ot;
 pub mod pool;
 pub mod predict;
-pub mod schedule;
 pub mod secmul;
 pub mod select;
 pub mod sign;

@@ -10,26 +10,26 @@
 //! the run report measures them. Whether a receive is a round depends on what the party
 //! did last on that lane, so [`predict_program`] replays the whole program from the
 //! state after the OT set-up (the client sent last on every lane), in the executor's
-//! order: the waves of [`super::schedule`], where independent `relu`s (truncations,
+//! order: the waves of [`crate::schedule`], where independent `relu`s (truncations,
 //! divisions by the same `d`) of one level run as one call on their summed length,
 //! independent products by the server's weights as one call of all of them (OT: on
 //! each lane one [`linear::products`] over the lane's chunk of every product; HE: one
 //! [`he::layer`] of the summed ciphertext counts), and the wave's cost is recorded on
 //! its first member.
 //!
-//! | op | phases |
-//! |---|---|
-//! | `relu` | [`select::relu`] per chunk |
-//! | `trunc s` | over `Z_{2^ℓ}` [`div::trunc`], or [`div::trunc_nonneg`] if marked `nonneg`; over `Z_n` [`div::rdiv`] by `2^s`, or [`div::rdiv_nonneg`] if marked |
-//! | `div_public d` | [`div::rdiv`], or [`div::rdiv_nonneg`] if the operand is provably non-negative ([`nonneg`]) |
-//! | `avgpool`, `global_avgpool` | [`div::rdiv`] of the outputs by their windows' counts |
-//! | `maxpool`, `argmax` | exact mode: the inputs' signs; then [`pool::reduce`] over window chunks |
-//! | `conv2d`, `matmul`, `mul` by the server's weights, SCI_OT | [`linear::products`], each product's rows chunked, a convolution one product per group, all in one call per lane |
-//! | the same, SCI_HE | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
-//! | `output` of a secret value | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
+//! The price of each [`Step`] (the instruction's protocol, [`Step::of`]):
 //!
-//! Everything else (data movement, additions, products with public factors, values a
-//! party computes alone) is local.
+//! | step | phases |
+//! |---|---|
+//! | [`Step::Relu`] | [`select::relu`] per chunk |
+//! | [`Step::Trunc`] | over `Z_{2^ℓ}` [`div::trunc`], or [`div::trunc_nonneg`] if marked `nonneg`; over `Z_n` [`div::rdiv`] by `2^s`, or [`div::rdiv_nonneg`] if marked |
+//! | [`Step::Div`] | [`div::rdiv`], or [`div::rdiv_nonneg`] if the operand is provably non-negative |
+//! | [`Step::AvgPool`] | [`div::rdiv`] of the outputs by their windows' counts |
+//! | [`Step::MaxPool`], [`Step::ArgMax`] | exact mode: the inputs' signs; then [`pool::reduce`] over window chunks |
+//! | [`Step::Product`] on [`Backend::Ot`] | [`linear::products`], each product's rows chunked, a convolution one product per group, all in one call per lane |
+//! | [`Step::Product`] on [`Backend::He`] | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
+//! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
+//! | [`Step::Local`] | nothing |
 //!
 //! # OT engines
 //! The set-up is the run's engine's ([`setup`]: IKNP's base OTs, or Ferret's
@@ -45,10 +45,10 @@
 
 use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
-use super::schedule::schedule;
 use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, select};
 use crate::analysis::nonneg::nonneg;
-use crate::{Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
+use crate::schedule::{Step, Wave, waves};
+use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
 use std::ops::{Add, AddAssign, Range};
 
 /// How the runtime connects the parties.
@@ -411,8 +411,9 @@ fn replay(program: &Program, lanes: Lanes, state: &mut LaneState, first: bool) -
     let control = control_load.cost;
     state.rounds.iter_mut().for_each(|r| *r = [0; 2]);
     let has_he = first
-        && program.params().backend == crate::Backend::He
-        && program.ids().any(|v| program.is_secure_product(v));
+        && program
+            .ids()
+            .any(|v| program.product_backend(v) == Some(Backend::He));
     let (he_keys, he_keys_load) = if has_he {
         let keys = Phase {
             n: 1,
@@ -436,9 +437,9 @@ fn replay(program: &Program, lanes: Lanes, state: &mut LaneState, first: bool) -
     let n = program.instrs().len();
     let mut instrs = vec![Cost::default(); n];
     let mut loads = vec![vec![LaneLoad::default(); lanes.threads.max(1)]; n];
-    for wave in schedule(program, &nn) {
+    for wave in waves(program, &nn) {
         let first = wave.members[0];
-        let (phases, reveal) = phases(program, &nn, &wave.members, lanes);
+        let (phases, reveal) = phases(program, &wave, lanes);
         let (cost, load) = state.step(&phases, reveal);
         instrs[first.index()] = cost;
         loads[first.index()] = load;
@@ -503,59 +504,28 @@ fn pool_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> {
         .repeat(d(0) * d(1))
 }
 
-/// Whether instruction `v` communicates when the executor runs it (a protocol step or a
-/// reveal; everything else is local).
-pub(super) fn communicates(program: &Program, nonneg: &[bool], v: ValueId) -> bool {
-    let lanes = Lanes {
-        threads: 1,
-        duplex: true,
-        ot: OtKind::Iknp,
-    };
-    let (phases, reveal) = phases(program, nonneg, &[v], lanes);
-    !phases.is_empty() || reveal.is_some()
-}
-
-/// The phases of a wave over `lanes` and the bytes of its reveal, if it is an output of
-/// a secret value (see the [module documentation](self)). A wave is one instruction or
-/// a batched wave of [`super::schedule`]: elementwise steps run as one call on the
+/// The phases of a wave over `lanes` and the bytes of its reveal, the price of its
+/// [`Step`] (see the [module documentation](self)). A wave is one instruction or a
+/// batched wave of [`crate::schedule`]: elementwise steps run as one call on the
 /// members' summed length, products by the server's weights as one call of all of them
 /// ([`product_wave`]).
-fn phases<'a>(
-    program: &'a Program,
-    nonneg: &[bool],
-    wave: &[ValueId],
-    lanes: Lanes,
-) -> (Vec<Phase<'a>>, Option<u64>) {
-    let v = wave[0];
-    let numel = wave.iter().map(|&v| program.ty(v).numel()).sum();
+fn phases<'a>(program: &'a Program, wave: &Wave, lanes: Lanes) -> (Vec<Phase<'a>>, Option<u64>) {
+    let v = wave.members[0];
+    let numel = wave.members.iter().map(|&v| program.ty(v).numel()).sum();
     let instr = program.instr(v);
     let md = modulus(program);
     let ell = md.bits();
     let m = program.params().mill_radix;
-    let owner = |o: &ValueId| program.ty(*o).owner();
     let shape = |o: &ValueId| program.ty(*o).shape();
-    if let Op::Output { x, .. } = &instr.op {
-        let secret = owner(x) != Owner::Public;
-        let n = program.ty(*x).numel() as u64;
-        return (Vec::new(), secret.then(|| bytes_of(n * u64::from(ell))));
-    }
-    if matches!(instr.ty.owner(), Owner::Public | Owner::Server) {
-        return (Vec::new(), None);
-    }
-    if program.is_secure_product(v) {
-        return (product_wave(program, wave, md, lanes), None);
-    }
     let alt = |n: usize, chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>| Phase {
         n,
         roles: Roles::Alternating,
         serial: None,
         chunk,
     };
-    let exact = |x: &ValueId| !nonneg.get(x.index()).copied().unwrap_or(false);
-    let reduction = |x: &ValueId, lens: Vec<usize>, index: bool| {
+    let reduction = |x: &ValueId, lens: Vec<usize>, exact: bool, index: bool| {
         let mut p = Vec::new();
-        let ex = exact(x);
-        if ex {
+        if exact {
             let n_in = program.ty(*x).numel();
             p.push(alt(
                 n_in,
@@ -564,7 +534,7 @@ fn phases<'a>(
         }
         p.push(alt(
             lens.len(),
-            Box::new(move |r: Range<usize>| pool::reduce(md, m, &lens[r], ex, index)),
+            Box::new(move |r: Range<usize>| pool::reduce(md, m, &lens[r], exact, index)),
         ));
         p
     };
@@ -574,66 +544,79 @@ fn phases<'a>(
             Box::new(move |r: Range<usize>| div::rdiv(md, &counts[r.clone()], m, r.len())),
         )]
     };
-    let phases = match &instr.op {
-        Op::Relu { .. } => vec![alt(
+    let phases = match wave.step {
+        Step::Local => Vec::new(),
+        Step::Reveal => {
+            let n: usize = instr
+                .op
+                .operands()
+                .iter()
+                .map(|o| program.ty(**o).numel())
+                .sum();
+            return (Vec::new(), Some(bytes_of(n as u64 * u64::from(ell))));
+        }
+        Step::Product { backend } => product_wave(program, &wave.members, backend, md, lanes),
+        Step::Relu => vec![alt(
             numel,
             Box::new(move |r: Range<usize>| select::relu(md, m, r.len())),
         )],
-        Op::Trunc { s, nonneg, .. } => {
-            let (s, nn) = (*s, *nonneg);
-            vec![alt(
-                numel,
-                Box::new(move |r: Range<usize>| match (md, nn) {
-                    (Modulus::Pow2(ell), true) => div::trunc_nonneg(ell, s, m, r.len()),
-                    (Modulus::Pow2(ell), false) => div::trunc(ell, s, m, r.len()),
-                    (Modulus::Odd(_), true) => div::rdiv_nonneg(md, &[1 << s], m, r.len()),
-                    (Modulus::Odd(_), false) => div::rdiv(md, &[1 << s], m, r.len()),
-                }),
-            )]
-        }
-        Op::DivPublic { x, d } => {
-            let (d, nn) = (*d, !exact(x));
-            vec![alt(
-                numel,
-                Box::new(move |r: Range<usize>| {
-                    if nn {
-                        div::rdiv_nonneg(md, &[d], m, r.len())
-                    } else {
-                        div::rdiv(md, &[d], m, r.len())
-                    }
-                }),
-            )]
-        }
-        Op::AvgPool {
-            x,
-            pool,
-            count_include_pad,
-        } => divide(pool_counts(pool, shape(x), *count_include_pad)),
-        Op::GlobalAvgPool { x } => {
-            let s = shape(x);
-            let pool = Pool2d::global([s[2], s[3]]);
-            divide(pool_counts(&pool, s, false))
-        }
-        Op::MaxPool { x, pool } => {
-            let lens = pool_counts(pool, shape(x), false)
-                .into_iter()
-                .map(|c| c as usize)
-                .collect();
-            reduction(x, lens, false)
-        }
-        Op::ArgMax { x, axis, .. } => {
-            let s = shape(x);
-            let len = s.get(*axis).copied().unwrap_or(1);
-            let windows = program.ty(*x).numel() / len.max(1);
-            reduction(x, vec![len; windows], true)
-        }
-        _ => Vec::new(),
+        Step::Trunc { s, nonneg } => vec![alt(
+            numel,
+            Box::new(move |r: Range<usize>| match (md, nonneg) {
+                (Modulus::Pow2(ell), true) => div::trunc_nonneg(ell, s, m, r.len()),
+                (Modulus::Pow2(ell), false) => div::trunc(ell, s, m, r.len()),
+                (Modulus::Odd(_), true) => div::rdiv_nonneg(md, &[1 << s], m, r.len()),
+                (Modulus::Odd(_), false) => div::rdiv(md, &[1 << s], m, r.len()),
+            }),
+        )],
+        Step::Div { d, nonneg } => vec![alt(
+            numel,
+            Box::new(move |r: Range<usize>| {
+                if nonneg {
+                    div::rdiv_nonneg(md, &[d], m, r.len())
+                } else {
+                    div::rdiv(md, &[d], m, r.len())
+                }
+            }),
+        )],
+        Step::AvgPool => match &instr.op {
+            Op::AvgPool {
+                x,
+                pool,
+                count_include_pad,
+            } => divide(pool_counts(pool, shape(x), *count_include_pad)),
+            Op::GlobalAvgPool { x } => {
+                let s = shape(x);
+                let pool = Pool2d::global([s[2], s[3]]);
+                divide(pool_counts(&pool, s, false))
+            }
+            op => unreachable!("{} is not an average pooling", op.mnemonic()),
+        },
+        Step::MaxPool { exact } => match &instr.op {
+            Op::MaxPool { x, pool } => {
+                let lens = pool_counts(pool, shape(x), false)
+                    .into_iter()
+                    .map(|c| c as usize)
+                    .collect();
+                reduction(x, lens, exact, false)
+            }
+            op => unreachable!("{} is not a maxpool", op.mnemonic()),
+        },
+        Step::ArgMax { exact } => match &instr.op {
+            Op::ArgMax { x, axis, .. } => {
+                let s = shape(x);
+                let len = s.get(*axis).copied().unwrap_or(1);
+                let windows = program.ty(*x).numel() / len.max(1);
+                reduction(x, vec![len; windows], exact, true)
+            }
+            op => unreachable!("{} is not an argmax", op.mnemonic()),
+        },
     };
     (phases, None)
 }
 
 /// The phase of a wave of products by the server's weights (`conv2d`, `matmul`, `mul`;
-/// [`Program::is_secure_product`]), run as one call: SCI_HE, one exchange of every
+/// [`Step::Product`]) on `backend`, run as one call: SCI_HE, one exchange of every
 /// layer's ciphertexts on lane 0 ([`he::layer`] of the summed [`he::product`] counts);
 /// SCI_OT, on every lane one OT call ([`linear::products`]) over that lane's chunk of
 /// rows of every product (a convolution one product per group), so its phase has one
@@ -641,10 +624,11 @@ fn phases<'a>(
 fn product_wave<'a>(
     program: &'a Program,
     wave: &[ValueId],
+    backend: Backend,
     md: Modulus,
     lanes: Lanes,
 ) -> Vec<Phase<'a>> {
-    if let (crate::Backend::He, Modulus::Odd(t)) = (program.params().backend, md) {
+    if let (Backend::He, Modulus::Odd(t)) = (backend, md) {
         let counts = wave.iter().filter_map(|&v| he::product(program, v)).fold(
             he::Counts::default(),
             |a, c| he::Counts {

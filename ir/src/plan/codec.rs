@@ -74,7 +74,7 @@ pub(super) fn encode_public(p: &Program) -> Vec<u8> {
                     name: i.name.clone(),
                     ty: Some(type_msg(&i.ty)),
                     op: Some(opcode::encode(&i.op)),
-                    backend: instr_backend(p, v, backend),
+                    backend: instr_backend(p, v),
                 }
             })
             .collect(),
@@ -86,12 +86,12 @@ pub(super) fn encode_public(p: &Program) -> Vec<u8> {
     .encode_to_vec()
 }
 
-/// [`InstrMsg::backend`] of instruction `v` in a program of backend `backend`.
-fn instr_backend(p: &Program, v: ValueId, backend: Backend) -> u32 {
-    match (p.is_secure_product(v), backend) {
-        (false, _) => 0,
-        (true, Backend::Ot) => 1,
-        (true, Backend::He) => 2,
+/// [`InstrMsg::backend`] of instruction `v` ([`Program::product_backend`]).
+fn instr_backend(p: &Program, v: ValueId) -> u32 {
+    match p.product_backend(v) {
+        None => 0,
+        Some(Backend::Ot) => 1,
+        Some(Backend::He) => 2,
     }
 }
 
@@ -250,7 +250,7 @@ pub(super) fn decode_program(
     }
     let p = b.finish()?;
     for (v, ins) in p.ids().zip(&public.instrs) {
-        let expected = instr_backend(&p, v, backend);
+        let expected = instr_backend(&p, v);
         if ins.backend != expected {
             return Err(invalid(
                 v.index(),

@@ -31,6 +31,9 @@
 //! not sent.
 //!
 //! # Mapping of ops
+//! Each instruction runs by its [`Step`] ([`Step::of`], the one rule per op shared with
+//! the cost model and the compiler); the executor dispatches on the step only:
+//!
 //! | op | how |
 //! |---|---|
 //! | `input` | shares as above |
@@ -47,7 +50,7 @@
 //! | `output` | revealed to the client |
 //!
 //! # Order: waves
-//! Instructions run in the order of [`sci_ir::cost::schedule`], not program order:
+//! Instructions run in the order of [`sci_ir::schedule::waves`], not program order:
 //! level by level (protocol steps on the longest chain before an instruction), and the
 //! ReLUs (truncations by the same shift, divisions by the same `d`) of one level run as
 //! **one** protocol call over their concatenated shares, and the products by the
@@ -63,8 +66,9 @@
 //! The protocols run through [`Engine`], which cuts every layer into one chunk per lane.
 //! The plan's [`sci_ir::Backend`] fixes the modulus of the shares: `Z_{2^ℓ}` for SCI_OT,
 //! the HE field `Z_n` for SCI_HE, where every non-linear protocol runs over `Z_n`
-//! ([`crate::proto::Modulus::Odd`]) and the products with the server's weights by HE on
-//! lane 0 (keys set up once per session, at the first HE layer).
+//! ([`crate::proto::Modulus::Odd`]). A product with the server's weights runs by the
+//! backend of its step ([`Step::Product`], the plan's per-instruction record): by HE on
+//! lane 0 (keys set up once per session, at the first HE layer) or by OT.
 //!
 //! # MaxPool and ArgMax: which comparison
 //! The executor must agree with the reference interpreter on every input, not only on
@@ -76,8 +80,9 @@
 //! non-negative on every input ([`sci_ir::analysis::nonneg`], sound under wrapping:
 //! e.g. the output of a ReLU, or a MaxPool or truncation of one) uses `Narrow` — exact
 //! there, since values in `[0, 2^(ℓ−1))` have differences in `(−2^(ℓ−1), 2^(ℓ−1))` —
-//! and every other one uses `Exact`. The analysis reads only the public program, so
-//! both parties choose the same protocol.
+//! and every other one uses `Exact` ([`Step::MaxPool`]'s `exact`, decided by
+//! [`Step::of`]). The analysis reads only the public program, so both parties choose
+//! the same protocol.
 //!
 //! Values computed only from values a party knows in the clear (public ones at both,
 //! server ones at the server) are computed by that party locally with the reference
@@ -106,10 +111,12 @@ use crate::proto::engine::Engine;
 use crate::proto::matmul;
 use crate::proto::maxpool::Compare;
 use crate::proto::rdiv::Sign;
-use sci_ir::ConvGeom;
-use sci_ir::cost::schedule::{Batch, schedule};
 use sci_ir::interp::{self, InterpError, linear};
-use sci_ir::{CheckErrorKind, Encoding, Op, Owner, Program, Scalar, Tensor, TensorError, ValueId};
+use sci_ir::schedule::{Step, waves};
+use sci_ir::{
+    Backend, CheckErrorKind, ConvGeom, Encoding, Op, Owner, Program, Scalar, Tensor, TensorError,
+    ValueId,
+};
 use std::borrow::Cow;
 use std::time::Instant;
 
@@ -229,7 +236,7 @@ pub fn execute(
     let begin = lane_stats(engine);
     let n = program.instrs().len();
     let nonneg = sci_ir::analysis::nonneg::nonneg(program);
-    let waves = schedule(program, &nonneg);
+    let waves = waves(program, &nonneg);
     // The last wave (in execution order) that reads each value.
     let mut last_use = vec![None; n];
     for (w, wave) in waves.iter().enumerate() {
@@ -246,7 +253,6 @@ pub fn execute(
         md,
         vals: vec![None; n],
         outputs: Vec::new(),
-        nonneg,
     };
     let he_keys = he_setup(program, md, engine)?;
     let mut records: Vec<Option<InstrRecord>> = vec![None; n];
@@ -262,21 +268,23 @@ pub fn execute(
             op: program.instr(v).op.mnemonic(),
             cause: Box::new(source),
         };
-        if let Some(batch) = wave.batch {
-            let shares = match batch {
-                Batch::Product { .. } => ex.products(&wave.members, engine),
-                _ => ex.batch(&wave.members, engine),
+        let vals = match wave.step {
+            Step::Local => {
+                let input = input_slot[first.index()].and_then(|i| inputs.get_mut(i)?.take());
+                ex.local(first, input).map(|val| vec![val])
             }
-            .map_err(|source| fail(first, source))?;
-            for (&v, share) in wave.members.iter().zip(shares) {
-                ex.vals[v.index()] = Some(Val::Share(share));
+            Step::Reveal => ex.reveal(first, engine).map(|val| vec![val]),
+            Step::Relu | Step::Trunc { .. } | Step::Div { .. } => {
+                ex.elementwise(&wave.members, wave.step, engine)
             }
-        } else {
-            let input = input_slot[first.index()].and_then(|i| inputs.get_mut(i)?.take());
-            let val = ex
-                .step(first, input, engine)
-                .map_err(|source| fail(first, source))?;
-            ex.vals[first.index()] = Some(val);
+            Step::AvgPool | Step::MaxPool { .. } | Step::ArgMax { .. } => ex
+                .pooling(first, wave.step, engine)
+                .map(|share| vec![Val::Share(share)]),
+            Step::Product { backend } => ex.products(&wave.members, backend, engine),
+        }
+        .map_err(|source| fail(first, source))?;
+        for (&v, val) in wave.members.iter().zip(vals) {
+            ex.vals[v.index()] = Some(val);
         }
         for &v in &wave.members {
             for o in program.instr(v).op.operands() {
@@ -395,12 +403,15 @@ fn he_setup(
     md: Modulus,
     engine: &mut Engine,
 ) -> Result<Option<Cost>, ExecError> {
-    let Modulus::Odd(t) = md else {
-        return Ok(None);
-    };
-    if !program.ids().any(|v| program.is_secure_product(v)) {
+    if !program
+        .ids()
+        .any(|v| program.product_backend(v) == Some(Backend::He))
+    {
         return Ok(None);
     }
+    let Modulus::Odd(t) = md else {
+        return Err(ExecError::Encoding(format!("{md} with HE products")));
+    };
     let before = lane_stats(engine);
     let t0 = Instant::now();
     let made = engine
@@ -430,8 +441,6 @@ struct Exec<'p> {
     /// The client's outputs so far, by the output instruction (the schedule may reveal
     /// a public output before a secret one).
     outputs: Vec<(ValueId, Tensor)>,
-    /// Which values are provably non-negative ([`sci_ir::analysis::nonneg`]).
-    nonneg: Vec<bool>,
 }
 
 /// The words of a tensor of the plan's ring.
@@ -478,13 +487,9 @@ impl<'p> Exec<'p> {
         }
     }
 
-    /// Executes instruction `v`; `input` is the client's data for an `input`.
-    fn step(
-        &mut self,
-        v: ValueId,
-        input: Option<Tensor>,
-        engine: &mut Engine,
-    ) -> Result<Val<'p>, StepError> {
+    /// Executes instruction `v` of step [`Step::Local`]; `input` is the client's data for
+    /// an `input`.
+    fn local(&mut self, v: ValueId, input: Option<Tensor>) -> Result<Val<'p>, StepError> {
         let program = self.program;
         let instr = program.instr(v);
         let owner = instr.ty.owner();
@@ -506,7 +511,7 @@ impl<'p> Exec<'p> {
                     Val::Absent
                 });
             }
-            Op::Output { x, .. } => return self.reveal(v, *x, engine),
+            Op::Output { x, .. } => return Ok(self.output(v, self.clear(*x).cloned())),
             _ => {}
         }
         if matches!(owner, Owner::Public | Owner::Server) {
@@ -520,7 +525,7 @@ impl<'p> Exec<'p> {
             })?;
             return Ok(Val::Clear(Cow::Owned(t)));
         }
-        self.secure(v, engine).map(Val::Share)
+        self.on_shares(v).map(Val::Share)
     }
 
     /// Applies a linear op to shares ([`interp::eval_op`]): each share operand as is,
@@ -563,11 +568,12 @@ impl<'p> Exec<'p> {
         self.owner(v) == Owner::Server
     }
 
-    /// This party's share of a secret value (owner client or shared): dispatches to one
-    /// function per op family.
-    fn secure(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
+    /// This party's share of a secret value (owner client or shared) computed locally
+    /// from the shares of its operands ([`Step::Local`]).
+    fn on_shares(&self, v: ValueId) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
         let op = &instr.op;
+        let public = |o: &ValueId| self.owner(*o) == Owner::Public;
         match op {
             Op::Reshape { x, .. } | Op::Flatten { x, .. } | Op::Identity { x } => Ok(self
                 .share_of(*x)
@@ -593,59 +599,46 @@ impl<'p> Exec<'p> {
                 };
                 self.linear(&op, None)
             }
-            Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. } => self.product(v, engine),
-            Op::Relu { .. } | Op::Trunc { .. } | Op::DivPublic { .. } => {
-                self.elementwise(v, engine)
-            }
-            Op::MaxPool { .. }
-            | Op::AvgPool { .. }
-            | Op::GlobalAvgPool { .. }
-            | Op::ArgMax { .. } => self.pooling(v, engine),
+            // A product by a public factor; a product by the server's weights is a
+            // `Step::Product`.
+            Op::Conv2d { w, .. } if public(w) => self.linear(op, Some(*w)),
+            Op::MatMul { a, .. } | Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a)),
+            Op::MatMul { b, .. } | Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b)),
+            Op::Conv2d { .. } | Op::MatMul { .. } | Op::Mul { .. } => Err(secret_product(op)),
             Op::BatchNorm { .. } => Err(StepError::Unsupported(
                 "batchnorm exists only in float programs; compile the model with sci-compile"
                     .into(),
             )),
-            Op::Input { .. } | Op::Const { .. } | Op::Output { .. } => {
-                unreachable!("handled in step")
-            }
+            op => Err(StepError::Unsupported(format!(
+                "{} is not a local step on shares",
+                op.mnemonic()
+            ))),
         }
     }
 
-    /// `conv2d`, `matmul`, `mul` on a secret operand: local by a public factor,
-    /// the backend's product by the server's weights ([`Self::products`] of one
-    /// instruction), an error by another secret operand.
-    fn product(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
-        let op = &self.program.instr(v).op;
-        let public = |o: &ValueId| self.owner(*o) == Owner::Public;
-        match op {
-            Op::Conv2d { w, .. } if public(w) => self.linear(op, Some(*w)),
-            Op::MatMul { a, .. } | Op::Mul { a, .. } if public(a) => self.linear(op, Some(*a)),
-            Op::MatMul { b, .. } | Op::Mul { b, .. } if public(b) => self.linear(op, Some(*b)),
-            _ => Ok(self
-                .products(&[v], engine)?
-                .pop()
-                .expect("one product, one output")),
-        }
-    }
-
-    /// A product wave ([`sci_ir::cost::schedule::Batch::Product`]): the products
-    /// of secret operands by the server's weights in `members`, run as **one**
-    /// call of the backend — SCI_OT: one streamed OT call per lane over every
-    /// product's chunk of rows ([`Engine::products`]); SCI_HE: every layer's
-    /// ciphertexts in one flight each way ([`Engine::he_linears`]). Rounds: those
-    /// of one product; bytes: the products' summed. Their output shares, in order.
-    fn products(&self, members: &[ValueId], engine: &mut Engine) -> Result<Vec<Tensor>, StepError> {
+    /// A product wave ([`Step::Product`] on `backend`): the products of secret
+    /// operands by the server's weights in `members`, run as **one** call of the
+    /// backend — SCI_OT: one streamed OT call per lane over every product's chunk of
+    /// rows ([`Engine::products`]); SCI_HE: every layer's ciphertexts in one flight
+    /// each way ([`Engine::he_linears`]). Rounds: those of one product; bytes: the
+    /// products' summed. Their output shares, in order.
+    fn products(
+        &self,
+        members: &[ValueId],
+        backend: Backend,
+        engine: &mut Engine,
+    ) -> Result<Vec<Val<'p>>, StepError> {
         let prepared = members
             .iter()
             .map(|&v| self.prepare(v))
             .collect::<Result<Vec<_>, _>>()?;
-        let ys = match self.md {
-            Modulus::Pow2(ell) => {
+        let ys = match (backend, self.md) {
+            (Backend::Ot, Modulus::Pow2(ell)) => {
                 let ps: Vec<matmul::Product<'_>> =
                     prepared.iter().map(Prepared::ot_product).collect();
                 engine.products(ell, &ps)?
             }
-            Modulus::Odd(t) => {
+            (Backend::He, Modulus::Odd(t)) => {
                 let packings = prepared
                     .iter()
                     .map(Prepared::he_packing)
@@ -658,11 +651,16 @@ impl<'p> Exec<'p> {
                     .collect();
                 engine.he_linears(t, &layers)?
             }
+            (backend, md) => {
+                return Err(StepError::Unsupported(format!(
+                    "{backend} products over shares in {md}"
+                )));
+            }
         };
         prepared
             .iter()
             .zip(ys)
-            .map(|(p, y)| self.finish(p, y))
+            .map(|(p, y)| self.finish(p, y).map(Val::Share))
             .collect()
     }
 
@@ -740,12 +738,7 @@ impl<'p> Exec<'p> {
                     out: out.to_vec(),
                 }
             }
-            _ => {
-                return Err(StepError::Unsupported(format!(
-                    "{} of a secret tensor by another secret operand (only the server's weights or public values can multiply a secret tensor here)",
-                    op.mnemonic()
-                )));
-            }
+            _ => return Err(secret_product(op)),
         })
     }
 
@@ -762,31 +755,31 @@ impl<'p> Exec<'p> {
         }
     }
 
-    /// `relu`, `trunc`, `div_public`: the elementwise protocols (Algorithms 8 and 5,
-    /// Theorem 4.1).
-    fn elementwise(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
-        let instr = self.program.instr(v);
-        let x = self.share_of(*instr.op.operands()[0]);
-        let share = self.elementwise_words(&instr.op, words(&x), engine)?;
-        self.ring_tensor(instr.ty.shape(), share)
-    }
-
-    /// A batched wave ([`sci_ir::cost::schedule`]): the `members` (elementwise steps of
-    /// one [`sci_ir::cost::schedule::Batch`]) run as one protocol call over their
-    /// operands' shares concatenated; their output shares, split again, in order. One
-    /// call's rounds instead of one per member; bytes those of one call on the summed
-    /// length.
-    fn batch(
-        &mut self,
+    /// A wave of the elementwise `step` (`relu`, `trunc`, `div_public`: Algorithms 8
+    /// and 5, Theorem 4.1) over `members` ([`sci_ir::schedule::waves`]): one protocol
+    /// call over their operands' shares concatenated; their output shares, split again,
+    /// in order. One call's rounds instead of one per member; bytes those of one call
+    /// on the summed length.
+    fn elementwise(
+        &self,
         members: &[ValueId],
+        step: Step,
         engine: &mut Engine,
-    ) -> Result<Vec<Tensor>, StepError> {
-        let program = self.program;
+    ) -> Result<Vec<Val<'p>>, StepError> {
+        let (program, md) = (self.program, self.md);
         let mut x = Vec::new();
         for &v in members {
             x.extend_from_slice(words(&self.share_of(*program.instr(v).op.operands()[0])));
         }
-        let y = self.elementwise_words(&program.instr(members[0]).op, &x, engine)?;
+        let y = match step {
+            Step::Relu => engine.relu(md, &x)?,
+            Step::Trunc { s, nonneg } => engine.trunc(md, s, &x, nonneg)?,
+            Step::Div { d, nonneg } => {
+                let known = if nonneg { Sign::NonNeg } else { Sign::Any };
+                engine.rdiv(md, &x, &[d], known)?
+            }
+            step => unreachable!("{step:?} is not elementwise"),
+        };
         let mut rest = y.as_slice();
         members
             .iter()
@@ -794,38 +787,19 @@ impl<'p> Exec<'p> {
                 let (head, tail) = rest.split_at(program.ty(v).numel());
                 rest = tail;
                 self.ring_tensor(program.ty(v).shape(), head.to_vec())
+                    .map(Val::Share)
             })
             .collect()
     }
 
-    /// The protocol of the elementwise `op` on `x`, this party's share of its operand
-    /// (or of several operands of the same op, concatenated, in a batch).
-    fn elementwise_words(
-        &self,
-        op: &Op,
-        x: &[u64],
-        engine: &mut Engine,
-    ) -> Result<Vec<u64>, StepError> {
-        let md = self.md;
-        Ok(match op {
-            Op::Relu { .. } => engine.relu(md, x)?,
-            Op::Trunc { s, nonneg, .. } => engine.trunc(md, *s, x, *nonneg)?,
-            Op::DivPublic { x: operand, d } => {
-                let known = if self.nonneg[operand.index()] {
-                    Sign::NonNeg
-                } else {
-                    Sign::Any
-                };
-                engine.rdiv(md, x, &[*d], known)?
-            }
-            op => unreachable!("{} is not elementwise", op.mnemonic()),
-        })
-    }
-
-    /// `maxpool`, `argmax` (§5.2.2, comparisons as in the module docs), `avgpool`,
-    /// `global_avgpool` (window sums, then division, §5.1.2).
-    fn pooling(&mut self, v: ValueId, engine: &mut Engine) -> Result<Tensor, StepError> {
+    /// `maxpool`, `argmax` (§5.2.2, comparisons as `step` says, module docs),
+    /// `avgpool`, `global_avgpool` (window sums, then division, §5.1.2).
+    fn pooling(&self, v: ValueId, step: Step, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
+        let compare = match step {
+            Step::MaxPool { exact: true } | Step::ArgMax { exact: true } => Compare::Exact,
+            _ => Compare::Narrow,
+        };
         let md = self.md;
         let shape = |o: &ValueId| self.program.ty(*o).shape();
         let share = match &instr.op {
@@ -834,7 +808,7 @@ impl<'p> Exec<'p> {
                 words(&self.share_of(*x)),
                 shape4(shape(x)),
                 pool,
-                self.compare(*x),
+                compare,
             )?,
             Op::AvgPool {
                 x,
@@ -850,26 +824,12 @@ impl<'p> Exec<'p> {
             Op::GlobalAvgPool { x } => {
                 engine.global_avgpool(md, words(&self.share_of(*x)), shape4(shape(x)))?
             }
-            Op::ArgMax { x, axis, .. } => engine.argmax(
-                md,
-                words(&self.share_of(*x)),
-                shape(x),
-                *axis,
-                self.compare(*x),
-            )?,
+            Op::ArgMax { x, axis, .. } => {
+                engine.argmax(md, words(&self.share_of(*x)), shape(x), *axis, compare)?
+            }
             op => unreachable!("{} is not a pooling", op.mnemonic()),
         };
         self.ring_tensor(instr.ty.shape(), share)
-    }
-
-    /// The comparison for a MaxPool or ArgMax over `x` (module docs): the paper's
-    /// [`Compare::Narrow`] where `x` is provably non-negative, else [`Compare::Exact`].
-    fn compare(&self, x: ValueId) -> Compare {
-        if self.nonneg[x.index()] {
-            Compare::Narrow
-        } else {
-            Compare::Exact
-        }
     }
 
     /// The words of `v` if this party knows it in the clear (the server's weights).
@@ -897,27 +857,26 @@ impl<'p> Exec<'p> {
         }
     }
 
-    /// Reveals `x` to the client, output `v`: the server sends its share, the client
-    /// adds it.
-    fn reveal(
-        &mut self,
-        v: ValueId,
-        x: ValueId,
-        engine: &mut Engine,
-    ) -> Result<Val<'p>, StepError> {
-        let value = match (self.owner(x), self.clear(x)) {
-            (Owner::Public, Some(c)) => Some(c.clone()),
-            _ => engine
-                .reveal(self.md, words(&self.share_of(x)), Party::Client)?
-                .map(|v| self.ring_tensor(self.program.ty(x).shape(), v))
-                .transpose()?,
-        };
+    /// Output `v` of a secret value ([`Step::Reveal`]) revealed to the client: the
+    /// server sends its share, the client adds it.
+    fn reveal(&mut self, v: ValueId, engine: &mut Engine) -> Result<Val<'p>, StepError> {
+        let x = *self.program.instr(v).op.operands()[0];
+        let value = engine
+            .reveal(self.md, words(&self.share_of(x)), Party::Client)?
+            .map(|v| self.ring_tensor(self.program.ty(x).shape(), v))
+            .transpose()?;
+        Ok(self.output(v, value))
+    }
+
+    /// Output `v` of `value`, known to this party (the client's, after a reveal, or a
+    /// public one's at both): recorded as the client's output.
+    fn output(&mut self, v: ValueId, value: Option<Tensor>) -> Val<'p> {
         match (self.party, value) {
             (Party::Client, Some(value)) => {
                 self.outputs.push((v, value.clone()));
-                Ok(Val::Clear(Cow::Owned(value)))
+                Val::Clear(Cow::Owned(value))
             }
-            _ => Ok(Val::Absent),
+            _ => Val::Absent,
         }
     }
 }
@@ -969,6 +928,15 @@ impl Prepared<'_> {
             Product::Mul => Box::new(he::mul::Mul::new(self.x.len(), w)?),
         })
     }
+}
+
+/// The error for a product of a secret tensor by an operand that is neither the
+/// server's weights nor public.
+fn secret_product(op: &Op) -> StepError {
+    StepError::Unsupported(format!(
+        "{} of a secret tensor by another secret operand (only the server's weights or public values can multiply a secret tensor here)",
+        op.mnemonic()
+    ))
 }
 
 /// An HE packing error as a step error.

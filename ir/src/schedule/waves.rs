@@ -13,11 +13,11 @@
 //!
 //! # Waves
 //! Level by level, the executor first runs the level's local instructions (in program
-//! order), then its protocol steps: those with the same [`Batch`] key run as **one**
-//! protocol call, so their rounds are those of one call; every other protocol step
-//! (pooling, reveals) runs alone. Waves of a level run in the order of their first
-//! member. Every operand of a level-`s` step is done by level `s`, so the order is a
-//! topological one.
+//! order), then its protocol steps: those of the same [`Step`] that [`Step::batches`]
+//! run as **one** protocol call, so their rounds are those of one call; every other
+//! protocol step (pooling, reveals) runs alone. Waves of a level run in the order of
+//! their first member. Every operand of a level-`s` step is done by level `s`, so the
+//! order is a topological one.
 //!
 //! * Elementwise steps (`relu`; `trunc` by the same shift; `div_public` by the same
 //!   divisor) run as one call over the concatenation of their operands (the outputs
@@ -25,7 +25,7 @@
 //!   bytes are at most the members' sum (bit-packed messages are rounded up once
 //!   instead of once per member, and lanes split the sum), its rounds those of one
 //!   member.
-//! * Products by the server's weights ([`Batch::Product`]: `conv2d`, `matmul`, `mul`,
+//! * Products by the server's weights ([`Step::Product`]: `conv2d`, `matmul`, `mul`,
 //!   any shapes, the same backend) run as one call of the backend: SCI_OT, on each
 //!   lane one streamed correlated-OT call over that lane's chunk of rows of every
 //!   product; SCI_HE, the client's ciphertexts of every layer in one flight and the
@@ -34,75 +34,40 @@
 //!   shortcut beside its branch's first convolution, share one round.
 //!
 //! The cost of a wave is recorded on its first member (in program order); the other
-//! members record zero ([`super::predict_program`] and the runtime's report alike).
+//! members record zero ([`crate::cost::predict_program`] and the runtime's report
+//! alike).
 
-use super::predict::communicates;
-use crate::{Backend, Op, Program, ValueId};
-
-/// Which protocol steps can run as one call: same protocol, same public parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Batch {
-    /// `relu` (Algorithm 8).
-    Relu,
-    /// `trunc s`, with its `nonneg` mark.
-    Trunc {
-        /// The shift.
-        s: u32,
-        /// The operand is marked non-negative.
-        nonneg: bool,
-    },
-    /// `div_public d`, with whether the operand is provably non-negative.
-    Div {
-        /// The divisor.
-        d: u64,
-        /// The operand is provably non-negative ([`crate::analysis::nonneg`]).
-        nonneg: bool,
-    },
-    /// A product of a secret operand by the server's weights (`conv2d`, `matmul`,
-    /// `mul`; [`Program::is_secure_product`]) run by `backend`'s protocol, of any
-    /// shape: products of one level run as one call of that protocol.
-    Product {
-        /// The backend that runs the product.
-        backend: Backend,
-    },
-}
+use super::Step;
+use crate::{Op, Program, ValueId};
 
 /// Instructions run as one step: a local instruction, one protocol step, or several
-/// protocol steps of the same [`Batch`] run as one call.
+/// independent instructions of the same batching [`Step`] run as one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Wave {
-    /// The instructions, in program order (more than one only with `batch`).
+    /// The instructions, in program order (more than one only if `step` batches).
     pub members: Vec<ValueId>,
-    /// The common protocol of a batched wave (`None` for a wave of one).
-    pub batch: Option<Batch>,
+    /// The step of every member ([`Step::of`]).
+    pub step: Step,
 }
 
-/// The batch key of instruction `v`, if it communicates and its protocol batches.
-/// `nonneg` is [`crate::analysis::nonneg::nonneg`] of `program`.
-pub fn batch_key(program: &Program, nonneg: &[bool], v: ValueId) -> Option<Batch> {
-    if !communicates(program, nonneg, v) {
-        return None;
-    }
-    match program.instr(v).op {
-        Op::Relu { .. } => Some(Batch::Relu),
-        Op::Trunc { s, nonneg, .. } => Some(Batch::Trunc { s, nonneg }),
-        Op::DivPublic { x, d } => Some(Batch::Div {
-            d,
-            nonneg: nonneg.get(x.index()).copied().unwrap_or(false),
-        }),
-        _ if program.is_secure_product(v) => Some(Batch::Product {
-            backend: program.params().backend,
-        }),
-        _ => None,
+impl Wave {
+    /// Whether the wave runs several instructions as one call.
+    pub fn is_batched(&self) -> bool {
+        self.members.len() > 1
     }
 }
+
+/// One level's local instructions and protocol steps (with their [`Step`]).
+type Level = (Vec<ValueId>, Vec<(ValueId, Step)>);
 
 /// The waves of `program` in execution order (module docs); every instruction is in
-/// exactly one wave. Linear in the program's size (plus sorting each level's steps).
-pub fn schedule(program: &Program, nonneg: &[bool]) -> Vec<Wave> {
+/// exactly one wave. `nonneg` is [`crate::analysis::nonneg::nonneg`] of `program`.
+/// Linear in the program's size (plus a search of each level's waves per step).
+pub fn waves(program: &Program, nonneg: &[bool]) -> Vec<Wave> {
     let n = program.instrs().len();
     let mut done = vec![0usize; n];
-    let mut levels: Vec<(Vec<ValueId>, Vec<ValueId>)> = Vec::new();
+    // Per level: its local instructions, and its protocol steps with their step.
+    let mut levels: Vec<Level> = Vec::new();
     let mut last_output = 0;
     for v in program.ids() {
         let instr = program.instr(v);
@@ -117,37 +82,35 @@ pub fn schedule(program: &Program, nonneg: &[bool]) -> Vec<Wave> {
             start = start.max(last_output);
             last_output = start;
         }
-        let protocol = communicates(program, nonneg, v);
-        done[v.index()] = start + usize::from(protocol);
+        let step = Step::of(program, nonneg, v);
+        done[v.index()] = start + usize::from(step.communicates());
         if levels.len() <= start {
             levels.resize_with(start + 1, Default::default);
         }
         let (locals, steps) = &mut levels[start];
-        if protocol { steps } else { locals }.push(v);
+        if step.communicates() {
+            steps.push((v, step));
+        } else {
+            locals.push(v);
+        }
     }
     let mut waves = Vec::with_capacity(n);
     for (locals, steps) in levels {
         waves.extend(locals.into_iter().map(|v| Wave {
             members: vec![v],
-            batch: None,
+            step: Step::Local,
         }));
         let mut level: Vec<Wave> = Vec::new();
-        for v in steps {
-            let key = batch_key(program, nonneg, v);
-            match level.iter_mut().find(|w| key.is_some() && w.batch == key) {
+        for (v, step) in steps {
+            match level.iter_mut().find(|w| step.batches() && w.step == step) {
                 Some(w) => w.members.push(v),
                 None => level.push(Wave {
                     members: vec![v],
-                    batch: key,
+                    step,
                 }),
             }
         }
-        waves.extend(level.into_iter().map(|mut w| {
-            if w.members.len() == 1 {
-                w.batch = None;
-            }
-            w
-        }));
+        waves.extend(level);
     }
     waves
 }
@@ -155,6 +118,7 @@ pub fn schedule(program: &Program, nonneg: &[bool]) -> Vec<Wave> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Backend;
     use crate::analysis::nonneg::nonneg;
 
     /// A fire module's shape: one input, two independent branches (a product by the
@@ -176,7 +140,7 @@ mod tests {
     #[test]
     fn independent_branches_share_waves() {
         let p = Program::parse(FIRE).expect("parses");
-        let waves = schedule(&p, &nonneg(&p));
+        let waves = waves(&p, &nonneg(&p));
         let names = |w: &Wave| -> Vec<&str> { w.members.iter().map(|&v| p.name(v)).collect() };
         let got: Vec<Vec<&str>> = waves.iter().map(names).collect();
         assert_eq!(
@@ -196,20 +160,20 @@ mod tests {
             .collect::<Vec<_>>()
         );
         assert_eq!(
-            waves[3].batch,
-            Some(Batch::Product {
+            waves[3].step,
+            Step::Product {
                 backend: Backend::Ot
-            })
+            }
         );
-        assert_eq!(waves[4].batch, Some(Batch::Relu));
+        assert_eq!(waves[4].step, Step::Relu);
         assert_eq!(
-            waves[5].batch,
-            Some(Batch::Trunc {
+            waves[5].step,
+            Step::Trunc {
                 s: 12,
                 nonneg: true
-            })
+            }
         );
-        assert_eq!(waves[6].batch, None);
+        assert_eq!(waves[6].step, Step::Local);
     }
 
     /// Two SqueezeNet fire modules: a squeeze convolution and its ReLU, then two expand
@@ -242,7 +206,7 @@ mod tests {
     #[test]
     fn a_fire_modules_expand_convolutions_run_as_one_wave() {
         let p = Program::parse(&fire_modules()).expect("parses");
-        let waves = schedule(&p, &nonneg(&p));
+        let waves = waves(&p, &nonneg(&p));
         let products: Vec<Vec<&str>> = waves
             .iter()
             .filter(|w| w.members.iter().any(|&v| p.is_secure_product(v)))
@@ -260,10 +224,10 @@ mod tests {
         for w in waves.iter().filter(|w| w.members.len() > 1) {
             let product = w.members.iter().all(|&v| p.is_secure_product(v));
             assert_eq!(
-                w.batch
-                    == Some(Batch::Product {
+                w.step
+                    == Step::Product {
                         backend: Backend::Ot
-                    }),
+                    },
                 product
             );
         }
@@ -272,7 +236,7 @@ mod tests {
     #[test]
     fn every_instruction_once_in_a_topological_order() {
         let p = Program::parse(FIRE).expect("parses");
-        let waves = schedule(&p, &nonneg(&p));
+        let waves = waves(&p, &nonneg(&p));
         let mut seen = vec![false; p.instrs().len()];
         for w in &waves {
             for &v in &w.members {

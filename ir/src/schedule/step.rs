@@ -1,0 +1,177 @@
+//! [`Step`]: the protocol that runs one instruction, decided by one rule per op
+//! ([`Step::of`]) from the public program alone, so both parties, the cost model and the
+//! compiler's report agree on it without a message.
+
+use crate::{Backend, Op, Owner, Program, ValueId};
+
+/// How the runtime runs one instruction: locally, or by which protocol with which public
+/// parameters. Two steps that are equal and [`Step::batches`] run as one call when they
+/// are independent ([`super::waves`]).
+///
+/// Adding a protocol: a variant here, its rule in [`Step::of`], its arm in the
+/// executor (`sci-runtime`'s `exec::executor`), its price in
+/// [`crate::cost::predict`] and its count in the compiler's report
+/// (`sci-compiler`'s `cost::calls`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// No communication: each party computes the value alone — values known in the
+    /// clear to a party (public, the server's), the client's input, data movement,
+    /// additions and products by public factors on each share — or an output of a
+    /// public value.
+    Local,
+    /// `relu`: `Π_ReLU` (Algorithm 8).
+    Relu,
+    /// `trunc s`: over `Z_{2^ℓ}` `Π_Trunc^{int,ℓ,s}` (Algorithm 5), over `Z_n` a
+    /// division by `2^s` (§4.2.3); without the sign test where `nonneg`.
+    Trunc {
+        /// The shift.
+        s: u32,
+        /// The operand is marked non-negative (`trunc … nonneg`).
+        nonneg: bool,
+    },
+    /// `div_public d`: division by a public integer (Theorem 4.1).
+    Div {
+        /// The divisor.
+        d: u64,
+        /// The operand is provably non-negative ([`crate::analysis::nonneg`]): the
+        /// variant without the sign test.
+        nonneg: bool,
+    },
+    /// `avgpool`, `global_avgpool`: window sums locally, then a division of each output
+    /// by its window's count (§5.1.2).
+    AvgPool,
+    /// `maxpool`: `MaxPool_d` over the windows (§5.2.2).
+    MaxPool {
+        /// Exact comparisons of any two signed values (one more `DReLU` per input and an
+        /// AND per comparison); `false`: the paper's comparison of the difference, exact
+        /// for a provably non-negative operand.
+        exact: bool,
+    },
+    /// `argmax`: `ArgMax_d` along the axis (§5.2.2).
+    ArgMax {
+        /// Exact comparisons, as for [`Step::MaxPool`].
+        exact: bool,
+    },
+    /// A product of a secret operand by the server's weights (`conv2d`, `matmul`,
+    /// `mul`), run by `backend`'s protocol: SCI_OT's correlated-OT linear layer
+    /// (§5.1.1), SCI_HE's BFV layer (App. F).
+    Product {
+        /// The backend that runs it: the plan's per-instruction record,
+        /// [`Program::product_backend`].
+        backend: Backend,
+    },
+    /// `output` of a secret value: the server sends its share, the client adds it.
+    Reveal,
+}
+
+impl Step {
+    /// The step of instruction `v` of `program`: the one rule per op. `nonneg` is
+    /// [`crate::analysis::nonneg::nonneg`] of `program`. Cost: constant.
+    pub fn of(program: &Program, nonneg: &[bool], v: ValueId) -> Step {
+        let instr = program.instr(v);
+        let proven = |x: &ValueId| nonneg.get(x.index()).copied().unwrap_or(false);
+        if let Op::Output { x, .. } = &instr.op {
+            return if program.ty(*x).owner() == Owner::Public {
+                Step::Local
+            } else {
+                Step::Reveal
+            };
+        }
+        if matches!(instr.ty.owner(), Owner::Public | Owner::Server) {
+            return Step::Local;
+        }
+        if let Some(backend) = program.product_backend(v) {
+            return Step::Product { backend };
+        }
+        match &instr.op {
+            Op::Relu { .. } => Step::Relu,
+            Op::Trunc { s, nonneg, .. } => Step::Trunc {
+                s: *s,
+                nonneg: *nonneg,
+            },
+            Op::DivPublic { x, d } => Step::Div {
+                d: *d,
+                nonneg: proven(x),
+            },
+            Op::AvgPool { .. } | Op::GlobalAvgPool { .. } => Step::AvgPool,
+            Op::MaxPool { x, .. } => Step::MaxPool { exact: !proven(x) },
+            Op::ArgMax { x, .. } => Step::ArgMax { exact: !proven(x) },
+            _ => Step::Local,
+        }
+    }
+
+    /// Whether the step sends anything (everything but [`Step::Local`]).
+    pub fn communicates(self) -> bool {
+        self != Step::Local
+    }
+
+    /// Whether independent instructions of this same step run as one call of its
+    /// protocol: the elementwise protocols over their operands concatenated, the
+    /// products as one call of the backend. Pooling and reveals run alone.
+    pub fn batches(self) -> bool {
+        matches!(
+            self,
+            Step::Relu | Step::Trunc { .. } | Step::Div { .. } | Step::Product { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::nonneg::nonneg;
+
+    #[test]
+    fn one_step_per_instruction() {
+        let p = Program::parse(
+            "
+%x: client i32.12[1,1,2,2] = input \"x\"
+%w: server i32.12[1,1,1,1] = const [3]
+%k: public i32.12[1,1,1,1] = const [2]
+%c: shared i32.24[1,1,2,2] = conv2d %x, %w strides=[1,1] pads=[0,0,0,0] dilations=[1,1] groups=1
+%l: client i32.24[1,1,2,2] = conv2d %x, %k strides=[1,1] pads=[0,0,0,0] dilations=[1,1] groups=1
+%r: shared i32.24[1,1,2,2] = relu %c
+%t: shared i32.12[1,1,2,2] = trunc %r s=12 nonneg
+%d: shared i32.24[1,1,2,2] = div_public %c d=3
+%m: shared i32.12[1,1,1,1] = maxpool %t kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
+%n: shared i32.24[1,1,1,1] = maxpool %d kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
+%y: client i32.12[1,1,1,1] = output %m \"y\"
+%z: public i32.12[1,1,1,1] = output %k \"z\"
+",
+        )
+        .expect("parses");
+        let nn = nonneg(&p);
+        let step = |name: &str| {
+            let v = p.ids().find(|&v| p.name(v) == name).expect("named");
+            Step::of(&p, &nn, v)
+        };
+        assert_eq!(step("x"), Step::Local);
+        assert_eq!(step("w"), Step::Local);
+        assert_eq!(
+            step("c"),
+            Step::Product {
+                backend: Backend::Ot
+            }
+        );
+        assert_eq!(step("l"), Step::Local);
+        assert_eq!(step("r"), Step::Relu);
+        assert_eq!(
+            step("t"),
+            Step::Trunc {
+                s: 12,
+                nonneg: true
+            }
+        );
+        assert_eq!(
+            step("d"),
+            Step::Div {
+                d: 3,
+                nonneg: false
+            }
+        );
+        assert_eq!(step("m"), Step::MaxPool { exact: false });
+        assert_eq!(step("n"), Step::MaxPool { exact: true });
+        assert_eq!(step("y"), Step::Reveal);
+        assert_eq!(step("z"), Step::Local);
+    }
+}
