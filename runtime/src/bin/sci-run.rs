@@ -125,6 +125,11 @@ struct Cli {
     /// seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     connect_timeout: f64,
+    /// The listening party's deadline for a connection's set-up (TLS handshake, lane
+    /// preamble and, on a new session's first connection, the hello), in seconds from
+    /// its acceptance: one absolute deadline, however slowly the peer sends.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    setup_timeout: f64,
     /// Longest life of a session's connections, in seconds (0: no limit).
     #[arg(long, value_name = "SECS", default_value_t = 3600.0)]
     session_timeout: f64,
@@ -163,12 +168,16 @@ fn run(cli: &Cli) -> Result<()> {
     let cfg = TcpConfig {
         timeout: Some(secs(cli.timeout, "timeout")?),
         connect_timeout: secs(cli.connect_timeout, "connect-timeout")?,
+        setup_timeout: secs(cli.setup_timeout, "setup-timeout")?,
         session_timeout: Some(secs(cli.session_timeout, "session-timeout")?)
             .filter(|d| !d.is_zero()),
         tls,
         link: cli.net.map(Link::new),
         ..TcpConfig::default()
     };
+    if cfg.setup_timeout.is_zero() {
+        bail!("--setup-timeout 0: set-up needs some time (default 5 s)");
+    }
     if let Some(p) = &cli.net {
         eprintln!("sci-run: emulating a network of {p} on this process's sending");
     }

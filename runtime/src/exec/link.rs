@@ -18,7 +18,7 @@
 //! base OTs, or Ferret's bootstrapping) so that the per-instruction costs of the report
 //! exclude it.
 
-use super::handshake::{self, AbortReason, Hello, Status};
+use super::handshake::{self, AbortReason, HandshakeError, Hello, Status};
 use super::{ExecError, report::Cost};
 use crate::net::session::{self, Acceptor, Incoming, SessionId};
 use crate::net::tcp::TcpConfig;
@@ -96,9 +96,11 @@ fn finish(
 /// Waits (at most `cfg.connect_timeout`) for a new session's lane 0 on `acceptor` and
 /// sets the session up ([`accept_incoming`]) to run `program` (this party's view of the
 /// plan whose hash `hello` carries). A connection that fails TLS authentication (junk,
-/// no TLS, a wrong certificate) does not end the wait: the server waits on for its peer
-/// until the connect timeout, and then reports the last such failure
-/// ([`ExecError::Rejected`]), or [`ExecError::NoPeer`] if there was none.
+/// no TLS, a wrong certificate) or sends no sci hello by its set-up deadline (silent,
+/// slow or not sci: [`is_junk`]) does not end the wait: the server waits on for its
+/// peer until the connect timeout, and then reports the last such failure
+/// ([`ExecError::Rejected`] or the handshake's), or [`ExecError::NoPeer`] if there
+/// was none. A sci peer's hello that does not fit (versions, plan, abort) ends it.
 pub fn accept(
     acceptor: &Acceptor,
     party: Party,
@@ -106,26 +108,42 @@ pub fn accept(
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
     let deadline = Instant::now() + cfg.connect_timeout;
-    let mut rejected = None;
+    let mut last = None;
     loop {
         match acceptor.next(deadline.saturating_duration_since(Instant::now())) {
             Ok(Ok(incoming)) => {
-                return accept_incoming(acceptor, incoming, party, (program, hello), cfg);
+                match accept_incoming(acceptor, incoming, party, (program, hello), cfg) {
+                    Err(e) if is_junk(&e) => last = Some(e),
+                    done => return done,
+                }
             }
-            Ok(Err(r)) => rejected = Some(r),
+            Ok(Err(r)) => last = Some(ExecError::Rejected(r)),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                return Err(match rejected {
-                    Some(r) => ExecError::Rejected(r),
-                    None => ExecError::NoPeer(cfg.connect_timeout.as_secs_f64()),
-                });
+                return Err(last.unwrap_or(ExecError::NoPeer(cfg.connect_timeout.as_secs_f64())));
             }
             Err(e) => return Err(ExecError::Connect(e)),
         }
     }
 }
 
-/// Sets up the session whose lane 0 is `incoming`: a fresh session id, the handshake,
-/// the further lanes (waiting at most `cfg.connect_timeout` for them), OT (for
+/// Whether a failed set-up came from something that is not a sci peer: no complete
+/// hello by the set-up deadline (silent, dripping, closed), or bytes that are not a
+/// sci hello.
+pub fn is_junk(e: &ExecError) -> bool {
+    matches!(
+        e,
+        ExecError::Handshake(
+            HandshakeError::Net(_)
+                | HandshakeError::BadMagic(_)
+                | HandshakeError::PeerUsesTls
+                | HandshakeError::Malformed(_)
+        )
+    )
+}
+
+/// Sets up the session whose lane 0 is `incoming`: a fresh session id, the handshake
+/// (by lane 0's set-up deadline, [`Incoming::setup`], which it then lifts), the
+/// further lanes (waiting at most [`TcpConfig::setup_timeout`] for them), OT (for
 /// `program`, as [`accept`]).
 pub fn accept_incoming(
     acceptor: &Acceptor,
@@ -135,7 +153,11 @@ pub fn accept_incoming(
     cfg: &TcpConfig,
 ) -> Result<Connected, ExecError> {
     let start = Instant::now();
-    let Incoming { mut channel, peer } = incoming;
+    let Incoming {
+        mut channel,
+        peer,
+        setup: deadline,
+    } = incoming;
     let id = SessionId::fresh().map_err(|e| {
         ExecError::Connect(NetError::new(
             "choosing a session id",
@@ -148,13 +170,14 @@ pub fn accept_incoming(
         ..hello.clone()
     };
     let theirs = handshake::handshake(&mut channel, &hello)?;
+    deadline.lift();
     let inferences = client_inferences(party, &hello, &theirs);
     let mut channels = vec![channel];
     let t = hello.threads as usize;
     if t > 1 {
         channels.extend(
             lanes
-                .collect(t - 1, cfg.connect_timeout)
+                .collect(t - 1, cfg.setup_timeout)
                 .map_err(ExecError::Connect)?,
         );
     }
@@ -169,14 +192,16 @@ pub fn accept_incoming(
 }
 
 /// Answers a new session's lane 0 with an abort hello (e.g. [`AbortReason::Busy`]),
-/// so that its peer stops at once.
+/// so that its peer stops at once, and closes it without reading the peer's hello.
+/// Cost: one hello written (it fits the socket's buffer, so this does not wait on the
+/// peer; at worst until lane 0's set-up deadline).
 pub fn refuse(incoming: Incoming, hello: &Hello, reason: AbortReason) {
     let mut ch = incoming.channel;
     let hello = Hello {
         status: Status::Abort(reason),
         ..hello.clone()
     };
-    let _ = handshake::handshake(&mut ch, &hello);
+    let _ = ch.send(&hello.to_bytes()).and_then(|()| ch.flush());
 }
 
 /// Connects to a peer listening at `addr` (retrying refused connections for

@@ -74,10 +74,11 @@ pub fn serve(
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
                 Err(e) => return Err(ExecError::Connect(e)),
             };
-            // Sessions beyond the limit, and any after a stop, hear "busy".
+            // Sessions beyond the limit, and any after a stop, hear "busy", on this
+            // thread (one short write, no reading: [`link::refuse`]).
             if stopping || running.load(Ordering::SeqCst) >= max {
                 eprintln!("{name}: {}: busy", incoming.peer);
-                sc.spawn(|| link::refuse(incoming, hello, AbortReason::Busy));
+                link::refuse(incoming, hello, AbortReason::Busy);
                 continue;
             }
             running.fetch_add(1, Ordering::SeqCst);

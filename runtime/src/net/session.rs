@@ -21,20 +21,35 @@
 //! no session sees it. With TLS on, a connection that fails the TLS handshake (no TLS,
 //! wrong or missing certificate) is reported through [`Acceptor::next`] as
 //! [`Rejected`], so that a server waiting for its one peer can stop with a clear
-//! message. At most [`MAX_PENDING`] connections are set up at once (more are closed at
-//! once), and a preamble must arrive within the connect timeout.
+//! message.
+//!
+//! # Bounded set-up
+//! Each connection has one absolute set-up deadline, [`TcpConfig::setup_timeout`] from
+//! its acceptance: its TLS handshake and preamble, and on a session's lane 0 also the
+//! hello ([`crate::exec::handshake`]), must be done by then however slowly the peer
+//! sends (the deadline is lifted with [`Incoming::setup`] once the hello is through;
+//! a further lane's when its preamble is read). At most [`MAX_PENDING`] connections are
+//! in set-up (TLS handshake, preamble) at once, at most [`MAX_PENDING_PER_SOURCE`] of
+//! them from one IP address; a new connection beyond either limit is taken and the
+//! *oldest* pending one (of its source, else of all) is closed instead, so that idle
+//! connections cannot lock honest clients out: an attacker must open connections
+//! faster than an honest client's set-up completes (a few milliseconds) to keep it
+//! out. The set-up threads are therefore at most [`MAX_PENDING`] (plus evicted ones
+//! exiting). At most [`MAX_WAITING`] new sessions wait to be taken by
+//! [`Acceptor::next`] (more are closed), so a server that takes no more (running its
+//! one session) holds a bounded number of them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io;
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::tcp::{self, End, TcpConfig};
+use super::tcp::{self, End, SetupDeadline, TcpConfig};
 use super::{Channel, NetError, Transport};
 use crate::crypto::{RandomnessError, random_block};
 
@@ -44,8 +59,15 @@ pub const LANE_MAGIC: [u8; 8] = *b"SCI-LANE";
 /// Length of a lane's preamble.
 pub const PREAMBLE_LEN: usize = 8 + 16 + 4;
 
-/// Most connections set up (TLS handshake, preamble) at the same time.
+/// Most connections in set-up (TLS handshake, preamble) at the same time.
 pub const MAX_PENDING: usize = 64;
+
+/// Most connections in set-up at the same time from one IP address.
+pub const MAX_PENDING_PER_SOURCE: usize = 16;
+
+/// Most new sessions' lanes 0 (and rejections) queued for [`Acceptor::next`]; more are
+/// closed.
+pub const MAX_WAITING: usize = 64;
 
 /// A session's identifier: 16 random bytes chosen by the listening side.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -119,6 +141,9 @@ pub struct Incoming {
     pub channel: Channel,
     /// The peer's address.
     pub peer: SocketAddr,
+    /// Lane 0's set-up deadline, still running: the hello must be exchanged before it
+    /// ([`TcpConfig::setup_timeout`] from the connection's acceptance); lift it then.
+    pub setup: SetupDeadline,
 }
 
 /// A connection that failed TLS authentication (wrong or missing peer certificate).
@@ -133,13 +158,51 @@ pub struct Rejected {
 
 type LaneSender = Sender<(u32, Channel)>;
 
+/// The connections in set-up, by age (key: order of acceptance), each with its source
+/// address and a handle to close it by.
+#[derive(Default)]
+struct PendingTable {
+    next: u64,
+    conns: BTreeMap<u64, (IpAddr, TcpStream)>,
+}
+
+impl PendingTable {
+    /// Takes in a connection from `ip` (`s`: a handle to close it by); if that source
+    /// already has [`MAX_PENDING_PER_SOURCE`] connections pending, closes its oldest,
+    /// else if [`MAX_PENDING`] are pending, the oldest of all. The new connection's key
+    /// and whether one was closed.
+    fn admit(&mut self, ip: IpAddr, s: TcpStream) -> (u64, bool) {
+        let mut same = self.conns.iter().filter(|(_, (i, _))| *i == ip);
+        let oldest_same = same.next().map(|(k, _)| *k);
+        let evict = if same.count() + 1 >= MAX_PENDING_PER_SOURCE {
+            oldest_same
+        } else if self.conns.len() >= MAX_PENDING {
+            self.conns.keys().next().copied()
+        } else {
+            None
+        };
+        if let Some((_, old)) = evict.and_then(|k| self.conns.remove(&k)) {
+            let _ = old.shutdown(Shutdown::Both);
+        }
+        let key = self.next;
+        self.next += 1;
+        self.conns.insert(key, (ip, s));
+        (key, evict.is_some())
+    }
+
+    /// Ends connection `key`'s set-up; `false` if it was closed to make room.
+    fn finish(&mut self, key: u64) -> bool {
+        self.conns.remove(&key).is_some()
+    }
+}
+
 struct Shared {
     cfg: TcpConfig,
     stop: AtomicBool,
-    pending: AtomicUsize,
+    pending: Mutex<PendingTable>,
     dropped: AtomicU64,
     awaited: Mutex<HashMap<SessionId, LaneSender>>,
-    new_sessions: Mutex<Sender<Result<Incoming, Rejected>>>,
+    new_sessions: Mutex<SyncSender<Result<Incoming, Rejected>>>,
 }
 
 /// Locks a mutex, going on with the data if a holder panicked (the maps stay valid).
@@ -148,59 +211,78 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Sets up one accepted connection and routes it.
-    fn route(&self, stream: std::net::TcpStream, peer: SocketAddr) {
-        let mut cfg = self.cfg.clone();
-        // Set-up (TLS handshake, preamble) waits at most the connect timeout.
-        cfg.timeout = Some(
-            cfg.timeout
-                .map_or(cfg.connect_timeout, |t| t.min(cfg.connect_timeout)),
-        );
-        let restore = stream.try_clone();
-        let reject = |error| {
+    /// Queues a new session's lane 0 (or a rejection) for [`Acceptor::next`]; with
+    /// [`MAX_WAITING`] queued already (nobody takes them: a single-session server
+    /// running its session) it is dropped instead.
+    fn hand_out(&self, r: Result<Incoming, Rejected>) {
+        if lock(&self.new_sessions).try_send(r).is_err() {
             self.dropped.fetch_add(1, Ordering::Relaxed);
-            let _ = lock(&self.new_sessions).send(Err(Rejected { peer, error }));
+        }
+    }
+
+    /// Sets up one accepted connection (pending as `key`, accepted at `accepted`) and
+    /// routes it.
+    fn route(&self, stream: TcpStream, peer: SocketAddr, key: u64, accepted: Instant) {
+        let cfg = &self.cfg;
+        // (A connection closed to make room was counted then.)
+        let drop_it = || {
+            if lock(&self.pending).finish(key) {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
         };
-        let mut t = match tcp::transport(stream, End::Listening, &cfg) {
+        let reject = |error| {
+            if lock(&self.pending).finish(key) {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                self.hand_out(Err(Rejected { peer, error }));
+            }
+        };
+        let deadline = accepted + cfg.setup_timeout;
+        let (mut t, setup) = match tcp::transport_until(stream, End::Listening, cfg, deadline) {
             Ok(t) => t,
             // With TLS on, a failed handshake is reported (wrong, missing or no key).
             Err(e) if cfg.tls.is_some() => return reject(e),
-            Err(_) => {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
+            Err(_) => return drop_it(),
         };
         let mut p = [0u8; PREAMBLE_LEN];
-        let read = t.read_exact(&mut p).and_then(|()| {
-            let s = restore?;
-            s.set_read_timeout(self.cfg.timeout)?;
-            s.set_write_timeout(self.cfg.timeout)
-        });
+        let read = t.read_exact(&mut p);
+        // A connection closed to make room while its preamble came in stays closed.
+        if read.is_ok() && !lock(&self.pending).finish(key) {
+            return;
+        }
         match (read, parse_preamble(&p)) {
             (Ok(()), Some((SessionId::NONE, 0))) => {
                 let inc = Incoming {
                     channel: Channel::new(t),
                     peer,
+                    setup,
                 };
-                let _ = lock(&self.new_sessions).send(Ok(inc));
+                self.hand_out(Ok(inc));
             }
             (Ok(()), Some((id, lane))) if lane > 0 => {
+                setup.lift();
                 let tx = lock(&self.awaited).get(&id).cloned();
                 if tx.is_none_or(|tx| tx.send((lane, Channel::new(t))).is_err()) {
                     self.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
             // A TLS ClientHello (record type 22) on a plain listener.
-            (Ok(()), None) if cfg.tls.is_none() && p[0] == 0x16 => reject(NetError::new(
-                "receiving the lane preamble",
-                io::Error::new(
-                    io::ErrorKind::PermissionDenied,
-                    "the peer uses TLS: give this party --key, --cert and --peer-cert too",
-                ),
-            )),
-            _ => {
+            (Ok(()), None) if cfg.tls.is_none() && p[0] == 0x16 => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                self.hand_out(Err(Rejected {
+                    peer,
+                    error: NetError::new(
+                        "receiving the lane preamble",
+                        io::Error::new(
+                            io::ErrorKind::PermissionDenied,
+                            "the peer uses TLS: give this party --key, --cert and --peer-cert too",
+                        ),
+                    ),
+                }));
+            }
+            (Ok(()), _) => {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
+            (Err(_), _) => drop_it(),
         }
     }
 }
@@ -236,11 +318,11 @@ impl Acceptor {
         let ctx = |e| NetError::new("configuring listener", e);
         let local = listener.local_addr().map_err(ctx)?;
         listener.set_nonblocking(true).map_err(ctx)?;
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = mpsc::sync_channel(MAX_WAITING);
         let shared = Arc::new(Shared {
             cfg: cfg.clone(),
             stop: AtomicBool::new(false),
-            pending: AtomicUsize::new(0),
+            pending: Mutex::new(PendingTable::default()),
             dropped: AtomicU64::new(0),
             awaited: Mutex::new(HashMap::new()),
             new_sessions: Mutex::new(tx),
@@ -263,9 +345,15 @@ impl Acceptor {
         self.local
     }
 
-    /// Connections dropped so far (malformed, unknown session, failed set-up).
+    /// Connections dropped so far (malformed, unknown session, failed or evicted
+    /// set-up).
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Connections in set-up now (TLS handshake, preamble).
+    pub fn pending(&self) -> usize {
+        lock(&self.shared.pending).conns.len()
     }
 
     /// The next new session's lane 0, waiting at most `wait` (then `TimedOut`). A
@@ -312,22 +400,27 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     while !shared.stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, peer)) => {
-                if shared.pending.load(Ordering::Relaxed) >= MAX_PENDING
-                    || stream.set_nonblocking(false).is_err()
+                let accepted = Instant::now();
+                let handle = match stream
+                    .set_nonblocking(false)
+                    .and_then(|()| stream.try_clone())
                 {
+                    Ok(h) => h,
+                    Err(_) => {
+                        shared.dropped.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                };
+                let (key, evicted) = lock(&shared.pending).admit(peer.ip(), handle);
+                if evicted {
                     shared.dropped.fetch_add(1, Ordering::Relaxed);
-                    continue;
                 }
-                shared.pending.fetch_add(1, Ordering::Relaxed);
                 let sh = Arc::clone(shared);
                 let spawned = std::thread::Builder::new()
                     .name("sci-lane-setup".into())
-                    .spawn(move || {
-                        sh.route(stream, peer);
-                        sh.pending.fetch_sub(1, Ordering::Relaxed);
-                    });
+                    .spawn(move || sh.route(stream, peer, key, accepted));
                 if spawned.is_err() {
-                    shared.pending.fetch_sub(1, Ordering::Relaxed);
+                    lock(&shared.pending).finish(key);
                     shared.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }

@@ -12,7 +12,7 @@
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rustls::{ConnectionCommon, SideData, StreamOwned};
@@ -36,6 +36,11 @@ pub struct TcpConfig {
     /// after it was opened (a per-session deadline, besides the per-read `timeout`);
     /// `None`: no limit.
     pub session_timeout: Option<Duration>,
+    /// The listening side's deadline for a connection's set-up, from its acceptance:
+    /// TLS handshake, lane preamble and, on a session's lane 0, the hello
+    /// ([`super::session`]); one absolute deadline, not a per-read timeout, so that a
+    /// peer dripping bytes cannot hold a connection open longer.
+    pub setup_timeout: Duration,
     /// TLS 1.3 with pinned peer certificates on every connection ([`super::tls`]);
     /// `None`: plain TCP.
     pub tls: Option<Arc<Tls>>,
@@ -57,14 +62,15 @@ impl TcpConfig {
 }
 
 impl Default for TcpConfig {
-    /// 60 s I/O timeout, 30 s to connect, 1 MiB buffers, no session limit, plain TCP,
-    /// no emulation.
+    /// 60 s I/O timeout, 30 s to connect, 5 s to set a connection up, 1 MiB buffers,
+    /// no session limit, plain TCP, no emulation.
     fn default() -> Self {
         TcpConfig {
             timeout: Some(Duration::from_secs(60)),
             connect_timeout: Duration::from_secs(30),
             buffer: 1 << 20,
             session_timeout: None,
+            setup_timeout: Duration::from_secs(5),
             tls: None,
             link: None,
         }
@@ -80,46 +86,93 @@ pub enum End {
     Connecting,
 }
 
-/// A socket with a deadline: each read or write waits at most until then (and at
-/// most the per-read timeout), and fails with `TimedOut` once it has passed.
+/// The clock of one connection, shared by its reading and writing handles: the
+/// per-read timeout, the session deadline, the set-up deadline (until lifted) and the
+/// socket timeout last applied (the socket's options are shared by both handles).
+#[derive(Debug)]
+struct Clock {
+    timeout: Option<Duration>,
+    session: Option<Instant>,
+    setup: Option<Instant>,
+    applied: Option<Duration>,
+}
+
+/// The set-up deadline of one connection ([`transport_until`]): reads and writes fail
+/// with `TimedOut` once it has passed, until [`SetupDeadline::lift`] is called.
+#[derive(Clone, Debug)]
+pub struct SetupDeadline(Arc<Mutex<Clock>>);
+
+impl SetupDeadline {
+    /// Lifts the set-up deadline (set-up is done): from now on only the per-read
+    /// timeout and the session deadline apply.
+    pub fn lift(&self) {
+        lock(&self.0).setup = None;
+    }
+}
+
+fn lock(m: &Mutex<Clock>) -> MutexGuard<'_, Clock> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A socket with deadlines: each read or write waits at most until the earlier of the
+/// session and set-up deadlines (and at most the per-read timeout), and fails with
+/// `TimedOut` once one has passed.
 struct Sock {
     s: TcpStream,
-    deadline: Option<Instant>,
-    timeout: Option<Duration>,
+    clock: Arc<Mutex<Clock>>,
 }
 
 impl Sock {
-    fn new(s: TcpStream, cfg: &TcpConfig) -> Sock {
+    fn new(s: TcpStream, cfg: &TcpConfig, setup: Option<Instant>) -> Sock {
+        let clock = Clock {
+            timeout: cfg.timeout,
+            session: cfg.session_timeout.map(|d| Instant::now() + d),
+            setup,
+            // What `configure` set.
+            applied: cfg.timeout,
+        };
         Sock {
             s,
-            deadline: cfg.session_timeout.map(|d| Instant::now() + d),
-            timeout: cfg.timeout,
+            clock: Arc::new(Mutex::new(clock)),
         }
     }
 
     fn try_clone(&self) -> io::Result<Sock> {
         Ok(Sock {
             s: self.s.try_clone()?,
-            deadline: self.deadline,
-            timeout: self.timeout,
+            clock: Arc::clone(&self.clock),
         })
     }
 
-    /// Shortens the socket's timeouts to the time left before the deadline.
+    /// Sets the socket's timeouts to the time left before the nearer deadline (or back
+    /// to the per-read timeout), if that changes them.
     fn arm(&self) -> io::Result<()> {
-        let Some(d) = self.deadline else {
-            return Ok(());
+        let mut c = lock(&self.clock);
+        let (deadline, what) = match (c.session, c.setup) {
+            (Some(s), Some(u)) if u < s => (Some(u), "set-up"),
+            (None, Some(u)) => (Some(u), "set-up"),
+            (s, _) => (s, "session"),
         };
-        let left = d.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the session deadline has passed",
-            ));
-        }
-        if self.timeout.is_none_or(|t| left < t) {
-            self.s.set_read_timeout(Some(left))?;
-            self.s.set_write_timeout(Some(left))?;
+        let want = match deadline {
+            None => c.timeout,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("the {what} deadline has passed"),
+                    ));
+                }
+                match c.timeout {
+                    Some(t) if t <= left => Some(t),
+                    _ => Some(left),
+                }
+            }
+        };
+        if want != c.applied {
+            self.s.set_read_timeout(want)?;
+            self.s.set_write_timeout(want)?;
+            c.applied = want;
         }
         Ok(())
     }
@@ -311,8 +364,35 @@ pub fn transport(
     end: End,
     cfg: &TcpConfig,
 ) -> Result<Box<dyn Transport>, NetError> {
+    transport_with(stream, end, cfg, None).map(|(t, _)| t)
+}
+
+/// As [`transport`], with every read and write (the TLS handshake's too) failing once
+/// `setup` has passed, until the deadline returned is lifted: one absolute deadline
+/// for a connection's set-up, however slowly its peer sends.
+pub fn transport_until(
+    stream: TcpStream,
+    end: End,
+    cfg: &TcpConfig,
+    setup: Instant,
+) -> Result<(Box<dyn Transport>, SetupDeadline), NetError> {
+    transport_with(stream, end, cfg, Some(setup))
+}
+
+fn transport_with(
+    stream: TcpStream,
+    end: End,
+    cfg: &TcpConfig,
+    setup: Option<Instant>,
+) -> Result<(Box<dyn Transport>, SetupDeadline), NetError> {
     configure(&stream, cfg).map_err(|e| NetError::new("configuring TCP socket", e))?;
-    let sock = Sock::new(stream, cfg);
+    let sock = Sock::new(stream, cfg, setup);
+    let deadline = SetupDeadline(Arc::clone(&sock.clock));
+    let t = transport_over(sock, end, cfg)?;
+    Ok((t, deadline))
+}
+
+fn transport_over(sock: Sock, end: End, cfg: &TcpConfig) -> Result<Box<dyn Transport>, NetError> {
     let Some(tls) = &cfg.tls else {
         let r = sock
             .try_clone()
