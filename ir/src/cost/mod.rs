@@ -38,6 +38,7 @@
 //! | [`pool`] | MaxPool and ArgMax (§5.2.2), with exact or narrow comparisons |
 //! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
 //! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
+//! | [`rlwe`] | RLWE products over the ring (Cheetah): bytes of each product and of the key set-up |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
 //! | [`schedule`] | the executor's order: levels of the dependency graph, same-kind steps of a level as one call |
 //! | [`net`] | the time of that communication over a link of given bandwidth and RTT |
@@ -54,6 +55,7 @@ pub mod net;
 pub mod ot;
 pub mod pool;
 pub mod predict;
+pub mod rlwe;
 pub mod schedule;
 pub mod select;
 pub mod sign;
