@@ -7,7 +7,8 @@
 //! share ([`Layout::bytes_up`]: a header, then per ciphertext a 16-byte seed and `c_0`
 //! at the primes' widths), the server answers ([`Layout::bytes_down`]: a header, then
 //! per output ciphertext `c_1` and the coefficients of `c_0` that carry outputs, at the
-//! reply modulus' width). One round for each party.
+//! reply modulus' width). One round for each party. Independent products of one wave
+//! run as one exchange ([`wave`]).
 //!
 //! # Key set-up
 //! Once per session, from the client on lane 0, before the first product: the public
@@ -51,9 +52,17 @@ pub fn runnable(program: &Program, v: ValueId) -> Result<Layout, RlweError> {
 
 /// The exchange of one product of layout `l`.
 pub fn layer(l: &Layout) -> Transcript {
-    Transcript::new()
-        .send(Role::P1, l.bytes_up())
-        .send(Role::P0, l.bytes_down())
+    wave([l])
+}
+
+/// The exchange of independent products run together (the runtime's
+/// `cheetah::run_all`, a wave of the schedule): every layer's ciphertexts in one
+/// flight from the client, every reply in one from the server.
+pub fn wave<'a>(layouts: impl IntoIterator<Item = &'a Layout>) -> Transcript {
+    let (up, down) = layouts
+        .into_iter()
+        .fold((0, 0), |(u, d), l| (u + l.bytes_up(), d + l.bytes_down()));
+    Transcript::new().send(Role::P1, up).send(Role::P0, down)
 }
 
 /// The parameter sets `layouts` use, in the order of [`PARAM_SETS`] (each once).
