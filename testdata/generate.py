@@ -6,6 +6,7 @@
     testdata/.venv-keras/bin/python testdata/generate.py --only keras
     testdata/.venv/bin/python testdata/generate.py --only exporters-large  # git-ignored
     testdata/.venv/bin/python testdata/generate.py --only bench-large      # git-ignored (ResNet-50)
+    testdata/.venv/bin/python testdata/generate.py --only zoo-large        # git-ignored (224x224 zoo)
 
 Groups: see GROUPS below and testdata/README.md. Each group owns one
 directory; regenerating a group replaces that directory and its entries in
@@ -34,6 +35,7 @@ GROUPS = {
     "errors": ("gen.errors", "errors"),
     "bench": ("gen.bench", "bench"),
     "exporters": ("gen.exporters", "exporters"),
+    "zoo": ("gen.zoo", "zoo"),
     # Needs TensorFlow: the venv of requirements-keras.txt (setup-venv.sh keras).
     "keras": ("gen.exporters", "keras", "generate_keras"),
 }
@@ -41,6 +43,7 @@ GROUPS = {
 OPTIONAL = {
     "exporters-large": ("gen.exporters", "exporters-large", "generate_large"),
     "bench-large": ("gen.bench", "bench-large", "generate_large"),
+    "zoo-large": ("gen.zoo", "zoo-large", "generate_large"),
 }
 
 

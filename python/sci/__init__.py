@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import os
 import tempfile
+import warnings
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from ._sci import (
@@ -55,6 +56,7 @@ __all__ = [
     "SciError",
     "Server",
     "compile",
+    "export_torch",
     "keygen",
     "load",
 ]
@@ -87,9 +89,19 @@ def _is_torch_module(model: Any) -> bool:
     return isinstance(model, torch.nn.Module)
 
 
-def _export_torch(model: Any, example_input: Any, path: str, opset: int) -> None:
+def export_torch(model: Any, example_input: Any, path: Union[str, os.PathLike], opset: int = 17) -> None:
+    """Writes the ONNX file that ``sci.compile(model, example_input, opset=opset)``
+    compiles: ``torch.onnx.export`` with the TorchScript exporter (``dynamo=False``,
+    which needs no onnxscript; torch >= 2.9 defaults to the dynamo exporter, whose
+    graph differs), input names ``input`` (``input0``, ``input1``, ... for several),
+    output name ``output``, the module in eval mode. ``example_input``: a tensor or
+    array of the model's input shape (float32), or a tuple of them. The export is
+    deterministic: the same module and input give the same bytes. Raises
+    :class:`CompileError` when the exporter fails, ``ImportError`` without torch."""
     import torch
 
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"sci.export_torch: model must be a torch.nn.Module, not {type(model).__name__}")
     if example_input is None:
         raise CompileError(
             "compiling a torch.nn.Module needs an example input (a tensor of the model's input shape)"
@@ -106,15 +118,18 @@ def _export_torch(model: Any, example_input: Any, path: str, opset: int) -> None
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         extra["dynamo"] = False  # the TorchScript exporter: no onnxscript needed
     try:
-        torch.onnx.export(
-            model,
-            example_input,
-            path,
-            input_names=names,
-            output_names=["output"],
-            opset_version=opset,
-            **extra,
-        )
+        with warnings.catch_warnings():
+            # torch >= 2.9 warns that the TorchScript exporter is deprecated: chosen on purpose.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(
+                model,
+                example_input,
+                os.fspath(path),
+                input_names=names,
+                output_names=["output"],
+                opset_version=opset,
+                **extra,
+            )
     except Exception as e:  # torch's exporter raises many kinds
         raise CompileError(f"exporting the torch module to ONNX: {e}") from e
 
@@ -139,7 +154,7 @@ def compile(
     """Compiles a model into a :class:`Plan`, exactly as ``sci-compile`` does.
 
     ``model``: a path to an ONNX file (or IR text), the bytes of an ONNX model, or a
-    ``torch.nn.Module`` with ``example_input`` (exported with ``torch.onnx.export`` at
+    ``torch.nn.Module`` with ``example_input`` (exported by :func:`export_torch` at
     ``opset``; needs torch). ``validation``: a directory of inputs and labels (the
     layout of ``testdata/digits/val``) to autotune the bit width and scale; else
     ``bits``/``scale`` (default 32 and 12, untuned). ``backend``: ``"ot"``, ``"he"`` or
@@ -169,7 +184,7 @@ def compile(
             with open(path, "wb") as f:
                 f.write(bytes(model))
         elif _is_torch_module(model):
-            _export_torch(model, example_input, path, opset)
+            export_torch(model, example_input, path, opset)
         else:
             raise TypeError(
                 f"sci.compile: model must be a path, ONNX bytes or a torch.nn.Module, not {type(model).__name__}"

@@ -4,9 +4,11 @@ torch module; bad models raise CompileError with the compiler's message."""
 import os
 import pathlib
 
+import numpy as np
 import pytest
 
 import sci
+import torch_tiny
 
 from conftest import DIGITS, sci_compile
 
@@ -87,21 +89,37 @@ def test_compile_a_torch_module_equals_sci_compile_of_its_export(tmp_path):
         "torch", reason="torch is not installed (optional): sci.compile(torch_module) is not tested"
     )
     pytest.importorskip("onnx", reason="torch.onnx.export needs the onnx package, not installed")
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Conv2d(1, 4, 3),
-        torch.nn.ReLU(),
-        torch.nn.Flatten(),
-        torch.nn.Linear(4 * 6 * 6, 10),
-    )
-    x = torch.randn(1, 1, 8, 8)
+    model, x = torch_tiny.build(torch)
     plan = sci.compile(model, x, bits=32, scale=12)
     onnx = tmp_path / "m.onnx"
-    torch.onnx.export(model, (x,), str(onnx), input_names=["input"], output_names=["output"], opset_version=17)
+    sci.export_torch(model, x, onnx)
     sci_compile(onnx, "-o", tmp_path / "cli.bin", "--bits", "32", "--scale", "12")
     assert plan_bytes(plan, tmp_path, "py.bin") == (tmp_path / "cli.bin").read_bytes()
-    import numpy as np
-
+    # The committed export (compiled by the test below, without torch) is this one.
+    assert onnx.read_bytes() == torch_tiny.ONNX.read_bytes(), (
+        "the committed export is stale: rerun `python python/tests/torch_tiny.py`"
+    )
     want = model(x).detach().numpy()
+    assert np.array_equal(want, np.load(torch_tiny.OUTPUT))
     got = plan.run_cleartext(x.numpy())
     assert np.abs(got - want).max() < 0.05
+
+
+def test_committed_torch_export_compiles_as_sci_compile(tmp_path):
+    """No torch needed: the file sci.export_torch wrote for the tiny module (checked
+    against a fresh export by the test above when torch is installed) gives sci-compile's
+    plan, and the interpreter is close to torch's own output."""
+    plan = sci.compile(torch_tiny.ONNX, bits=32, scale=12)
+    sci_compile(torch_tiny.ONNX, "-o", tmp_path / "cli.bin", "--bits", "32", "--scale", "12")
+    assert plan_bytes(plan, tmp_path, "py.bin") == (tmp_path / "cli.bin").read_bytes()
+    want = np.load(torch_tiny.OUTPUT)
+    got = plan.run_cleartext(np.load(torch_tiny.INPUT))
+    assert got.shape == want.shape == (1, 10)
+    assert np.abs(got - want).max() < 0.05
+    assert got.argmax() == want.argmax()
+
+
+def test_export_torch_rejects_what_is_not_a_module(tmp_path):
+    pytest.importorskip("torch", reason="torch is not installed (optional): sci.export_torch is not tested")
+    with pytest.raises(TypeError, match="torch.nn.Module"):
+        sci.export_torch(42, None, tmp_path / "m.onnx")

@@ -186,24 +186,24 @@ def _torchvision_small():
     return [(name, n.eval(), note) for name, n, note in nets]
 
 
-def _small_resnet():
-    """torchvision's ResNet class with BasicBlocks, 8..64 channels (the class
-    hard-codes 64..512: the widths are set by patching its `_make_layer`
-    inputs through `inplanes`)."""
+def _small_resnet(base: int = 8):
+    """torchvision's ResNet class with BasicBlocks, `base`..8·`base` channels (8..64 by
+    default; the class hard-codes 64..512: the widths are set by patching its
+    `_make_layer` inputs through `inplanes`)."""
     import torch.nn as nn
     from torchvision.models.resnet import BasicBlock, ResNet
 
     class Small(ResNet):
         def __init__(self):
             super().__init__(BasicBlock, [1, 1, 1, 1], num_classes=10)
-            self.inplanes = 8
-            self.conv1 = nn.Conv2d(3, 8, kernel_size=7, stride=2, padding=3, bias=False)
-            self.bn1 = nn.BatchNorm2d(8)
-            self.layer1 = self._make_layer(BasicBlock, 8, 1)
-            self.layer2 = self._make_layer(BasicBlock, 16, 1, stride=2)
-            self.layer3 = self._make_layer(BasicBlock, 32, 1, stride=2)
-            self.layer4 = self._make_layer(BasicBlock, 64, 1, stride=2)
-            self.fc = nn.Linear(64, 10)
+            self.inplanes = base
+            self.conv1 = nn.Conv2d(3, base, kernel_size=7, stride=2, padding=3, bias=False)
+            self.bn1 = nn.BatchNorm2d(base)
+            self.layer1 = self._make_layer(BasicBlock, base, 1)
+            self.layer2 = self._make_layer(BasicBlock, 2 * base, 1, stride=2)
+            self.layer3 = self._make_layer(BasicBlock, 4 * base, 1, stride=2)
+            self.layer4 = self._make_layer(BasicBlock, 8 * base, 1, stride=2)
+            self.fc = nn.Linear(8 * base, 10)
 
     return Small()
 

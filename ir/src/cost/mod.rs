@@ -37,6 +37,7 @@
 //! | [`div`] | truncation (Alg. 5, non-negative variant), division (Thm. 4.1) |
 //! | [`pool`] | MaxPool and ArgMax (§5.2.2), with exact or narrow comparisons |
 //! | [`linear`] | OT-based products with the server's weights (§5.1.1) |
+//! | [`secmul`] | products of two shared operands (two [`linear`] calls, one each way) |
 //! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
 //! | [`rlwe`] | RLWE products over the ring (Cheetah): bytes of each product and of the key set-up |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
@@ -57,6 +58,7 @@ pub mod pool;
 pub mod predict;
 pub mod rlwe;
 pub mod schedule;
+pub mod secmul;
 pub mod select;
 pub mod sign;
 

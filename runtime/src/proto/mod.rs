@@ -26,6 +26,7 @@
 //! | [`rdiv`] | division by public integers over `Z_{2^ℓ}` | Thm. 4.1, Alg. 9 |
 //! | [`maxpool`] | `Maxpool_d`, `Argmax_d` (tree reduction) | §5.2.2 |
 //! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
+//! | [`secmul`] | products of two shared operands (elementwise, matrix) | §5.1.1, twice |
 //! | [`engine`] | every layer over all lanes of a [`crate::ot::Session`] | — |
 //! | [`bits`] | packed boolean shares | — |
 //!
@@ -70,6 +71,7 @@ pub mod modulus;
 pub mod mux;
 pub mod rdiv;
 pub mod relu;
+pub mod secmul;
 pub mod sign;
 pub mod trunc;
 

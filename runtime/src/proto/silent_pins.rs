@@ -174,3 +174,33 @@ fn a_streamed_product_that_starts_an_iteration() {
     );
     pinned_matmul(ell, (64, cols, 40), 12);
 }
+
+#[test]
+fn secret_products() {
+    // An elementwise product of 3000 elements at ℓ = 32 (96,000 COTs each way) and
+    // a matrix product at ℓ = 37: each way one call, straddling iterations.
+    for (ell, dims) in [(32u32, (3000usize, 1usize, 1usize)), (37, (40, 30, 8))] {
+        let (rows, cols, outs) = dims;
+        let x = Modulus::Pow2(ell).random(&mut prg(21), rows * cols);
+        let elementwise = cols == 1 && outs == 1;
+        let ylen = if elementwise { rows } else { cols * outs };
+        let y = Modulus::Pow2(ell).random(&mut prg(22), ylen);
+        let (x0, x1) = share(&mut prg(23), &x, ell);
+        let (y0, y1) = share(&mut prg(24), &y, ell);
+        let warm = (1, cols, outs);
+        let model = |d| cost::secmul::matmul(ell, d, true);
+        pinned(2, (model(warm), model(dims)), "secmul", |ctx, w| {
+            let (x, y) = match ctx.role {
+                Role::P0 => (&x0, &y0),
+                Role::P1 => (&x1, &y1),
+            };
+            let d = if w { warm } else { dims };
+            let x = &x[..d.0 * d.1];
+            if elementwise {
+                super::secmul::mul(ctx, ell, x, &y[..d.0])
+            } else {
+                super::secmul::matmul(ctx, ell, d, x, y)
+            }
+        });
+    }
+}
