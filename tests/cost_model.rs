@@ -396,6 +396,39 @@ fn predicted_equals_measured_under_he_for_the_networks() {
     assert!(steps > 100, "{steps} steps");
 }
 
+/// RLWE products (`--backend rlwe`, Cheetah's coefficient encoding over `Z_{2^ℓ}`):
+/// every testdata model with products at 1 lane on IKNP, the digits models also at 2 and 3 lanes and
+/// on the silent engine. Outputs equal the interpreter's; every wave's bytes (the
+/// client's ciphertexts led by the keys of sets not yet sent, the server's replies)
+/// and rounds equal the prediction. A product RLWE cannot run stays on OT
+/// (`sci_compiler::with_rlwe`); the sweep asserts most products run by RLWE.
+#[test]
+fn predicted_equals_measured_under_rlwe() {
+    let (mut steps, mut rlwe_products, mut products) = (0, 0, 0);
+    for m in &models() {
+        let program = compile(m, 1, Backend::Rlwe);
+        if !has_products(&program) {
+            continue; // the same plan as under OT, checked there
+        }
+        for v in program.ids() {
+            products += usize::from(program.is_secure_product(v));
+            rlwe_products += usize::from(program.product_backend(v) == Some(Backend::Rlwe));
+        }
+        steps += check_program(m, &program, 1);
+    }
+    for m in models().iter().filter(|m| m.starts_with("digits/")) {
+        for threads in [2, 3] {
+            steps += check(m, threads, Backend::Rlwe);
+        }
+        steps += check_program(m, &compile_on(m, 1, Backend::Rlwe, OtKind::Silent), 1);
+    }
+    assert!(
+        rlwe_products * 10 >= products * 9 && products > 100,
+        "{rlwe_products} of {products} products run by RLWE"
+    );
+    assert!(steps > 500, "{steps} steps");
+}
+
 /// The same on the silent engine (plans compiled with `ot: silent`, its default
 /// radix): every instruction's bytes each way and rounds, the totals, the Ferret
 /// set-up and the later inference's bytes equal the prediction, which prices every OT

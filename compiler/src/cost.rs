@@ -235,6 +235,12 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
             match (backend, sci_ir::cost::he::product(p, v)) {
                 // ℓ COTs per element of the shared operand.
                 (Backend::Ot, _) => c.cots += elems * bits,
+                (Backend::Rlwe, _) => {
+                    if let Some(Ok(l)) = sci_ir::cost::rlwe::layout(p, v) {
+                        c.ciphertexts_up += l.in_cts() as u64;
+                        c.ciphertexts_down += l.out_cts() as u64;
+                    }
+                }
                 (Backend::He, Some(counts)) => {
                     c.ciphertexts_up += counts.up as u64;
                     c.ciphertexts_down += counts.down as u64;

@@ -53,9 +53,10 @@ pub struct Options {
     pub ot: Option<OtKind>,
     /// The runtime's thread count (default: the program's, 1 for a new one).
     pub threads: Option<u32>,
-    /// SCI_OT (shares in `Z_{2^ℓ}`) or SCI_HE (shares in the HE field of width ℓ,
-    /// [`sci_ir::backend`]); ignored for an already-quantized IR file, which keeps its
-    /// own.
+    /// SCI_OT (shares in `Z_{2^ℓ}`), SCI_HE (shares in the HE field of width ℓ,
+    /// [`sci_ir::backend`]) or RLWE (shares in `Z_{2^ℓ}`, [`with_rlwe`]); OT and HE are
+    /// ignored for an already-quantized IR file, which keeps its own; RLWE applies to
+    /// one on the ring too.
     pub backend: Backend,
     /// Inputs per inference: the leading (batch) dimension of every ONNX client input
     /// that declares it dynamic (≥ 1; 1 is one input per inference). A batch of N runs
@@ -287,6 +288,33 @@ pub fn with_run_params(
     Ok(b.finish()?)
 }
 
+/// `program` (on the ring) with RLWE as its backend: every product with the server's
+/// weights runs by RLWE where RLWE can ([`sci_ir::cost::rlwe::runnable`]: a kind it
+/// runs, a layout that floods it at the program's width) and is recorded as OT
+/// otherwise (e.g. an elementwise `mul` by a full weight tensor).
+pub fn with_rlwe(program: Program) -> Result<Program, CompileError> {
+    if !matches!(program.encoding(), Some(Encoding::Ring { .. })) {
+        return Err(CompileError::Options(
+            "--backend rlwe needs a program over a ring Z_2^ℓ".into(),
+        ));
+    }
+    let mut b = program.to_builder();
+    b.set_params(Params {
+        backend: Backend::Rlwe,
+        ..*program.params()
+    });
+    let mut p = b.finish()?;
+    let fallback: Vec<_> = p
+        .ids()
+        .filter(|&v| p.is_secure_product(v) && sci_ir::cost::rlwe::runnable(&p, v).is_err())
+        .collect();
+    for v in fallback {
+        p.set_product_backend(v, Backend::Ot)
+            .map_err(|e| CompileError::Options(e.to_string()))?;
+    }
+    Ok(p)
+}
+
 /// Compiles `opts.model`; with `keep_dumps`, also keeps every pass's output.
 ///
 /// With `opts.batch` = N > 1 and autotuning, (ℓ, s) are tuned on the model lowered for
@@ -377,6 +405,9 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         _ => program.params().ot,
     });
     program = with_run_params(program, ot, opts.mill_radix, opts.threads)?;
+    if opts.backend == Backend::Rlwe {
+        program = with_rlwe(program)?;
+    }
     program.check_secure()?;
     let scale = program
         .inputs()

@@ -12,7 +12,7 @@
 //!   "passes": ["remove_identity", ..., "dce"],
 //!   "bits": 16, "scale": 4,                      // ℓ and s of the final program
 //!   "choice": "autotuned" | "flags" | "default" | "input_ir",
-//!   "params": {"mill_radix": 4, "threads": 1, "backend": "ot" | "he",
+//!   "params": {"mill_radix": 4, "threads": 1, "backend": "ot" | "he" | "rlwe",
 //!              "ot": "iknp" | "silent",          // the OT engine
 //!              "modulus": null | 4294475777},    // the field of SCI_HE
 //!   "plan_hash": "hex SHA-256 of the public part",
@@ -27,6 +27,8 @@
 //!     "inputs": [{"name": "input", "shape": [1,1,8,8], "scale": 4}, ...],
 //!     "shape": [1,6,8,8], "owner": "shared", "bits": 16, "scale": 8,
 //!     "ir": "%conv1: shared i16.8[1,6,8,8] = conv2d %input, %w, %b strides=[1,1] ...",
+//!     "backend": null | "ot" | "he" | "rlwe",   // a product with the server's weights:
+//!                                                // the backend that runs it
 //!     "calls": {"relu": 0, "drelu": 0, "trunc": 0, "trunc_nonneg": 0, "comparisons": 0,
 //!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216,
 //!               "ciphertexts_up": 0, "ciphertexts_down": 0},  // SCI_HE's HE layers
@@ -105,6 +107,9 @@ pub struct Layer {
     pub scale: u32,
     /// The instruction in the IR text format (operands, attributes).
     pub ir: String,
+    /// How its product with the server's weights runs (`ot`, `he` or `rlwe`;
+    /// [`sci_ir::Program::product_backend`]), `None` for any other instruction.
+    pub backend: Option<&'static str>,
     /// Predicted protocol calls.
     pub calls: Calls,
     /// Predicted bytes per party and rounds (exact).
@@ -302,9 +307,16 @@ impl Report {
             }
             Choice::InputIr => "from the quantized IR file",
         };
-        let shares = match self.params.modulus {
-            Some(n) => format!("SCI_HE: field Z_n, n = {n} ({} bits)", self.bits),
-            None => format!("SCI_OT: ring Z_2^{}", self.bits),
+        let count = |b: &str| self.layers.iter().filter(|l| l.backend == Some(b)).count();
+        let shares = match (self.params.modulus, self.params.backend) {
+            (Some(n), _) => format!("SCI_HE: field Z_n, n = {n} ({} bits)", self.bits),
+            (None, "ot") if count("rlwe") == 0 => format!("SCI_OT: ring Z_2^{}", self.bits),
+            (None, _) => format!(
+                "ring Z_2^{}, products with the weights: {} by RLWE, {} by OT",
+                self.bits,
+                count("rlwe"),
+                count("ot")
+            ),
         };
         let _ = writeln!(
             s,
@@ -414,6 +426,7 @@ fn layers(p: &Program, costs: &[Traffic], seconds: Option<&[f64]>) -> Vec<Layer>
                 bits,
                 scale: i.ty.scale(),
                 ir: line.to_string(),
+                backend: p.product_backend(v).map(sci_ir::Backend::name),
                 calls: calls(p, &nonneg, v),
                 cost: *cost,
                 seconds: seconds.and_then(|s| s.get(k).copied()),

@@ -1,11 +1,19 @@
-//! The two backends of CrypTFlow2 (§2.2.4, §5.1): how the linear layers with the
-//! server's weights run, and so which ring or field the shares live in.
+//! The backends: how the linear layers with the server's weights run, and so which
+//! ring or field the shares live in. The first two are CrypTFlow2's (§2.2.4, §5.1).
 //!
 //! * [`Backend::Ot`] (SCI_OT): shares in the ring `Z_{2^ℓ}`; products with the server's
 //!   weights by correlated OT (§5.1.1).
 //! * [`Backend::He`] (SCI_HE): shares in a prime field `Z_n`; products with the server's
 //!   weights by BFV homomorphic encryption with Gazelle's packing (§5.1, App. F), the
 //!   non-linear layers by the same protocols over `Z_n` (§3.3, §4.2.3).
+//! * [`Backend::Rlwe`]: shares in the ring `Z_{2^ℓ}` as for OT (the non-linear layers
+//!   are SCI_OT's ring protocols); products with the server's weights by RLWE with
+//!   Cheetah's coefficient encoding, no rotations ([`crate::rlwe`]).
+//!
+//! OT and RLWE share their ring, so one program may run some products by OT and others
+//! by RLWE: the program's backend is the default of its products and
+//! [`crate::Program::set_product_backend`] records another per instruction
+//! ([`Backend::mixes_with`]).
 //!
 //! SCI_HE's field doubles as the BFV plaintext modulus, so `n` must allow SIMD batching:
 //! `n ≡ 1 (mod 2N)` with `N` = [`HE_DEGREE`]. For a bit width `b`, the compiler uses
@@ -33,33 +41,54 @@ pub enum Backend {
     Ot,
     /// SCI_HE: the prime field `Z_n`, HE-based linear layers.
     He,
+    /// The ring `Z_{2^ℓ}` as for OT, linear layers by RLWE with coefficient encoding
+    /// (Cheetah).
+    Rlwe,
 }
 
 impl Backend {
-    /// `ot` or `he` (the `--backend` values and the IR text's `linear=`).
+    /// Every backend.
+    pub const ALL: [Backend; 3] = [Backend::Ot, Backend::He, Backend::Rlwe];
+
+    /// `ot`, `he` or `rlwe` (the `--backend` values and the IR text's `linear=`).
     pub fn name(self) -> &'static str {
         match self {
             Backend::Ot => "ot",
             Backend::He => "he",
+            Backend::Rlwe => "rlwe",
         }
+    }
+
+    /// Whether the shares live in the ring `Z_{2^ℓ}` (OT and RLWE) rather than a field.
+    pub fn on_ring(self) -> bool {
+        matches!(self, Backend::Ot | Backend::Rlwe)
+    }
+
+    /// Whether a product of a program of backend `self` may run by `other`: both on
+    /// the ring, or the same backend.
+    pub fn mixes_with(self, other: Backend) -> bool {
+        self == other || (self.on_ring() && other.on_ring())
     }
 
     /// The encoding of a program quantized at bit width `bits` for this backend: the
     /// ring `Z_{2^bits}`, or the field `Z_{he_prime(bits)}`.
     pub fn encoding(self, bits: u32) -> Result<Encoding, BackendError> {
         match self {
-            Backend::Ot => Encoding::ring(bits).map_err(|_| BackendError::RingBits(bits)),
+            Backend::Ot | Backend::Rlwe => {
+                Encoding::ring(bits).map_err(|_| BackendError::RingBits(bits))
+            }
             Backend::He => Ok(Encoding::Field {
                 modulus: he_prime(bits)?,
             }),
         }
     }
 
-    /// Whether `enc` is an encoding this backend executes: any ring for OT; for HE a
-    /// field whose modulus is a valid BFV plaintext modulus ([`he_modulus_ok`]).
+    /// Whether `enc` is an encoding this backend executes: any ring for OT and RLWE;
+    /// for HE a field whose modulus is a valid BFV plaintext modulus
+    /// ([`he_modulus_ok`]).
     pub fn accepts(self, enc: Encoding) -> bool {
         match (self, enc) {
-            (Backend::Ot, Encoding::Ring { .. }) => true,
+            (Backend::Ot | Backend::Rlwe, Encoding::Ring { .. }) => true,
             (Backend::He, Encoding::Field { modulus }) => he_modulus_ok(modulus),
             _ => false,
         }
@@ -76,11 +105,10 @@ impl std::str::FromStr for Backend {
     type Err = BackendError;
 
     fn from_str(s: &str) -> Result<Backend, BackendError> {
-        match s {
-            "ot" => Ok(Backend::Ot),
-            "he" => Ok(Backend::He),
-            _ => Err(BackendError::Unknown(s.to_string())),
-        }
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| BackendError::Unknown(s.to_string()))
     }
 }
 
@@ -162,8 +190,8 @@ impl std::str::FromStr for OtKind {
 /// Why a backend cannot be used as asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BackendError {
-    /// Not `ot` or `he`.
-    #[error("unknown backend `{0}` (supported: ot, he)")]
+    /// Not `ot`, `he` or `rlwe`.
+    #[error("unknown backend `{0}` (supported: ot, he, rlwe)")]
     Unknown(String),
     /// A ring width outside 1..=64.
     #[error("ring bit width {0} is outside 1..=64")]
@@ -281,5 +309,13 @@ mod tests {
         );
         assert_eq!("he".parse(), Ok(Backend::He));
         assert!("cheetah".parse::<Backend>().is_err());
+        let rlwe = Backend::Rlwe.encoding(37).unwrap();
+        assert_eq!(rlwe, Encoding::Ring { bits: 37 });
+        assert!(Backend::Rlwe.accepts(rlwe) && !Backend::Rlwe.accepts(he));
+        for b in Backend::ALL {
+            assert_eq!(b.name().parse(), Ok(b));
+        }
+        assert!(Backend::Ot.mixes_with(Backend::Rlwe) && Backend::Rlwe.mixes_with(Backend::Ot));
+        assert!(!Backend::He.mixes_with(Backend::Ot) && !Backend::Rlwe.mixes_with(Backend::He));
     }
 }

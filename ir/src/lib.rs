@@ -58,7 +58,7 @@ pub use error::{CheckError, CheckErrorKind};
 pub use id::{ConstId, ValueId};
 pub use ops::{Conv2d, ConvGeom, Op, Pool2d, PoolWindow, Scalar};
 pub use plan::{Plan, PlanError};
-pub use program::{Builder, Instr, Params, ParamsError, Program};
+pub use program::{Builder, Instr, Params, ParamsError, ProductBackendError, Program};
 pub use secure::SecureError;
 pub use tensor::{Data, Tensor, TensorError};
 pub use text::ParseError;

@@ -95,6 +95,9 @@ pub struct Program {
     consts: Vec<Option<Tensor>>,
     params: Params,
     names: HashMap<String, ValueId>,
+    /// Products that run by another backend than the program's
+    /// ([`Program::set_product_backend`]).
+    product_backends: HashMap<ValueId, Backend>,
 }
 
 impl Program {
@@ -232,8 +235,72 @@ impl Program {
             const_used: self.consts.iter().map(|_| true).collect(),
             params: self.params,
             names: self.names.clone(),
+            product_backends: self.product_backends.clone(),
         }
     }
+
+    /// The backend that runs instruction `v`'s product with the server's weights:
+    /// `None` unless `v` is one ([`Program::is_secure_product`]); otherwise the one
+    /// recorded for it ([`Program::set_product_backend`]) or the program's: the plan's
+    /// per-instruction record (`InstrMsg::backend`), and the only place
+    /// [`crate::schedule::Step::of`] reads a product's backend from.
+    pub fn product_backend(&self, v: ValueId) -> Option<Backend> {
+        self.is_secure_product(v).then(|| {
+            self.product_backends
+                .get(&v)
+                .copied()
+                .unwrap_or(self.params.backend)
+        })
+    }
+
+    /// Records that product `v` runs by `backend` (a per-instruction choice, e.g.
+    /// `--backend auto`'s). `v` must be a product with the server's weights and
+    /// `backend` must share the program's shares ([`Backend::mixes_with`]: OT and RLWE
+    /// on the ring). Passes that rebuild a program drop these choices: make them
+    /// last.
+    pub fn set_product_backend(
+        &mut self,
+        v: ValueId,
+        backend: Backend,
+    ) -> Result<(), ProductBackendError> {
+        let name = || self.instr(v).name.clone();
+        if !self.is_secure_product(v) {
+            return Err(ProductBackendError::NotAProduct(name()));
+        }
+        if !self.params.backend.mixes_with(backend) {
+            return Err(ProductBackendError::Mix {
+                value: name(),
+                backend,
+                program: self.params.backend,
+            });
+        }
+        if backend == self.params.backend {
+            self.product_backends.remove(&v);
+        } else {
+            self.product_backends.insert(v, backend);
+        }
+        Ok(())
+    }
+}
+
+/// Why a product cannot run by the backend asked ([`Program::set_product_backend`]).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ProductBackendError {
+    /// The instruction is no product with the server's weights.
+    #[error("%{0} is no product with the server's weights: it has no backend")]
+    NotAProduct(String),
+    /// The backend's shares differ from the program's.
+    #[error(
+        "%{value} cannot run by {backend} in a {program} program: only OT and RLWE mix (both on the ring Z_2^ℓ)"
+    )]
+    Mix {
+        /// The value.
+        value: String,
+        /// The backend asked.
+        backend: Backend,
+        /// The program's backend.
+        program: Backend,
+    },
 }
 
 /// Builds a [`Program`] one instruction at a time, type-checking each.
@@ -244,6 +311,7 @@ pub struct Builder {
     const_used: Vec<bool>,
     params: Params,
     names: HashMap<String, ValueId>,
+    product_backends: HashMap<ValueId, Backend>,
 }
 
 impl Builder {
@@ -418,6 +486,10 @@ impl Builder {
     /// instruction uses, renumbering the rest in order of first use.
     pub fn finish(mut self) -> Result<Program, ParamsError> {
         self.params.validate()?;
+        // Choices copied by `Program::to_builder` that the parameters set since undo.
+        let backend = self.params.backend;
+        self.product_backends
+            .retain(|_, b| *b != backend && backend.mixes_with(*b));
         let mut consts = Vec::new();
         for i in &mut self.instrs {
             if let Op::Const { id, .. } = &mut i.op {
@@ -431,6 +503,7 @@ impl Builder {
             consts,
             params: self.params,
             names: self.names,
+            product_backends: self.product_backends,
         })
     }
 }

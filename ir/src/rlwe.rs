@@ -48,7 +48,8 @@
 //! `N = 8192` with three primes (163 bits), larger ℓ or layers four (217 bits).
 //! [`MAX_BITS`] caps ℓ at 48 (the reply modulus must fit 64 bits).
 
-use crate::ops::ConvGeom;
+use crate::ops::{Conv2d, ConvGeom, Op};
+use crate::{Owner, Program, ValueId};
 
 /// A parameter set: ring degree, ciphertext primes, security.
 #[derive(Debug, PartialEq, Eq)]
@@ -533,6 +534,135 @@ pub fn matmul_geom(rows: usize, inner: usize, outs: usize) -> ConvGeom {
         c_out: outs,
         kernel: [1, 1],
         conv: crate::ops::Conv2d::default(),
+    }
+}
+
+/// A product with the server's weights of a program as the RLWE backend runs it: a
+/// convolution ([`Product::geom`]) and how the instruction's tensors map onto it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Product {
+    /// `conv2d` as it is.
+    Conv(ConvGeom),
+    /// `X·W`: `X [rows, inner]` shared, `W [inner, outs]` the server's.
+    Right {
+        /// Rows of `X`.
+        rows: usize,
+        /// The dot products' length.
+        inner: usize,
+        /// Columns of `W`.
+        outs: usize,
+    },
+    /// `W·X`: `W [outs, inner]` the server's, `X [inner, cols]` shared.
+    Left {
+        /// Rows of `W`.
+        outs: usize,
+        /// The dot products' length.
+        inner: usize,
+        /// Columns of `X`.
+        cols: usize,
+    },
+    /// `x ⊙ w` (`mul`) with `w` varying along one axis of the output at most (a
+    /// per-channel scale, e.g. an unfolded batch norm): the output viewed as `[pre, c,
+    /// post]`, a depthwise 1×1 convolution of `c` channels over `pre` images of `post`
+    /// rows (`c = 1` for a scalar `w`).
+    Scale {
+        /// Elements before the axis.
+        pre: usize,
+        /// The axis' length (the weights).
+        c: usize,
+        /// Elements after the axis.
+        post: usize,
+    },
+}
+
+impl Product {
+    /// The RLWE form of instruction `v` of `program`, if it is a product with the
+    /// server's weights ([`Program::is_secure_product`]) of a kind RLWE runs: any
+    /// `conv2d`, a 2-D `matmul` either way, a `mul` whose shared operand has the
+    /// output's shape and whose weights vary along one axis at most. `None` otherwise
+    /// (e.g. an elementwise `mul` by a full weight tensor, which coefficient encoding
+    /// does not suit).
+    pub fn of(program: &Program, v: ValueId) -> Option<Product> {
+        if !program.is_secure_product(v) {
+            return None;
+        }
+        let shape = |o: &ValueId| program.ty(*o).shape();
+        let server = |o: &ValueId| program.ty(*o).owner() == Owner::Server;
+        match &program.instr(v).op {
+            Op::Conv2d { x, w, conv, .. } => {
+                let (xs, ws) = (shape(x), shape(w));
+                let [n, c, h, wd]: [usize; 4] = xs.try_into().ok()?;
+                let [co, _, kh, kw]: [usize; 4] = ws.try_into().ok()?;
+                Some(Product::Conv(ConvGeom {
+                    input: [n, c, h, wd],
+                    c_out: co,
+                    kernel: [kh, kw],
+                    conv: *conv,
+                }))
+            }
+            Op::MatMul { a, b, .. } => {
+                let [r, k]: [usize; 2] = shape(a).try_into().ok()?;
+                let [_, o]: [usize; 2] = shape(b).try_into().ok()?;
+                Some(if server(b) {
+                    Product::Right {
+                        rows: r,
+                        inner: k,
+                        outs: o,
+                    }
+                } else {
+                    Product::Left {
+                        outs: r,
+                        inner: k,
+                        cols: o,
+                    }
+                })
+            }
+            Op::Mul { a, b } => {
+                let (x, w) = if server(b) { (a, b) } else { (b, a) };
+                let out = program.ty(v).shape();
+                if shape(x) != out {
+                    return None;
+                }
+                let ws = shape(w);
+                let lead = out.len().checked_sub(ws.len())?;
+                let mut axes = (0..ws.len()).filter(|&i| ws[i] != 1).map(|i| i + lead);
+                let (pre, c, post) = match (axes.next(), axes.next()) {
+                    (None, _) => (1, 1, out.iter().product()),
+                    (Some(a), None) => (
+                        out[..a].iter().product(),
+                        out[a],
+                        out[a + 1..].iter().product(),
+                    ),
+                    (Some(_), Some(_)) => return None,
+                };
+                Some(Product::Scale { pre, c, post })
+            }
+            _ => None,
+        }
+    }
+
+    /// The convolution that computes the product (the matrix products by
+    /// [`matmul_geom`]).
+    pub fn geom(&self) -> ConvGeom {
+        match *self {
+            Product::Conv(g) => g,
+            Product::Right { rows, inner, outs } => matmul_geom(rows, inner, outs),
+            Product::Left { outs, inner, cols } => matmul_geom(cols, inner, outs),
+            Product::Scale { pre, c, post } => ConvGeom {
+                input: [pre, c, post, 1],
+                c_out: c,
+                kernel: [1, 1],
+                conv: Conv2d {
+                    groups: c,
+                    ..Conv2d::default()
+                },
+            },
+        }
+    }
+
+    /// The product's layout at width `ell` ([`conv_layout`] of [`Product::geom`]).
+    pub fn layout(&self, ell: u32) -> Result<Layout, RlweError> {
+        conv_layout(&self.geom(), ell)
     }
 }
 

@@ -157,15 +157,6 @@ impl Program {
             && !owners.contains(&Owner::Public)
     }
 
-    /// The backend that runs instruction `v` if it is a product by the server's weights
-    /// ([`Self::is_secure_product`]), `None` for every other instruction: the plan's
-    /// per-instruction record (`InstrMsg::backend` of the plan file). Every product of
-    /// a program runs by its [`crate::Params::backend`] today; a per-layer choice would
-    /// be made here, and [`crate::schedule::Step::of`] reads it from here only.
-    pub fn product_backend(&self, v: ValueId) -> Option<crate::Backend> {
-        self.is_secure_product(v).then_some(self.params().backend)
-    }
-
     /// Whether the runtime can execute this program securely ([`check_secure`]).
     pub fn check_secure(&self) -> Result<(), SecureError> {
         check_secure(self)

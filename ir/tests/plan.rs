@@ -394,3 +394,86 @@ fn plans_record_the_backend() {
     assert!(e.contains("HE parameters in an OT plan"), "{e}");
     assert!(!bytes.is_empty());
 }
+
+/// RLWE plans and per-layer mixes of OT and RLWE on the ring: the plan's backend and
+/// each product's round-trip (file, IR text), are covered by the hash, and records that
+/// do not fit are refused.
+#[test]
+fn plans_record_a_per_layer_mix() {
+    use sci_ir::{Backend, Params};
+    let mut b = lenet().to_builder();
+    b.set_params(Params {
+        backend: Backend::Rlwe,
+        ..Params::default()
+    });
+    let rlwe = b.finish().unwrap();
+    assert!(rlwe.check_secure().is_ok());
+    round_trip(&rlwe);
+    let products: Vec<_> = rlwe.ids().filter(|&v| rlwe.is_secure_product(v)).collect();
+    assert_eq!(products.len(), 3);
+    let first = rlwe.ids().next().unwrap();
+    let mut mixed = rlwe.clone();
+    mixed.set_product_backend(products[1], Backend::Ot).unwrap();
+    assert_eq!(mixed.product_backend(products[0]), Some(Backend::Rlwe));
+    assert_eq!(mixed.product_backend(products[1]), Some(Backend::Ot));
+    assert_eq!(mixed.product_backend(first), None);
+    round_trip(&mixed);
+    let text = mixed.to_text();
+    assert!(
+        text.contains("linear=rlwe") && text.contains(" linear=ot\n"),
+        "{text}"
+    );
+    assert_eq!(Program::parse(&text).unwrap(), mixed);
+    // Setting a product to the program's backend removes the record.
+    let mut back = mixed.clone();
+    back.set_product_backend(products[1], Backend::Rlwe)
+        .unwrap();
+    assert_eq!(back, rlwe);
+    // The choice is covered by the hash; HE does not mix; non-products have none.
+    assert_ne!(
+        Plan::new(mixed.clone()).hash(),
+        Plan::new(rlwe.clone()).hash()
+    );
+    let e = mixed
+        .clone()
+        .set_product_backend(products[0], Backend::He)
+        .unwrap_err();
+    assert!(e.to_string().contains("only OT and RLWE mix"), "{e}");
+    let e = mixed
+        .clone()
+        .set_product_backend(first, Backend::Ot)
+        .unwrap_err();
+    assert!(e.to_string().contains("no product"), "{e}");
+    let public = public_part(&Plan::new(mixed.clone()).client_view().to_bytes());
+    assert_eq!(public.backend, 2);
+    for (k, i) in public.instrs.iter().enumerate() {
+        let want = match products.iter().position(|v| v.index() == k) {
+            None => 0,
+            Some(1) => 1,
+            Some(_) => 3,
+        };
+        assert_eq!(i.backend, want, "{}", i.name);
+    }
+    let client = Plan::new(mixed).client_view().to_bytes();
+    let tamper = |f: &dyn Fn(&mut PublicMsg)| {
+        let mut m = public_part(&client);
+        f(&mut m);
+        Plan::from_bytes(&seal(0, &m.encode_to_vec(), None))
+            .unwrap_err()
+            .to_string()
+    };
+    let p0 = products[0].index();
+    let e = tamper(&|m| m.instrs[p0].backend = 2);
+    assert!(
+        e.contains("per-instruction backend 2") && e.contains("mix"),
+        "{e}"
+    );
+    let e = tamper(&|m| m.instrs[p0].backend = 0);
+    assert!(e.contains("per-instruction backend 0"), "{e}");
+    let e = tamper(&|m| m.instrs[0].backend = 3);
+    assert!(e.contains("no such product"), "{e}");
+    let e = tamper(&|m| m.instrs[p0].backend = 9);
+    assert!(e.contains("per-instruction backend 9"), "{e}");
+    let e = tamper(&|m| m.he_degree = 8192);
+    assert!(e.contains("HE parameters in an RLWE plan"), "{e}");
+}

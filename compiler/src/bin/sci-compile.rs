@@ -3,7 +3,7 @@
 //! ```text
 //! sci-compile MODEL -o plan.bin [--client-plan client.bin]
 //!             [--bits L --scale S | --validation DATA [--tolerance P]]
-//!             [--output NAME]... [--mill-radix M] [--threads N] [--backend ot|he|auto]
+//!             [--output NAME]... [--mill-radix M] [--threads N] [--backend ot|he|rlwe|auto]
 //!             [--batch N] [--net lan|wan|BANDWIDTH,RTT]
 //!             [--emit-ir FILE] [--dump-ir DIR] [--report FILE.json]
 //! ```
@@ -98,10 +98,11 @@ struct Args {
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
     /// `ot` (SCI_OT: shares in Z_2^ℓ, OT-based linear layers), `he` (SCI_HE: shares in
-    /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44), or
-    /// `auto` with --net: both compiled (without --ot, each on both OT engines), the one
+    /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44),
+    /// `rlwe` (shares in Z_2^ℓ as for ot, linear layers by RLWE with Cheetah's
+    /// coefficient encoding; a product RLWE cannot run stays OT), or `auto` with --net: both compiled (without --ot, each on both OT engines), the one
     /// predicted fastest on that network kept.
-    #[arg(long, value_name = "ot|he|auto", default_value = "ot")]
+    #[arg(long, value_name = "ot|he|rlwe|auto", default_value = "ot")]
     backend: BackendArg,
     /// Predict the network time on this link: `lan` (377 MB/s, 0.3 ms round trip),
     /// `wan` (40 MB/s, 80 ms) or BANDWIDTH,RTT such as 40MB/s,80ms.

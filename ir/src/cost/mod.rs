@@ -40,6 +40,7 @@
 //! | [`math`] | exp of non-positive inputs (digit tables through 1-of-N OT, product tree) |
 //! | [`secmul`] | products of two shared operands (two [`linear`] calls, one each way) |
 //! | [`he`] | SCI_HE: ciphertexts of the HE-based products and the key set-up (§5.1.1, App. F) |
+//! | [`rlwe`] | RLWE products over the ring (Cheetah): bytes of each product and of the key set-up |
 //! | [`predict`] | per instruction of a program over `T` lanes, and the set-up |
 //! | [`net`] | the time of that communication over a link of given bandwidth and RTT |
 //!
@@ -56,6 +57,7 @@ pub mod net;
 pub mod ot;
 pub mod pool;
 pub mod predict;
+pub mod rlwe;
 pub mod secmul;
 pub mod select;
 pub mod sign;

@@ -28,6 +28,7 @@
 //! | [`Step::MaxPool`], [`Step::ArgMax`] | exact mode: the inputs' signs; then [`pool::reduce`] over window chunks |
 //! | [`Step::Product`] on [`Backend::Ot`] | [`linear::products`], each product's rows chunked, a convolution one product per group, all in one call per lane |
 //! | [`Step::Product`] on [`Backend::He`] | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
+//! | [`Step::Product`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the layouts, on lane 0, led by the keys of sets not yet sent ([`rlwe::key_setup`]) |
 //! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //! | [`Step::Local`] | nothing |
 //!
@@ -45,8 +46,11 @@
 
 use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
-use super::{Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, select};
+use super::{
+    Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, rlwe, select,
+};
 use crate::analysis::nonneg::nonneg;
+use crate::rlwe::ParamSet;
 use crate::schedule::{Step, Wave, waves};
 use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
 use std::ops::{Add, AddAssign, Range};
@@ -437,9 +441,16 @@ fn replay(program: &Program, lanes: Lanes, state: &mut LaneState, first: bool) -
     let n = program.instrs().len();
     let mut instrs = vec![Cost::default(); n];
     let mut loads = vec![vec![LaneLoad::default(); lanes.threads.max(1)]; n];
+    // RLWE parameter sets whose keys the session holds: all of them after its first
+    // inference; the first sends each set's key with the first wave using it.
+    let mut keyed = if first {
+        Vec::new()
+    } else {
+        rlwe::program_sets(program)
+    };
     for wave in waves(program, &nn) {
         let first = wave.members[0];
-        let (phases, reveal) = phases(program, &wave, lanes);
+        let (phases, reveal) = phases(program, &wave, lanes, &mut keyed);
         let (cost, load) = state.step(&phases, reveal);
         instrs[first.index()] = cost;
         loads[first.index()] = load;
@@ -509,7 +520,12 @@ fn pool_counts(pool: &Pool2d, shape: &[usize], include_pad: bool) -> Vec<u64> {
 /// batched wave of [`crate::schedule`]: elementwise steps run as one call on the
 /// members' summed length, products by the server's weights as one call of all of them
 /// ([`product_wave`]).
-fn phases<'a>(program: &'a Program, wave: &Wave, lanes: Lanes) -> (Vec<Phase<'a>>, Option<u64>) {
+fn phases<'a>(
+    program: &'a Program,
+    wave: &Wave,
+    lanes: Lanes,
+    keyed: &mut Vec<&'static ParamSet>,
+) -> (Vec<Phase<'a>>, Option<u64>) {
     let v = wave.members[0];
     let numel = wave.members.iter().map(|&v| program.ty(v).numel()).sum();
     let instr = program.instr(v);
@@ -555,6 +571,9 @@ fn phases<'a>(program: &'a Program, wave: &Wave, lanes: Lanes) -> (Vec<Phase<'a>
                 .sum();
             return (Vec::new(), Some(bytes_of(n as u64 * u64::from(ell))));
         }
+        Step::Product {
+            backend: Backend::Rlwe,
+        } => rlwe_wave(program, &wave.members, keyed),
         Step::Product { backend } => product_wave(program, &wave.members, backend, md, lanes),
         Step::Relu => vec![alt(
             numel,
@@ -670,6 +689,42 @@ fn product_wave<'a>(
         })),
         chunk: Box::new(move |r: Range<usize>| {
             linear::products(ell, &lane(&dims, r.start), duplex)
+        }),
+    }]
+}
+
+/// The phase of a wave of RLWE products ([`Step::Product`] on [`Backend::Rlwe`]): one
+/// exchange on lane 0 ([`rlwe::wave`] of the members' layouts), the client's flight led
+/// by the public keys of the parameter sets not yet in `keyed` ([`rlwe::key_setup`]),
+/// which it then records. Empty for a wave without a layout (the runtime refuses it).
+fn rlwe_wave<'a>(
+    program: &Program,
+    wave: &[ValueId],
+    keyed: &mut Vec<&'static ParamSet>,
+) -> Vec<Phase<'a>> {
+    let layouts: Vec<_> = wave
+        .iter()
+        .filter_map(|&v| rlwe::layout(program, v)?.ok())
+        .collect();
+    if layouts.is_empty() {
+        return Vec::new();
+    }
+    let fresh: Vec<&'static ParamSet> = rlwe::sets(&layouts)
+        .into_iter()
+        .filter(|s| !keyed.iter().any(|k| k.id == s.id))
+        .collect();
+    let transcript = rlwe::key_setup(&fresh).then(rlwe::wave(&layouts));
+    keyed.extend(fresh);
+    vec![Phase {
+        n: 1,
+        roles: Roles::ServerSends,
+        serial: None,
+        chunk: Box::new(move |r: Range<usize>| {
+            if r.is_empty() {
+                Transcript::new()
+            } else {
+                transcript.clone()
+            }
         }),
     }]
 }

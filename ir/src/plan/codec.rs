@@ -74,39 +74,78 @@ pub(super) fn encode_public(p: &Program) -> Vec<u8> {
                     name: i.name.clone(),
                     ty: Some(type_msg(&i.ty)),
                     op: Some(opcode::encode(&i.op)),
-                    backend: instr_backend(p, v),
+                    backend: p.product_backend(v).map_or(0, |b| backend_code(b) + 1),
                 }
             })
             .collect(),
         consts: consts_of(p, Owner::Public),
-        backend: u32::from(he),
+        backend: backend_code(backend),
         he_degree: if he { HE_DEGREE } else { 0 },
         he_moduli: if he { HE_MODULI.to_vec() } else { Vec::new() },
     }
     .encode_to_vec()
 }
 
-/// [`InstrMsg::backend`] of instruction `v` ([`Program::product_backend`]).
-fn instr_backend(p: &Program, v: ValueId) -> u32 {
-    match p.product_backend(v) {
-        None => 0,
-        Some(Backend::Ot) => 1,
-        Some(Backend::He) => 2,
+/// [`PublicMsg::backend`]'s code of `b` (one less than [`InstrMsg::backend`]'s).
+fn backend_code(b: Backend) -> u32 {
+    match b {
+        Backend::Ot => 0,
+        Backend::He => 1,
+        Backend::Rlwe => 2,
     }
+}
+
+/// The backend of code `code` ([`backend_code`]).
+fn backend_of(code: u32) -> Option<Backend> {
+    Backend::ALL.into_iter().find(|&b| backend_code(b) == code)
+}
+
+/// Records each product's backend from [`InstrMsg::backend`] (0 for an instruction
+/// that is no product with the server's weights, else the backend's code plus one),
+/// refusing a code where none belongs, a missing one, or a backend that does not mix
+/// with the program's.
+fn decode_instr_backends(p: &mut Program, instrs: &[InstrMsg]) -> Result<(), PlanError> {
+    let ids: Vec<ValueId> = p.ids().collect();
+    for (v, ins) in ids.into_iter().zip(instrs) {
+        let code = ins.backend;
+        match (p.is_secure_product(v), code.checked_sub(1).map(backend_of)) {
+            (false, None) => {}
+            (true, Some(Some(b))) => p
+                .set_product_backend(v, b)
+                .map_err(|e| invalid(v.index(), format!("per-instruction backend {code}: {e}")))?,
+            (product, _) => {
+                return Err(invalid(
+                    v.index(),
+                    format!(
+                        "per-instruction backend {code} on {} (0: no product with the server's weights, 1: OT, 2: HE, 3: RLWE)",
+                        if product {
+                            "a product with the server's weights"
+                        } else {
+                            "an instruction that is no such product"
+                        }
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The backend of a public part, with its BFV parameters checked against this build's.
 fn decode_backend(m: &PublicMsg) -> Result<Backend, PlanError> {
     let section = |reason: String| invalid(m.instrs.len(), reason);
-    match m.backend {
-        0 if m.he_degree == 0 && m.he_moduli.is_empty() => Ok(Backend::Ot),
-        0 => Err(section("HE parameters in an OT plan".into())),
-        1 if m.he_degree == HE_DEGREE && m.he_moduli == HE_MODULI => Ok(Backend::He),
-        1 => Err(section(format!(
+    match backend_of(m.backend) {
+        Some(b) if b.on_ring() && m.he_degree == 0 && m.he_moduli.is_empty() => Ok(b),
+        Some(b) if b.on_ring() => Err(section(format!(
+            "HE parameters in an {} plan",
+            b.name().to_uppercase()
+        ))),
+        Some(b) if m.he_degree == HE_DEGREE && m.he_moduli == HE_MODULI => Ok(b),
+        Some(_) => Err(section(format!(
             "the plan's HE parameters (N = {}, moduli {:?}) differ from this build's (N = {HE_DEGREE}, moduli {HE_MODULI:?}): compile the plan with this version of sci",
             m.he_degree, m.he_moduli
         ))),
-        b => Err(section(format!("unknown backend {b}"))),
+        None => Err(section(format!("unknown backend {}", m.backend))),
     }
 }
 
@@ -248,18 +287,7 @@ pub(super) fn decode_program(
             ));
         }
     }
-    let p = b.finish()?;
-    for (v, ins) in p.ids().zip(&public.instrs) {
-        let expected = instr_backend(&p, v);
-        if ins.backend != expected {
-            return Err(invalid(
-                v.index(),
-                format!(
-                    "per-instruction backend {} where this build runs {expected} (0: no product with the server's weights, 1: OT, 2: HE; a per-layer choice is not supported yet)",
-                    ins.backend
-                ),
-            ));
-        }
-    }
+    let mut p = b.finish()?;
+    decode_instr_backends(&mut p, &public.instrs)?;
     Ok(p)
 }

@@ -19,7 +19,7 @@ pub struct PublicMsg {
     /// Data of the public constants.
     #[prost(message, repeated, tag = "4")]
     pub consts: Vec<ConstMsg>,
-    /// [`crate::Params::backend`]: 0 OT, 1 HE.
+    /// [`crate::Params::backend`]: 0 OT, 1 HE, 2 RLWE.
     #[prost(uint32, tag = "5")]
     pub backend: u32,
     /// For HE: the BFV degree `N` ([`crate::backend::HE_DEGREE`]); 0 for OT.
@@ -74,10 +74,10 @@ pub struct InstrMsg {
     /// The op and its attributes.
     #[prost(message, optional, tag = "3")]
     pub op: Option<OpMsg>,
-    /// How this instruction's product with the server's weights runs: 0 for an
-    /// instruction that is no such product ([`crate::Program::is_secure_product`]),
-    /// 1 OT, 2 HE. Today every product of a plan runs by the plan's backend (checked
-    /// when loading); the field leaves room for a per-layer choice.
+    /// How this instruction's product with the server's weights runs
+    /// ([`crate::Program::product_backend`]): 0 for an instruction that is no such
+    /// product ([`crate::Program::is_secure_product`]), 1 OT, 2 HE, 3 RLWE; OT and RLWE
+    /// mix in a plan on the ring (the plan's backend is the default of its products).
     #[prost(uint32, tag = "4")]
     pub backend: u32,
 }

@@ -43,11 +43,13 @@ pub(crate) enum Body {
     },
 }
 
-/// One instruction: `%name: type = body`.
+/// One instruction: `%name: type = body [linear=backend]`.
 pub(crate) struct RawInstr {
     pub name: Name,
     pub ty: Type,
     pub body: Body,
+    /// The product's backend if it differs from the program's.
+    pub linear: Option<crate::backend::Backend>,
 }
 
 /// A parsed file.

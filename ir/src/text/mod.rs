@@ -155,6 +155,7 @@ fn resolve(src: &str, raw: RawProgram) -> Result<Program, ParseError> {
         });
     }
     let mut ids: HashMap<String, ValueId> = HashMap::new();
+    let mut linear = Vec::new();
     for ins in raw.instrs {
         let (name, loc) = ins.name;
         let lookup = |(n, l): &(String, usize)| {
@@ -195,9 +196,17 @@ fn resolve(src: &str, raw: RawProgram) -> Result<Program, ParseError> {
                 ),
             ));
         }
+        if let Some(backend) = ins.linear {
+            linear.push((v, backend, loc));
+        }
         ids.insert(name, v);
     }
-    b.finish().map_err(|e| at(src, 0, e.to_string()))
+    let mut p = b.finish().map_err(|e| at(src, 0, e.to_string()))?;
+    for (v, backend, loc) in linear {
+        p.set_product_backend(v, backend)
+            .map_err(|e| at(src, loc, e.to_string()))?;
+    }
+    Ok(p)
 }
 
 /// A pad value: integer syntax gives an integer scalar, float syntax an f32.

@@ -33,6 +33,9 @@ pub fn print(p: &Program) -> String {
         let i = p.instr(v);
         let _ = write!(out, "{}: {} = ", name(&i.name), i.ty);
         body(&mut out, p, &i.op);
+        if let Some(b) = p.product_backend(v).filter(|&b| b != params.backend) {
+            let _ = write!(out, " linear={b}");
+        }
         out.push('\n');
     }
     out

@@ -278,6 +278,8 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
         threads: 1 + r.below(4) as u32,
         backend: if sci_ir::Backend::He.accepts(enc) {
             sci_ir::Backend::He
+        } else if r.below(2) == 0 {
+            sci_ir::Backend::Rlwe
         } else {
             sci_ir::Backend::Ot
         },
@@ -536,7 +538,19 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
         let name = fresh(&b, &mut r);
         let _ = b.push(&name, op);
     }
-    b.finish().unwrap()
+    let mut p = b.finish().unwrap();
+    // On the ring, some products by the other ring backend (a per-layer mix).
+    let ids: Vec<_> = p.ids().filter(|&v| p.is_secure_product(v)).collect();
+    for v in ids {
+        if p.params().backend.on_ring() && r.below(2) == 0 {
+            let other = match p.params().backend {
+                sci_ir::Backend::Ot => sci_ir::Backend::Rlwe,
+                _ => sci_ir::Backend::Ot,
+            };
+            p.set_product_backend(v, other).unwrap();
+        }
+    }
+    p
 }
 
 /// A small deterministic generator (SplitMix64).

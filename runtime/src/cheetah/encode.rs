@@ -123,6 +123,31 @@ impl Layer {
         Layer::new(name, &geom, ell, w.map(<[u64]>::to_vec), Orient::Left)
     }
 
+    /// The product `p` of a program ([`rlwe::Product::of`]) at width `ell`, `w`
+    /// the weights as the instruction holds them (server): a convolution's
+    /// `[C_out, C/groups, kH, kW]`, `X·W`'s `W [inner, outs]`, `W·X`'s `W [outs,
+    /// inner]`, a scale's `c` weights along its axis. The input share is the
+    /// instruction's shared operand as it is (row-major), the output the
+    /// instruction's result.
+    pub fn product(
+        name: &str,
+        p: &rlwe::Product,
+        ell: u32,
+        w: Option<&[u64]>,
+    ) -> Result<Layer, CheetahError> {
+        match *p {
+            rlwe::Product::Conv(geom) => Layer::conv(name, &geom, ell, w),
+            rlwe::Product::Right { rows, inner, outs } => {
+                Layer::matmul(name, (rows, inner, outs), ell, w)
+            }
+            rlwe::Product::Left { outs, inner, cols } => {
+                Layer::matmul_left(name, (outs, inner, cols), ell, w)
+            }
+            // `[pre, c, post, 1]` by `[c, 1, 1, 1]` in groups of one channel.
+            rlwe::Product::Scale { .. } => Layer::conv(name, &p.geom(), ell, w),
+        }
+    }
+
     /// Elements of the input share.
     pub fn in_len(&self) -> usize {
         self.layout.conv.geom.input.iter().product()

@@ -11,7 +11,10 @@
 //! The client (party 1) holds `x_1`, the server `x_0` and the weights `W`,
 //! `x = x_0 + x_1 mod 2^ℓ`.
 //! 1. Once per session and parameter set the client sends its public key
-//!    ([`keys`]). Per product it cuts `x_1` into polynomials ([`encode`]) and
+//!    ([`keys`], [`Keys::setup`]: the engine's `rlwe_keys` sends the plan's sets
+//!    before its first instruction; a set not yet set up rides ahead of the first
+//!    product that needs it). Independent products run as one exchange
+//!    ([`run_all`]). Per product it cuts `x_1` into polynomials ([`encode`]) and
 //!    encrypts each under its secret key: `c_0 = −a·s + e + ⌊q·x_1/2^ℓ⌉`, `c_1 =
 //!    a` sent as a 16-byte seed.
 //! 2. The server adds `⌊q·x_0/2^ℓ⌉`, multiplies by the kernel polynomials
@@ -37,7 +40,7 @@ pub(crate) mod wire;
 mod tests;
 
 pub use encode::Layer;
-pub use protocol::{Keys, run};
+pub use protocol::{Keys, run, run_all};
 
 use crate::net::NetError;
 

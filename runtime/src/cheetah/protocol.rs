@@ -44,6 +44,38 @@ impl Keys {
             Keys::Server(k) => k[i].is_some(),
         }
     }
+
+    /// Sets up the keys of `sets` that are not yet: the client generates each
+    /// (from `prg`) and sends its public key ([`ParamSet::key_bytes`], in the
+    /// order of `sets`, no flush: the next message of the client follows in
+    /// the same flight); the server receives and checks them (`what` names the
+    /// step in its errors). Returns whether any key was set up. Both parties
+    /// must pass the same sets (they follow from the public plan).
+    pub fn setup(
+        &mut self,
+        ch: &mut Channel,
+        prg: &mut Prg,
+        sets: &[&'static ParamSet],
+        what: &str,
+    ) -> Result<bool, CheetahError> {
+        let mut made = false;
+        for &set in sets {
+            let i = usize::from(set.id);
+            match self {
+                Keys::Client(sks) if sks[i].is_none() => {
+                    let (sk, pk) = SecretKey::generate(set, prg);
+                    pk.send(ch)?;
+                    sks[i] = Some(sk);
+                }
+                Keys::Server(pks) if pks[i].is_none() => {
+                    pks[i] = Some(PublicKey::recv(ch, set, what)?);
+                }
+                _ => continue,
+            }
+            made = true;
+        }
+        Ok(made)
+    }
 }
 
 /// One input ciphertext at the server: `c_0` and `c_1 = a`, NTT form.
@@ -53,10 +85,8 @@ struct Input {
 }
 
 /// Runs the product `layer` on this party's share `x` (mod `2^ℓ`, the
-/// product's input layout); returns this party's share of the output. The
-/// server's layer holds the weights. Randomness from the lane's `prg`.
-/// Bytes: [`sci_ir::rlwe::Layout::bytes_up`] (plus the key on a set's first
-/// use) and [`sci_ir::rlwe::Layout::bytes_down`]; one round trip.
+/// product's input layout); returns this party's share of the output: [`run_all`]
+/// of one product.
 pub fn run(
     keys: &mut Keys,
     ch: &mut Channel,
@@ -64,86 +94,140 @@ pub fn run(
     layer: &Layer,
     x: &[u64],
 ) -> Result<Vec<u64>, CheetahError> {
-    let x = layer.conv_input(x)?;
-    let l = &layer.layout;
-    let set = l.set;
-    let ring = ring(set);
-    let scale = Scale::new(ring, l.ell);
-    let mut y = vec![0u64; layer.out_len()];
+    let mut out = run_all(keys, ch, prg, &[(layer, x)])?;
+    Ok(out.pop().unwrap_or_default())
+}
+
+/// Runs the independent products `layers` (each with this party's share of its
+/// input) in one round trip: the client's keys of the sets not yet set up
+/// ([`Keys::setup`]), then every layer's ciphertexts, one flight; the server's
+/// replies, one flight. Returns this party's output shares, in order. The
+/// server's layers hold the weights. Randomness from the lane's `prg`. Bytes:
+/// the sum of the layers' [`sci_ir::rlwe::Layout::bytes_up`] (plus the keys)
+/// and [`sci_ir::rlwe::Layout::bytes_down`].
+pub fn run_all(
+    keys: &mut Keys,
+    ch: &mut Channel,
+    prg: &mut Prg,
+    layers: &[(&Layer, &[u64])],
+) -> Result<Vec<Vec<u64>>, CheetahError> {
+    let inputs = layers
+        .iter()
+        .map(|(layer, x)| layer.conv_input(x))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sets = sci_ir::cost::rlwe::sets(layers.iter().map(|(l, _)| &l.layout));
+    let first = layers.first().map_or("", |(l, _)| l.name.as_str());
+    keys.setup(ch, prg, &sets, first)?;
+    let mut ys: Vec<Vec<u64>> = layers
+        .iter()
+        .map(|(l, _)| vec![0u64; l.out_len()])
+        .collect();
     match keys {
         Keys::Client(sks) => {
-            let sk = match &mut sks[usize::from(set.id)] {
-                Some(sk) => sk,
-                slot => {
-                    let (sk, pk) = SecretKey::generate(set, prg);
-                    pk.send(ch)?;
-                    slot.insert(sk)
+            for ((layer, _), x) in layers.iter().zip(&inputs) {
+                let l = &layer.layout;
+                let sk = client_key(sks, l.set)?;
+                let scale = Scale::new(ring(l.set), l.ell);
+                let prgs: Vec<Prg> = (0..l.in_cts()).map(|_| prg.fork()).collect();
+                let cts: Vec<_> = prgs
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(k, mut g)| sk.encrypt(&layer.pack(x, k), &scale, &mut g))
+                    .collect();
+                wire::send_header(ch, l.set, cts.len())?;
+                for (seed, c0) in &cts {
+                    wire::send_poly(ch, l.set, *seed, c0)?;
                 }
-            };
-            let prgs: Vec<Prg> = (0..l.in_cts()).map(|_| prg.fork()).collect();
-            let cts: Vec<_> = prgs
-                .into_par_iter()
-                .enumerate()
-                .map(|(k, mut g)| sk.encrypt(&layer.pack(&x, k), &scale, &mut g))
-                .collect();
-            wire::send_header(ch, set, cts.len())?;
-            for (seed, c0) in &cts {
-                wire::send_poly(ch, set, *seed, c0)?;
             }
             ch.flush()?;
-            wire::recv_header(ch, set, l.out_cts(), &layer.name)?;
-            let k = set.reply_bits(l.ell);
-            let replies = (0..l.out_cts())
-                .map(|g| wire::recv_reply(ch, ring.n, l.outputs(g).len(), k))
-                .collect::<Result<Vec<_>, _>>()?;
-            let parts: Vec<Vec<(usize, u64)>> = replies
-                .into_par_iter()
-                .enumerate()
-                .map(|(g, (c1, c0))| decrypt(sk, layer, g, &c1, &c0))
-                .collect();
-            for (i, v) in parts.into_iter().flatten() {
-                y[i] = v;
+            for ((layer, _), y) in layers.iter().zip(&mut ys) {
+                let l = &layer.layout;
+                let sk = client_key(sks, l.set)?;
+                wire::recv_header(ch, l.set, l.out_cts(), &layer.name)?;
+                let k = l.set.reply_bits(l.ell);
+                let replies = (0..l.out_cts())
+                    .map(|g| wire::recv_reply(ch, sk.ring.n, l.outputs(g).len(), k))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let parts: Vec<Vec<(usize, u64)>> = replies
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(g, (c1, c0))| decrypt(sk, layer, g, &c1, &c0))
+                    .collect();
+                for (i, v) in parts.into_iter().flatten() {
+                    y[i] = v;
+                }
             }
         }
         Keys::Server(pks) => {
-            let pk = match &mut pks[usize::from(set.id)] {
-                Some(pk) => pk,
-                slot => slot.insert(PublicKey::recv(ch, set, &layer.name)?),
-            };
-            wire::recv_header(ch, set, l.in_cts(), &layer.name)?;
-            let received = (0..l.in_cts())
-                .map(|k| wire::recv_poly(ch, set, &layer.name, &format!("ciphertext {k}")))
-                .collect::<Result<Vec<_>, _>>()?;
-            let inputs: Vec<Input> = received
-                .into_par_iter()
-                .enumerate()
-                .map(|(k, (seed, mut c0))| {
-                    let m = layer.pack(&x, k);
-                    for (i, (chunk, &q)) in c0.chunks_mut(ring.n).zip(ring.moduli()).enumerate() {
-                        for (c, &m) in chunk.iter_mut().zip(&m) {
-                            *c = (*c + scale.encode(m, i, q)) % q;
+            let mut received = Vec::with_capacity(layers.len());
+            for (layer, _) in layers {
+                let l = &layer.layout;
+                wire::recv_header(ch, l.set, l.in_cts(), &layer.name)?;
+                received.push(
+                    (0..l.in_cts())
+                        .map(|k| {
+                            wire::recv_poly(ch, l.set, &layer.name, &format!("ciphertext {k}"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                );
+            }
+            for (((layer, _), x), (cts, y)) in layers
+                .iter()
+                .zip(&inputs)
+                .zip(received.into_iter().zip(&mut ys))
+            {
+                let l = &layer.layout;
+                let pk = pks[usize::from(l.set.id)].as_ref().ok_or_else(|| {
+                    CheetahError::InvalidArgument("no public key for the layer's set".into())
+                })?;
+                let ring = ring(l.set);
+                let scale = Scale::new(ring, l.ell);
+                let inputs: Vec<Input> = cts
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(k, (seed, mut c0))| {
+                        let m = layer.pack(x, k);
+                        for (i, (chunk, &q)) in c0.chunks_mut(ring.n).zip(ring.moduli()).enumerate()
+                        {
+                            for (c, &m) in chunk.iter_mut().zip(&m) {
+                                *c = (*c + scale.encode(m, i, q)) % q;
+                            }
                         }
+                        ring.fwd(&mut c0);
+                        Input {
+                            c0,
+                            a: ring.uniform(&mut Prg::new(seed)),
+                        }
+                    })
+                    .collect();
+                let replies = serve(layer, ring, &scale, pk, &inputs, prg)?;
+                wire::send_header(ch, l.set, replies.len())?;
+                let k = l.set.reply_bits(l.ell);
+                for r in &replies {
+                    wire::send_reply(ch, &r.c1, &r.c0, k)?;
+                    for &(i, v) in &r.share {
+                        y[i] = v;
                     }
-                    ring.fwd(&mut c0);
-                    Input {
-                        c0,
-                        a: ring.uniform(&mut Prg::new(seed)),
-                    }
-                })
-                .collect();
-            let replies = serve(layer, ring, &scale, pk, &inputs, prg)?;
-            wire::send_header(ch, set, replies.len())?;
-            let k = set.reply_bits(l.ell);
-            for r in &replies {
-                wire::send_reply(ch, &r.c1, &r.c0, k)?;
-                for &(i, v) in &r.share {
-                    y[i] = v;
                 }
             }
             ch.flush()?;
         }
     }
-    Ok(layer.product_output(y))
+    Ok(layers
+        .iter()
+        .zip(ys)
+        .map(|((layer, _), y)| layer.product_output(y))
+        .collect())
+}
+
+/// The client's secret key of `set` (set up by [`Keys::setup`]).
+fn client_key<'k>(
+    sks: &'k [Option<SecretKey>],
+    set: &ParamSet,
+) -> Result<&'k SecretKey, CheetahError> {
+    sks[usize::from(set.id)]
+        .as_ref()
+        .ok_or_else(|| CheetahError::InvalidArgument("no secret key for the layer's set".into()))
 }
 
 /// One output ciphertext as sent, and the server's output share of it.

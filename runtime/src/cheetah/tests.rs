@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use sci_ir::rlwe::{HEADER_BYTES, ParamSet};
+use sci_ir::rlwe::{self, HEADER_BYTES, ParamSet};
 use sci_ir::{Conv2d, ConvGeom, Op, Owner};
 use sci_testkit::run2;
 
@@ -379,4 +379,239 @@ fn hostile_replies_are_refused() {
         }
         r => panic!("{r:?}"),
     }
+}
+
+/// Runs `f` on an engine for each party over one lane of the given channels.
+fn engines<R: Send>(
+    a: Channel,
+    b: Channel,
+    f: impl Fn(&mut crate::proto::engine::Engine<&mut crate::ot::Session>, crate::net::Party) -> R
+    + Sync,
+) -> (R, R) {
+    use crate::net::Party;
+    let party = |ch: Channel, p: Party, seed: u128| {
+        let root = u128::from(sci_testkit::seed()) << 64 | seed;
+        let mut s = crate::ot::Session::with_seed(p, vec![ch], Block(root));
+        let mut e = crate::proto::engine::Engine::new(&mut s, 4);
+        f(&mut e, p)
+    };
+    run2(|| party(a, Party::Server, 1), || party(b, Party::Client, 2))
+}
+
+/// The products of every kind a plan has ([`rlwe::Product`]), with their weights'
+/// and operands' shapes and the op the interpreter checks them against.
+fn plan_products() -> Vec<(rlwe::Product, Vec<usize>, Vec<usize>, bool)> {
+    use rlwe::Product as P;
+    let conv = ConvGeom {
+        input: [1, 3, 9, 8],
+        c_out: 4,
+        kernel: [3, 3],
+        conv: Conv2d {
+            strides: [2, 1],
+            pads: [1, 0, 0, 1],
+            ..Conv2d::default()
+        },
+    };
+    vec![
+        (P::Conv(conv), vec![1, 3, 9, 8], vec![4, 3, 3, 3], false),
+        (
+            P::Right {
+                rows: 2,
+                inner: 37,
+                outs: 5,
+            },
+            vec![2, 37],
+            vec![37, 5],
+            false,
+        ),
+        (
+            P::Left {
+                outs: 5,
+                inner: 37,
+                cols: 2,
+            },
+            vec![37, 2],
+            vec![5, 37],
+            true,
+        ),
+        (
+            P::Scale {
+                pre: 2,
+                c: 3,
+                post: 10,
+            },
+            vec![2, 3, 10],
+            vec![3, 1],
+            false,
+        ),
+    ]
+}
+
+/// Every kind of product a plan runs ([`Layer::product`]), as one wave and one by
+/// one after the key set-up, on engines: outputs equal the interpreter's, and bytes
+/// and rounds each way equal the cost model's ([`sci_ir::cost::rlwe`]).
+#[test]
+fn engine_products_cost_what_the_model_prices() {
+    use sci_ir::cost::rlwe as price;
+    use sci_ir::cost::{Role, Transcript};
+    for (ell, seed) in [(16u32, 11u64), (37, 12)] {
+        let mut g = Prg::new(Block(u128::from(seed)));
+        let products = plan_products();
+        let data: Vec<(Vec<u64>, Vec<u64>)> = products
+            .iter()
+            .map(|(_, xs, ws, _)| {
+                (
+                    elems(&mut g, xs.iter().product(), ell),
+                    elems(&mut g, ws.iter().product(), ell),
+                )
+            })
+            .collect();
+        let shares: Vec<(Vec<u64>, Vec<u64>)> = data
+            .iter()
+            .map(|(x, _)| share(&mut g, x, Modulus::Pow2(ell)))
+            .collect();
+        let layouts: Vec<_> = products.iter().map(|p| p.0.layout(ell).unwrap()).collect();
+        let sets = price::sets(&layouts);
+        let (a, b) = mem::pair(Some(Duration::from_secs(600)));
+        let ((ys0, st0), (ys1, st1)) = engines(a, b, |e, party| {
+            let server = party == crate::net::Party::Server;
+            let layers: Vec<Layer> = products
+                .iter()
+                .zip(&data)
+                .map(|((p, ..), (_, w))| {
+                    Layer::product("fc", p, ell, server.then_some(&w[..])).expect("layer")
+                })
+                .collect();
+            let xs: Vec<&[u64]> = shares
+                .iter()
+                .map(|(x0, x1)| if server { &x0[..] } else { &x1[..] })
+                .collect();
+            let stats = |e: &mut crate::proto::engine::Engine<&mut crate::ot::Session>| {
+                e.session_mut().lanes_mut()[0].ch.stats()
+            };
+            let mut st = vec![stats(e)];
+            assert!(e.rlwe_keys(&sets).expect("keys"));
+            assert!(!e.rlwe_keys(&sets).expect("keys again"), "once per session");
+            st.push(stats(e));
+            let wave: Vec<(&Layer, &[u64])> = layers.iter().zip(xs.iter().copied()).collect();
+            let ys = e.rlwe_products(&wave).expect("wave");
+            st.push(stats(e));
+            for w in &wave {
+                e.rlwe_products(&[*w]).expect("one product");
+                st.push(stats(e));
+            }
+            (ys, st)
+        });
+        for (k, (p, xs, ws, left)) in products.iter().enumerate() {
+            let y = open(&ys0[k], &ys1[k], Modulus::Pow2(ell));
+            let (x, w) = (&data[k].0, &data[k].1);
+            let xo = (&x[..], &xs[..], Owner::Client);
+            let wo = (&w[..], &ws[..], Owner::Server);
+            let operands = if *left { [wo, xo] } else { [xo, wo] };
+            let want = reference(Modulus::Pow2(ell), &operands, |v| match p {
+                rlwe::Product::Conv(g) => Op::Conv2d {
+                    x: v[0],
+                    w: v[1],
+                    bias: None,
+                    conv: g.conv,
+                },
+                rlwe::Product::Scale { .. } => Op::Mul { a: v[0], b: v[1] },
+                _ => Op::MatMul {
+                    a: v[0],
+                    b: v[1],
+                    bias: None,
+                },
+            });
+            assert!(y == want.0, "ℓ = {ell}: {p:?}");
+        }
+        // Transcripts: the keys, the wave, then each product alone.
+        let mut steps = vec![price::key_setup(&sets), price::wave(&layouts)];
+        steps.extend(layouts.iter().map(price::layer));
+        for (i, t) in steps.iter().enumerate() {
+            let (s, c) = (st0[i + 1] - st0[i], st1[i + 1] - st1[i]);
+            assert_eq!(
+                (s.bytes_sent, c.bytes_sent),
+                (t.sent(Role::P0), t.sent(Role::P1)),
+                "ℓ = {ell}, step {i}"
+            );
+        }
+        // Rounds over the whole run (keys and wave in one flight of the client),
+        // from fresh channels (nobody has sent yet).
+        let all = steps.into_iter().fold(Transcript::new(), Transcript::then);
+        let (s, c) = (st0[st0.len() - 1] - st0[0], st1[st1.len() - 1] - st1[0]);
+        let fresh = &mut sci_ir::cost::Waiting { sent: [false; 2] };
+        assert_eq!([s.rounds, c.rounds], all.replay(fresh), "ℓ = {ell}");
+        assert_eq!(c.rounds, 1 + layouts.len() as u64, "ℓ = {ell}");
+    }
+}
+
+/// Over TCP, two threads: the server's engine refuses a hostile public key and a
+/// hostile ciphertext with a clear error naming the step, and an honest client's
+/// product goes through.
+#[test]
+fn hostile_keys_and_ciphertexts_over_tcp_are_refused() {
+    let cfg = crate::net::tcp::TcpConfig {
+        timeout: Some(Duration::from_secs(60)),
+        ..Default::default()
+    };
+    let geom = ConvGeom {
+        input: [1, 2, 5, 5],
+        c_out: 2,
+        kernel: [3, 3],
+        conv: Conv2d::default(),
+    };
+    let w = vec![1u64; 2 * 2 * 9];
+    let layer = Layer::conv("conv9", &geom, 16, Some(&w)).expect("layer");
+    let (key, cts) = honest_messages(&layer);
+    let h = HEADER_BYTES as usize;
+    let seed = sci_ir::rlwe::SEED_BYTES as usize;
+    let mut bad_key = key.clone();
+    bad_key[0] = 2;
+    let mut bad_ct = key.clone();
+    let mut c = cts.clone();
+    c[h + seed..h + seed + 8].fill(0xff);
+    bad_ct.extend(c);
+    let cases = [
+        (bad_key, "the key set-up", "parameter set 2, expected 0"),
+        (bad_ct, "conv9", "not reduced"),
+    ];
+    for (bytes, step, what) in cases {
+        let (a, mut b) = crate::net::tcp::loopback_pair(&cfg).expect("loopback");
+        let client = std::thread::spawn(move || {
+            b.send(&bytes).expect("send");
+            b.flush().expect("flush");
+            // Wait until the server hangs up.
+            let _ = b.recv_vec(1);
+        });
+        let mut s = crate::ot::Session::with_seed(crate::net::Party::Server, vec![a], Block(5));
+        let mut e = crate::proto::engine::Engine::new(&mut s, 4);
+        let x = vec![0u64; layer.in_len()];
+        let sets = [layer.layout.set];
+        let r = e
+            .rlwe_keys(&sets)
+            .and_then(|_| e.rlwe_products(&[(&layer, &x)]));
+        drop(e);
+        drop(s);
+        client.join().expect("client thread");
+        match r {
+            Err(crate::proto::ProtoError::Rlwe(CheetahError::Malformed { layer, what: got })) => {
+                assert_eq!(layer, step);
+                assert!(got.contains(what), "{got:?} lacks {what:?}");
+            }
+            r => panic!("{step}: {r:?}"),
+        }
+    }
+    // An honest client over TCP.
+    let (a, b) = crate::net::tcp::loopback_pair(&cfg).expect("loopback");
+    let client = Layer::conv("conv9", &geom, 16, None).expect("layer");
+    let x = vec![3u64; layer.in_len()];
+    let (y0, y1) = engines(a, b, |e, party| {
+        let (l, x) = match party {
+            crate::net::Party::Server => (&layer, vec![0u64; x.len()]),
+            crate::net::Party::Client => (&client, x.clone()),
+        };
+        e.rlwe_products(&[(l, &x)]).expect("product").remove(0)
+    });
+    let y = open(&y0, &y1, Modulus::Pow2(16));
+    assert!(y.iter().all(|&v| v == 3 * 18), "{y:?}");
 }

@@ -104,13 +104,14 @@
 
 use super::report::{Cost, InstrRecord, PartyReport};
 use super::{ExecError, StepError};
+use crate::cheetah;
 use crate::he;
 use crate::net::{Party, Stats};
-use crate::proto::Modulus;
 use crate::proto::engine::Engine;
 use crate::proto::matmul;
 use crate::proto::maxpool::Compare;
 use crate::proto::rdiv::Sign;
+use crate::proto::{Modulus, ProtoError};
 use sci_ir::interp::{self, InterpError, linear};
 use sci_ir::schedule::{Step, waves};
 use sci_ir::{
@@ -628,6 +629,9 @@ impl<'p> Exec<'p> {
         backend: Backend,
         engine: &mut Engine,
     ) -> Result<Vec<Val<'p>>, StepError> {
+        if let (Backend::Rlwe, Modulus::Pow2(ell)) = (backend, self.md) {
+            return self.rlwe_products(members, ell, engine);
+        }
         let prepared = members
             .iter()
             .map(|&v| self.prepare(v))
@@ -661,6 +665,66 @@ impl<'p> Exec<'p> {
             .iter()
             .zip(ys)
             .map(|(p, y)| self.finish(p, y).map(Val::Share))
+            .collect()
+    }
+
+    /// An RLWE product wave ([`Step::Product`] on [`Backend::Rlwe`]): every member as
+    /// the [`cheetah::Layer`] of its [`sci_ir::rlwe::Product`] (the shared operand and
+    /// the weights as the instruction holds them), all run in one exchange
+    /// ([`Engine::rlwe_products`]: the client's ciphertexts in one flight, the
+    /// server's masked replies in one; the session's keys set up on first use). Bytes
+    /// and rounds: [`sci_ir::cost::rlwe::wave`]. Their output shares plus the server's
+    /// bias, in order.
+    fn rlwe_products(
+        &self,
+        members: &[ValueId],
+        ell: u32,
+        engine: &mut Engine,
+    ) -> Result<Vec<Val<'p>>, StepError> {
+        let mut layers = Vec::with_capacity(members.len());
+        let mut finish = Vec::with_capacity(members.len());
+        for &v in members {
+            let instr = self.program.instr(v);
+            let product = sci_ir::rlwe::Product::of(self.program, v).ok_or_else(|| {
+                StepError::Unsupported(format!(
+                    "%{} is marked for RLWE but is no product RLWE runs",
+                    instr.name
+                ))
+            })?;
+            let shape = |o: &ValueId| self.program.ty(*o).shape();
+            let (x, w, bias) = match &instr.op {
+                Op::Conv2d { x, w, bias, .. } => {
+                    let c = shape(w).first().copied().unwrap_or(1);
+                    (*x, *w, bias.map(|b| (b, vec![1, c, 1, 1])))
+                }
+                Op::MatMul { a, b, bias } => {
+                    let cols = shape(b).get(1).copied().unwrap_or(1);
+                    let (x, w) = if self.server_only(*b) { (a, b) } else { (b, a) };
+                    (*x, *w, bias.map(|b| (b, vec![cols])))
+                }
+                Op::Mul { a, b } if self.server_only(*a) => (*b, *a, None),
+                Op::Mul { a, b } => (*a, *b, None),
+                op => return Err(secret_product(op)),
+            };
+            let layer = cheetah::Layer::product(&instr.name, &product, ell, self.clear_words(w))
+                .map_err(ProtoError::from)?;
+            layers.push((layer, words(&self.share_of(x)).to_vec()));
+            finish.push((instr.ty.shape(), bias));
+        }
+        let calls: Vec<(&cheetah::Layer, &[u64])> =
+            layers.iter().map(|(l, x)| (l, x.as_slice())).collect();
+        let ys = engine.rlwe_products(&calls)?;
+        finish
+            .into_iter()
+            .zip(ys)
+            .map(|((out, bias), y)| {
+                let y = self.ring_tensor(out, y)?;
+                match bias {
+                    Some((b, shape)) => self.add_bias(y, Some(b), &shape),
+                    None => Ok(y),
+                }
+                .map(Val::Share)
+            })
             .collect()
     }
 

@@ -147,6 +147,7 @@ fn step_kind(e: &StepError) -> Option<ErrorKind> {
         StepError::Proto(ProtoError::Net(n)) => Some(n.kind()),
         StepError::Proto(ProtoError::Ot(o)) => ot_kind(o),
         StepError::Proto(ProtoError::He(crate::he::HeError::Net(n))) => Some(n.kind()),
+        StepError::Proto(ProtoError::Rlwe(crate::cheetah::CheetahError::Net(n))) => Some(n.kind()),
         StepError::Proto(_) => None,
         StepError::Local(_) | StepError::Unsupported(_) => None,
     }

@@ -28,12 +28,14 @@ use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
 use super::rdiv::Sign;
 use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, sign, trunc};
+use crate::cheetah;
 use crate::he;
 use crate::net::Party;
 use crate::ot::Session;
 use crate::ot::session::split;
 use sci_ir::ConvGeom;
 use sci_ir::interp::linear;
+use sci_ir::rlwe::ParamSet;
 use sci_ir::{Encoding, Pool2d, Tensor};
 
 /// The IR encoding of shares mod `md` (a prime field for an odd modulus).
@@ -72,6 +74,8 @@ pub struct Engine<S = Session> {
     /// SCI_HE's keys, set up at the first HE layer (and again if the plaintext
     /// modulus changes).
     he: Option<he::Keys>,
+    /// The RLWE products' keys (per parameter set, each set up once per session).
+    rlwe: Option<cheetah::Keys>,
 }
 
 impl<S: BorrowMut<Session>> Engine<S> {
@@ -82,6 +86,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
             session,
             radix,
             he: None,
+            rlwe: None,
         }
     }
 
@@ -419,6 +424,49 @@ impl<S: BorrowMut<Session>> Engine<S> {
             .ok_or_else(|| ProtoError::InvalidArgument("a session without lanes".into()))?;
         self.he = Some(he::Keys::setup(&mut lane.ch, party, t)?);
         Ok(true)
+    }
+
+    /// Sets up this session's RLWE keys of `sets` on lane 0, those not yet set up
+    /// ([`cheetah::Keys::setup`]: the client's public key of each set to the
+    /// server, [`sci_ir::rlwe::ParamSet::key_bytes`] each, one flight, no flush;
+    /// its secret keys stay with it). Returns whether it set any up. Both parties
+    /// pass the same sets (the plan's: [`sci_ir::cost::rlwe::program_sets`]). A
+    /// malformed key is [`cheetah::CheetahError::Malformed`].
+    pub fn rlwe_keys(&mut self, sets: &[&'static ParamSet]) -> Result<bool, ProtoError> {
+        let party = self.party();
+        let keys = self.rlwe.get_or_insert_with(|| match party {
+            Party::Server => cheetah::Keys::server(),
+            Party::Client => cheetah::Keys::client(),
+        });
+        let lane = self
+            .session
+            .borrow_mut()
+            .lanes_mut()
+            .first_mut()
+            .ok_or_else(|| ProtoError::InvalidArgument("a session without lanes".into()))?;
+        Ok(keys.setup(&mut lane.ch, &mut lane.prg, sets, "the key set-up")?)
+    }
+
+    /// Shares of independent RLWE products ([`cheetah::run_all`]: one round trip
+    /// on lane 0, the server's work over rayon's threads), each layer with this
+    /// party's share of its input (the server's layers hold the weights); the
+    /// keys of sets not yet set up ride ahead of the client's ciphertexts.
+    pub fn rlwe_products(
+        &mut self,
+        layers: &[(&cheetah::Layer, &[u64])],
+    ) -> Result<Vec<Vec<u64>>, ProtoError> {
+        let sets = sci_ir::cost::rlwe::sets(layers.iter().map(|(l, _)| &l.layout));
+        self.rlwe_keys(&sets)?;
+        let keys = self.rlwe.as_mut().ok_or_else(|| {
+            ProtoError::InvalidArgument("RLWE keys missing after their set-up".into())
+        })?;
+        let lane = self
+            .session
+            .borrow_mut()
+            .lanes_mut()
+            .first_mut()
+            .ok_or_else(|| ProtoError::InvalidArgument("a session without lanes".into()))?;
+        Ok(cheetah::run_all(keys, &mut lane.ch, &mut lane.prg, layers)?)
     }
 
     /// Opens shares mod `md` to party `to`: the other party sends its share

@@ -111,6 +111,9 @@ pub enum ProtoError {
     /// An HE linear layer failed ([`crate::he`]).
     #[error(transparent)]
     He(#[from] crate::he::HeError),
+    /// An RLWE product or its key set-up failed ([`crate::cheetah`]).
+    #[error(transparent)]
+    Rlwe(#[from] crate::cheetah::CheetahError),
 }
 
 /// Checks a condition on the caller's arguments.
