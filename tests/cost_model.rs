@@ -397,10 +397,11 @@ fn predicted_equals_measured_under_he_for_the_networks() {
 }
 
 /// RLWE products (`--backend rlwe`, Cheetah's coefficient encoding over `Z_{2^ℓ}`):
-/// every testdata model with products at 1 lane on IKNP, the digits models also at 2 and 3 lanes and
-/// on the silent engine. Outputs equal the interpreter's; every wave's bytes (the
-/// client's ciphertexts led by the keys of sets not yet sent, the server's replies)
-/// and rounds equal the prediction. A product RLWE cannot run stays on OT
+/// every testdata model with products at 1 lane on IKNP; the digits models also at 2
+/// and 3 lanes, on the silent engine, and in a per-layer mix (every other product on
+/// OT, 2 lanes). Outputs equal the interpreter's; every wave's bytes (the client's
+/// ciphertexts led by the keys of sets not yet sent, the server's replies) and rounds
+/// equal the prediction. A product RLWE cannot run stays on OT
 /// (`sci_compiler::with_rlwe`); the sweep asserts most products run by RLWE.
 #[test]
 fn predicted_equals_measured_under_rlwe() {
@@ -420,7 +421,19 @@ fn predicted_equals_measured_under_rlwe() {
         for threads in [2, 3] {
             steps += check(m, threads, Backend::Rlwe);
         }
-        steps += check_program(m, &compile_on(m, 1, Backend::Rlwe, OtKind::Silent), 1);
+        let silent = compile_on(m, 1, Backend::Rlwe, OtKind::Silent);
+        steps += check_program(m, &silent, 1);
+        // A per-layer mix: every other product back on OT.
+        let mut mixed = compile_on(m, 2, Backend::Rlwe, OtKind::Silent);
+        let rlwe: Vec<_> = mixed
+            .ids()
+            .filter(|&v| mixed.product_backend(v) == Some(Backend::Rlwe))
+            .collect();
+        assert!(rlwe.len() >= 2, "{m}: products to mix");
+        for &v in rlwe.iter().step_by(2) {
+            mixed.set_product_backend(v, Backend::Ot).unwrap();
+        }
+        steps += check_program(m, &mixed, 2);
     }
     assert!(
         rlwe_products * 10 >= products * 9 && products > 100,
