@@ -1,8 +1,9 @@
-//! `sci-compile --backend auto --net PROFILE`: compile for both backends, predict each
-//! on the network, keep the faster (CrypTFlow2 §2.2.4: "one can choose a specific
-//! backend depending on the network statistics"); without `--ot`, on both OT engines.
+//! `sci-compile --backend auto --net PROFILE`: compile for every backend, predict each
+//! on the network, keep the fastest (CrypTFlow2 §2.2.4: "one can choose a specific
+//! backend depending on the network statistics"); without `--ot`, on both OT engines;
+//! on the ring, the backend of each product chosen per layer.
 //!
-//! The model is compiled for SCI_OT and for SCI_HE with the same options; without
+//! The model is compiled for SCI_OT, SCI_HE and RLWE with the same options; without
 //! `--ot` each program is also taken on the other OT engine (the same instructions with
 //! that engine's parameters, [`crate::driver::with_run_params`]: the silent engine sends
 //! about 1 bit per OT where IKNP sends 128, but sets up 1.4 MB each way per lane and
@@ -10,19 +11,27 @@
 //! ([`sci_ir::cost::predict_program`] over its plan's lanes, plain TCP) and priced on
 //! the profile ([`sci_ir::cost::predict_time`]: the OT set-up and every instruction,
 //! `max(S, C, L)/B + H·RTT/2` each). The one predicted fastest wins; on a tie OT beats
-//! HE and silent beats IKNP, and OT wins when the model cannot be compiled for HE (the
-//! reason is reported).
+//! HE, HE beats RLWE and silent beats IKNP; OT wins when the model cannot be compiled
+//! for the others (the reason is reported).
 //!
-//! The choice is as exact as the cost model, which counts every byte and round of both
-//! backends (SCI_HE's ciphertexts and key set-up included, [`sci_ir::cost::he`]); it
-//! prices the network only: the parties' computation (SCI_HE's homomorphic products
-//! above all) comes on top, so on a fast link the choice can favour HE more than the
-//! wall time would.
+//! **Per layer.** OT-based and RLWE products share the ring's shares, so one plan can
+//! mix them ([`sci_ir::Program::set_product_backend`], recorded per instruction in the
+//! plan). The RLWE candidate starts with every product RLWE can run on RLWE and moves
+//! each, in program order, back to OT where that lowers the whole run's predicted
+//! time ([`per_layer`]): a small product (a classifier head, a scalar scale) can cost
+//! less as OTs than as one ciphertext each way. The report counts the products left on
+//! OT.
 //!
-//! Where a per-layer mix would beat both — each instruction on the backend predicted
-//! faster for it, when both programs have the same instructions — its figures are
-//! reported ([`Mix`]): no plan can mix them yet (that needs ring-based HE layers or
-//! share conversions, which the mix does not price).
+//! The choice is as exact as the cost model, which counts every byte and round of every
+//! backend (SCI_HE's ciphertexts and key set-up, RLWE's ciphertexts and public keys
+//! included); it prices the network only: the parties' computation (the homomorphic
+//! products above all) comes on top, so on a fast link the choice can favour HE or RLWE
+//! more than the wall time would.
+//!
+//! Where a per-layer mix of SCI_OT and SCI_HE would beat both — each instruction on
+//! the backend predicted faster for it, when both programs have the same instructions —
+//! its figures are reported ([`Mix`]): no plan can mix those two (their shares live in
+//! different rings; share conversions are not priced).
 
 use crate::driver::{CompileError, Compiled, Options, compile, with_run_params};
 use sci_ir::cost::{Lanes, NetProfile, Timing, predict_program, predict_time};
@@ -33,7 +42,7 @@ use std::fmt::Write as _;
 /// One backend's predicted run on the profile, on one OT engine.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Estimate {
-    /// `ot` or `he`.
+    /// `ot`, `he` or `rlwe`.
     pub backend: &'static str,
     /// The OT engine: `silent` or `iknp`.
     pub engine: &'static str,
@@ -68,7 +77,8 @@ pub struct Mix {
 pub struct AutoChoice {
     /// The network profile, e.g. `40 MB/s, 80 ms RTT`.
     pub profile: String,
-    /// The backend kept: `ot` or `he`.
+    /// The backend kept: `ot`, `he` or `rlwe` (RLWE with the products of
+    /// [`AutoChoice::rlwe_on_ot`] on OT).
     pub chosen: &'static str,
     /// The OT engine kept: `silent` or `iknp`.
     pub engine: &'static str,
@@ -78,10 +88,20 @@ pub struct AutoChoice {
     pub ot: Estimate,
     /// SCI_HE's estimate on its faster engine, if the model compiles for HE.
     pub he: Option<Estimate>,
+    /// RLWE's estimate on its faster engine, per-layer choice made, if the model
+    /// compiles for it.
+    pub rlwe: Option<Estimate>,
+    /// Of the RLWE candidate's products, those the per-layer choice keeps on OT (or
+    /// that RLWE cannot run).
+    pub rlwe_on_ot: usize,
+    /// Of the RLWE candidate's products, those run by RLWE.
+    pub rlwe_products: usize,
     /// Every candidate's estimate: each backend on each engine tried.
     pub candidates: Vec<Estimate>,
     /// Why the model does not compile for HE, if it does not.
     pub he_error: Option<String>,
+    /// Why the model does not compile for RLWE, if it does not.
+    pub rlwe_error: Option<String>,
     /// A per-layer mix, where it would beat both.
     pub mix: Option<Mix>,
 }
@@ -151,10 +171,20 @@ pub fn choose(
     };
     let ot = compile(&with(Backend::Ot), keep_dumps)?;
     let he = compile(&with(Backend::He), keep_dumps);
+    let rlwe = compile(&with(Backend::Rlwe), keep_dumps);
     let mut candidates = Vec::new();
     let ot = fastest(ot, opts, profile, &mut candidates)?;
     let (he, he_error) = match he {
         Ok(he) => (Some(fastest(he, opts, profile, &mut candidates)?), None),
+        Err(e) => (None, Some(error_chain(&e))),
+    };
+    let (rlwe, rlwe_error) = match rlwe {
+        Ok(r) => {
+            let (c, _, _) = fastest(r, opts, profile, &mut Vec::new())?;
+            let best = per_layer(c, profile)?;
+            candidates.push(best.1.clone());
+            (Some(best), None)
+        }
         Err(e) => (None, Some(error_chain(&e))),
     };
     let mix = he
@@ -162,19 +192,28 @@ pub fn choose(
         .and_then(|he| mix((&ot.0.program, &ot.2), (&he.0.program, &he.2)));
     let ot_est = ot.1.clone();
     let he_est = he.as_ref().map(|he| he.1.clone());
-    let (compiled, est, _) = match he {
-        Some(he) if he.1.seconds < ot.1.seconds => he,
-        _ => ot,
-    };
-    let why = match &he_error {
-        Some(_) => "the model does not compile for SCI_HE".into(),
-        None => format!(
-            "SCI_{} on the {} OT engine is predicted fastest on {}",
-            est.backend.to_uppercase(),
-            est.engine,
-            profile
-        ),
-    };
+    let rlwe_est = rlwe.as_ref().map(|r| r.1.clone());
+    let (rlwe_products, rlwe_on_ot) = rlwe.as_ref().map_or((0, 0), |r| {
+        let p = &r.0.program;
+        let products = p.ids().filter(|&v| p.is_secure_product(v));
+        products.fold((0, 0), |(r, o), v| match p.product_backend(v) {
+            Some(Backend::Rlwe) => (r + 1, o),
+            _ => (r, o + 1),
+        })
+    });
+    let mut best = ot;
+    for c in [he, rlwe].into_iter().flatten() {
+        if c.1.seconds < best.1.seconds {
+            best = c;
+        }
+    }
+    let (compiled, est, _) = best;
+    let why = format!(
+        "SCI_{} on the {} OT engine is predicted fastest on {}",
+        est.backend.to_uppercase(),
+        est.engine,
+        profile
+    );
     let choice = AutoChoice {
         profile: profile.to_string(),
         chosen: est.backend,
@@ -182,11 +221,48 @@ pub fn choose(
         why,
         ot: ot_est,
         he: he_est,
+        rlwe: rlwe_est,
+        rlwe_on_ot,
+        rlwe_products,
         he_error,
+        rlwe_error,
         candidates,
         mix,
     };
     Ok((compiled, choice))
+}
+
+/// The per-layer choice on a ring program: each product that runs by RLWE, in
+/// program order, moved to OT if that lowers the predicted time of the whole run on
+/// `profile` (one prediction per product). The result with its estimate and timing.
+pub fn per_layer(
+    compiled: Compiled,
+    profile: &NetProfile,
+) -> Result<(Compiled, Estimate, Timing), CompileError> {
+    let mut program = compiled.program;
+    let (mut est, mut timing) = estimate(&program, profile);
+    let rlwe: Vec<_> = program
+        .ids()
+        .filter(|&v| program.product_backend(v) == Some(Backend::Rlwe))
+        .collect();
+    for v in rlwe {
+        let mut on_ot = program.clone();
+        on_ot
+            .set_product_backend(v, Backend::Ot)
+            .map_err(|e| CompileError::Options(e.to_string()))?;
+        let (e, t) = estimate(&on_ot, profile);
+        if e.seconds < est.seconds {
+            (program, est, timing) = (on_ot, e, t);
+        }
+    }
+    Ok((
+        Compiled {
+            program,
+            ..compiled
+        },
+        est,
+        timing,
+    ))
 }
 
 /// Of `compiled` on its OT engine and, when `opts.ot` names none, on the other one,
@@ -252,6 +328,16 @@ impl AutoChoice {
         }
         if let Some(e) = &self.he_error {
             let _ = writeln!(s, "  SCI_HE: not available: {e}");
+        }
+        if let Some(e) = &self.rlwe_error {
+            let _ = writeln!(s, "  RLWE: not available: {e}");
+        }
+        if self.rlwe.is_some() {
+            let _ = writeln!(
+                s,
+                "  per layer, SCI_RLWE runs {} products by RLWE and {} by OT",
+                self.rlwe_products, self.rlwe_on_ot
+            );
         }
         if let Some(m) = &self.mix {
             let _ = writeln!(

@@ -48,9 +48,12 @@
 //!     "total_seconds": 12.5
 //!   },
 //!   "backend_choice": null | {                   // with --backend auto
-//!     "profile": "...", "chosen": "ot" | "he", "engine": "silent" | "iknp", "why": "...",
-//!     "ot": ESTIMATE, "he": null | ESTIMATE (each on its faster engine),
-//!     "candidates": [ESTIMATE, ...] (every backend and engine tried), "he_error": null | "...",
+//!     "profile": "...", "chosen": "ot" | "he" | "rlwe", "engine": "silent" | "iknp",
+//!     "why": "...", "ot": ESTIMATE, "he": null | ESTIMATE, "rlwe": null | ESTIMATE (each
+//!     on its faster engine; RLWE after the per-layer choice), "rlwe_products": 8,
+//!     "rlwe_on_ot": 1 (RLWE's products by RLWE and kept on OT),
+//!     "candidates": [ESTIMATE, ...] (every backend and engine tried),
+//!     "he_error": null | "...", "rlwe_error": null | "...",
 //!     "mix": null | {"seconds": 1.2, "ot_layers": 20, "he_layers": 9}
 //!   }                                            // ESTIMATE: crate::auto::Estimate
 //! }

@@ -44,23 +44,65 @@ fn a_network_of_relus_stays_on_ot() {
 }
 
 #[test]
-fn minionn_over_a_wan_goes_to_he() {
-    // MiniONN's OT-based linear layers move 4.2 GiB: over 100 s at 40 MB/s. Its HE layers
-    // and the HE key set-up are tens of MB: HE.
+fn minionn_over_a_wan_goes_to_rlwe() {
+    // MiniONN's OT-based linear layers move 4.2 GiB: over 100 s at 40 MB/s. Its HE
+    // layers and the HE key set-up are tens of MB; RLWE's products fewer still, and its
+    // non-linear layers run the ring's protocols, cheaper than the field's: RLWE, every
+    // product on it.
     let (c, choice) = choose(
         &options("bench/minionn_cifar.onnx"),
         &NetProfile::WAN,
         false,
     )
     .expect("compiles");
-    assert_eq!(c.program.params().backend, Backend::He);
-    assert_eq!(choice.chosen, "he");
+    assert_eq!(c.program.params().backend, Backend::Rlwe);
+    assert_eq!(choice.chosen, "rlwe");
     assert!(choice.ot.seconds > 100.0, "{}", choice.summary());
+    let (he, rlwe) = (choice.he.as_ref().unwrap(), choice.rlwe.as_ref().unwrap());
+    assert!(rlwe.seconds < he.seconds && he.seconds < choice.ot.seconds);
+    assert_eq!((choice.rlwe_products, choice.rlwe_on_ot), (8, 0));
     let summary = choice.summary();
     assert!(
-        summary.contains("SCI_OT") && summary.contains("SCI_HE"),
+        summary.contains("SCI_OT") && summary.contains("SCI_HE") && summary.contains("SCI_RLWE"),
         "{summary}"
     );
+}
+
+#[test]
+fn the_backend_is_chosen_per_layer() {
+    // The digits LeNet's classifier head (a small matmul) costs less as OTs than as
+    // RLWE ciphertexts: the plan runs the convolutions by RLWE and the head by OT,
+    // records the choice per instruction, and is predicted faster than RLWE throughout.
+    let (c, choice) = choose(
+        &options("digits/digits_lenet.onnx"),
+        &NetProfile::LAN,
+        false,
+    )
+    .expect("compiles");
+    assert_eq!(choice.chosen, "rlwe", "{}", choice.summary());
+    assert_eq!((choice.rlwe_products, choice.rlwe_on_ot), (2, 1));
+    let p = &c.program;
+    let on = |b| p.ids().filter(|&v| p.product_backend(v) == Some(b)).count();
+    assert_eq!((on(Backend::Rlwe), on(Backend::Ot)), (2, 1));
+    let all_rlwe = sci_compiler::compile(
+        &Options {
+            backend: Backend::Rlwe,
+            ot: Some(p.params().ot),
+            ..options("digits/digits_lenet.onnx")
+        },
+        false,
+    )
+    .expect("compiles");
+    let (throughout, _) = sci_compiler::auto::estimate(&all_rlwe.program, &NetProfile::LAN);
+    assert!(
+        choice.rlwe.as_ref().unwrap().seconds < throughout.seconds,
+        "{}",
+        choice.summary()
+    );
+    // The plan file keeps the per-instruction choice.
+    let plan = sci_ir::Plan::new(p.clone());
+    let back = sci_ir::Plan::from_bytes(&plan.to_bytes()).expect("decodes");
+    assert_eq!(back.program(), p);
 }
 
 #[test]
@@ -74,8 +116,8 @@ fn without_ot_the_engine_is_chosen_too() {
         false,
     )
     .expect("compiles");
-    assert_eq!(choice.candidates.len(), 4, "{}", choice.summary());
-    assert_eq!((choice.chosen, choice.engine), ("ot", "iknp"));
+    assert_eq!(choice.candidates.len(), 5, "{}", choice.summary());
+    assert_eq!((choice.chosen, choice.engine), ("rlwe", "iknp"));
     assert_eq!(c.program.params().ot, OtKind::Iknp);
     // ... with the IKNP radix, not the silent one the program was compiled with.
     let modulus = sci_ir::cost::predict::modulus(&c.program);
@@ -88,7 +130,12 @@ fn without_ot_the_engine_is_chosen_too() {
         .iter()
         .map(|e| e.seconds)
         .fold(f64::INFINITY, f64::min);
-    assert_eq!(choice.ot.seconds, best, "{}", choice.summary());
+    assert_eq!(
+        choice.rlwe.as_ref().unwrap().seconds,
+        best,
+        "{}",
+        choice.summary()
+    );
     // ... while MiniONN under SCI_HE, whose bytes are mostly its non-linear layers',
     // goes to the silent engine.
     let (c, choice) = choose(
@@ -97,8 +144,9 @@ fn without_ot_the_engine_is_chosen_too() {
         false,
     )
     .expect("compiles");
-    assert_eq!((choice.chosen, choice.engine), ("he", "silent"));
+    assert_eq!((choice.chosen, choice.engine), ("rlwe", "silent"));
     assert_eq!(c.program.params().ot, OtKind::Silent);
+    assert_eq!(choice.he.as_ref().unwrap().engine, "silent");
     assert!(choice.summary().contains("SCI_HE on iknp"));
     // A given engine is kept: two candidates.
     let opts = sci_compiler::Options {
@@ -106,8 +154,8 @@ fn without_ot_the_engine_is_chosen_too() {
         ..options("bench/minionn_cifar.onnx")
     };
     let (c, choice) = choose(&opts, &NetProfile::WAN, false).expect("compiles");
-    assert_eq!(choice.candidates.len(), 2);
-    assert_eq!((choice.chosen, choice.engine), ("he", "iknp"));
+    assert_eq!(choice.candidates.len(), 3);
+    assert_eq!((choice.chosen, choice.engine), ("rlwe", "iknp"));
     assert_eq!(c.program.params().ot, OtKind::Iknp);
 }
 

@@ -11,7 +11,8 @@
 //! Without `--validation`, `--bits` and `--scale` default to ℓ = 32 and s = 12 (reported
 //! as defaults: nothing checks that the values fit). `--net PROFILE` adds the predicted
 //! network time on that link to the report; `--backend auto --net PROFILE` compiles for
-//! both backends and keeps the one predicted faster there ([`sci_compiler::auto`]).
+//! every backend (RLWE with a per-layer choice of OT) and keeps the one predicted
+//! fastest there ([`sci_compiler::auto`]).
 
 use anyhow::{Context, Result, bail};
 use clap::Parser;
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::str::FromStr;
 
-/// `--backend`: one of the two, or `auto` (chosen from `--net`).
+/// `--backend`: one of the three, or `auto` (chosen from `--net`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BackendArg {
     Fixed(Backend),
@@ -39,7 +40,7 @@ impl FromStr for BackendArg {
         match s {
             "auto" => Ok(BackendArg::Auto),
             _ => Backend::from_str(s).map(BackendArg::Fixed).map_err(|e| {
-                format!("{e}, or auto (with --net: the one predicted faster on that network)")
+                format!("{e}, or auto (with --net: the one predicted fastest on that network)")
             }),
         }
     }
@@ -100,8 +101,10 @@ struct Args {
     /// `ot` (SCI_OT: shares in Z_2^ℓ, OT-based linear layers), `he` (SCI_HE: shares in
     /// the ℓ-bit prime field n ≡ 1 mod 16384, HE-based linear layers; ℓ in 17..=44),
     /// `rlwe` (shares in Z_2^ℓ as for ot, linear layers by RLWE with Cheetah's
-    /// coefficient encoding; a product RLWE cannot run stays OT), or `auto` with --net: both compiled (without --ot, each on both OT engines), the one
-    /// predicted fastest on that network kept.
+    /// coefficient encoding; a product RLWE cannot run stays OT), or `auto` with --net:
+    /// all three compiled (without --ot, each on both OT engines), RLWE's products each
+    /// moved to OT where that is predicted faster, the one predicted fastest on that
+    /// network kept.
     #[arg(long, value_name = "ot|he|rlwe|auto", default_value = "ot")]
     backend: BackendArg,
     /// Predict the network time on this link: `lan` (377 MB/s, 0.3 ms round trip),
