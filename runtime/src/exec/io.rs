@@ -46,23 +46,23 @@ impl FileArg {
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
     /// A file could not be read or written, or is not a valid `.npy`.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Npy {
         /// The file.
         path: PathBuf,
         /// The error.
-        source: NpyError,
+        error: NpyError,
     },
     /// The files given do not match the plan's inputs or outputs.
     #[error("{0}")]
     Match(String),
     /// A directory of inputs or outputs could not be read or created.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Dir {
         /// The directory.
         path: PathBuf,
         /// The error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// An input file has the wrong element type.
     #[error(
@@ -173,9 +173,9 @@ pub fn load_inputs(program: &Program, files: &[FileArg]) -> Result<Vec<Tensor>, 
         .zip(paths)
         .zip(names)
         .map(|((v, path), name)| {
-            let arr = Array::read(&path).map_err(|source| IoError::Npy {
+            let arr = Array::read(&path).map_err(|error| IoError::Npy {
                 path: path.clone(),
-                source,
+                error,
             })?;
             encode_input(program, v, &name, &path, &arr)
         })
@@ -285,9 +285,9 @@ pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError
     let b = shape.first().copied().unwrap_or(1).max(1);
     let item_shape: Vec<usize> = [&[1][..], shape.get(1..).unwrap_or(&[])].concat();
     let read = |path: &Path| {
-        Array::read(path).map_err(|source| IoError::Npy {
+        Array::read(path).map_err(|error| IoError::Npy {
             path: path.to_path_buf(),
-            source,
+            error,
         })
     };
     // Encodes items of `item_shape` (their f32 data, concatenated), B per input set.
@@ -299,20 +299,19 @@ pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError
         let inputs = padded
             .chunks(b * per)
             .map(|chunk| {
-                let one =
-                    Array::from_f32(shape.to_vec(), chunk).map_err(|source| IoError::Npy {
-                        path: path.to_path_buf(),
-                        source,
-                    })?;
+                let one = Array::from_f32(shape.to_vec(), chunk).map_err(|error| IoError::Npy {
+                    path: path.to_path_buf(),
+                    error,
+                })?;
                 Ok(vec![encode_input(program, v, &name, path, &one)?])
             })
             .collect::<Result<Vec<_>, IoError>>()?;
         Ok((inputs, sets * b - items))
     };
     if file.path.is_dir() {
-        let dir_err = |source| IoError::Dir {
+        let dir_err = |error| IoError::Dir {
             path: file.path.clone(),
-            source,
+            error,
         };
         let mut names: Vec<_> = std::fs::read_dir(&file.path)
             .map_err(dir_err)?
@@ -383,11 +382,10 @@ pub fn load_batch(program: &Program, files: &[FileArg]) -> Result<Batch, IoError
             .chunks(per.max(1))
             .take(arr.shape[0])
             .map(|chunk| {
-                let one =
-                    Array::from_f32(shape.to_vec(), chunk).map_err(|source| IoError::Npy {
-                        path: file.path.clone(),
-                        source,
-                    })?;
+                let one = Array::from_f32(shape.to_vec(), chunk).map_err(|error| IoError::Npy {
+                    path: file.path.clone(),
+                    error,
+                })?;
                 Ok(vec![encode_input(program, v, &name, &file.path, &one)?])
             })
             .collect::<Result<_, IoError>>()?;
@@ -417,9 +415,9 @@ fn split_rows(a: &Array, rows: usize, name: &str) -> Result<Vec<Array>, IoError>
     data.chunks(per.max(1))
         .take(rows)
         .map(|row| {
-            Array::from_f32(shape.clone(), row).map_err(|source| IoError::Npy {
+            Array::from_f32(shape.clone(), row).map_err(|error| IoError::Npy {
                 path: PathBuf::new(),
-                source,
+                error,
             })
         })
         .collect()
@@ -464,9 +462,9 @@ pub fn write_batch(
                         }
                         _ => [&[per.len()][..], one].concat(),
                     };
-                    Array::from_f32(shape, &data).map_err(|source| IoError::Npy {
+                    Array::from_f32(shape, &data).map_err(|error| IoError::Npy {
                         path: PathBuf::new(),
-                        source,
+                        error,
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -481,9 +479,9 @@ pub fn write_batch(
                     "a directory of inputs needs one --output DIRECTORY".into(),
                 ));
             };
-            std::fs::create_dir_all(&dir.path).map_err(|source| IoError::Dir {
+            std::fs::create_dir_all(&dir.path).map_err(|error| IoError::Dir {
                 path: dir.path.clone(),
-                source,
+                error,
             })?;
             let mut items = Vec::new();
             for o in outputs {
@@ -538,9 +536,9 @@ pub fn write_outputs(
 ) -> Result<(), IoError> {
     let paths = assign(program, files, true)?;
     for (path, arr) in paths.iter().zip(arrays) {
-        arr.write(path).map_err(|source| IoError::Npy {
+        arr.write(path).map_err(|error| IoError::Npy {
             path: path.clone(),
-            source,
+            error,
         })?;
     }
     Ok(())
