@@ -239,6 +239,17 @@ fn unet_models() {
     check_model("zoo/unet_tiny_dynamo.onnx", None, 1, 2);
 }
 
+/// The zoo's piecewise-linear models (`testdata/zoo/`, both exporters): MobileNetV3
+/// (HardSwish, HardSigmoid gates of squeeze-excitation multiplying activations: secret
+/// × secret products) and the LeakyReLU ResNet.
+#[test]
+fn piecewise_linear_zoo_models() {
+    check_model("zoo/mobilenet_v3_small_tiny_legacy_o17.onnx", None, 1, 1);
+    check_model("zoo/mobilenet_v3_small_tiny_dynamo.onnx", None, 1, 2);
+    check_model("zoo/resnet_leaky_tiny_legacy_o17.onnx", None, 1, 2);
+    check_model("zoo/resnet_leaky_tiny_dynamo.onnx", None, 1, 1);
+}
+
 #[test]
 fn single_op_models() {
     for m in [

@@ -22,6 +22,9 @@
 //!   matrix product over its `im2col` matrix, whose elements repeat input elements);
 //!   under SCI_HE instead `ciphertexts_up` and `ciphertexts_down`, the BFV ciphertexts
 //!   of the HE layer each way ([`sci_ir::cost::he::product`]).
+//! * `mul`, `matmul` of two secret operands (`proto::secmul`): `multiplications` as
+//!   above; `cots`: `2ℓ` per element of the left operand (one OT-based product with each
+//!   party's share of the right operand as the correlations, [`sci_ir::cost::secmul`]).
 //! * `drelu`: the ℓ-bit DReLU invocations in all of the above: one per ReLU, per
 //!   comparison, per general truncation and per division (which also runs three DReLUs
 //!   over δ-bit values, not counted here).
@@ -246,6 +249,13 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
                     c.ciphertexts_down += counts.down as u64;
                 }
                 (Backend::He, None) => {}
+            }
+        }
+        (Step::SecretProduct, _) => {
+            if let Some((rows, cols, outs)) = sci_ir::cost::predict::secret_product_dims(p, v) {
+                c.multiplications += (rows * cols * outs) as u64;
+                // Two products X·Y_b: ℓ COTs per element of X each.
+                c.cots += 2 * (rows * cols) as u64 * bits;
             }
         }
         _ => {}

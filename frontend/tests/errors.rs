@@ -34,9 +34,11 @@ fn onnx_dtype(numpy: &str) -> String {
 /// models with onnxruntime references), INT8 weights cast to float are decoded
 /// exactly (the weights' dtype list of the frontend includes INT8), `Pad` in
 /// `reflect` mode is data movement (IR `gather`s, checked against onnxruntime by the
-/// `ops/pad_reflect_*` models), and DOUBLE inputs and weights are read (PyTorch
-/// double-precision exports; the client encodes its float64 input from float64).
+/// `ops/pad_reflect_*` models), DOUBLE inputs and weights are read (PyTorch
+/// double-precision exports; the client encodes its float64 input from float64), and
+/// `Clip` to any constant bounds is a combination of ReLUs (`ops/clip_*`).
 const ACCEPTED: &[&str] = &[
+    "unsupported_attr_clip_bounds.onnx",
     "unsupported_opset_5.onnx",
     "unsupported_dtype_int8_weights.onnx",
     "unsupported_attr_pad_reflect.onnx",

@@ -86,14 +86,184 @@ fn relu6_is_relu_minus_shifted_relu() {
 }
 
 #[test]
-fn other_clip_ranges_are_rejected_clearly() {
+fn clip_to_any_constant_bounds_is_relus() {
+    let xs = vec![-3.0, -1.0, -0.25, 0.0, 0.5, 1.0, 2.5];
+    for (lo, hi, mnem) in [
+        (
+            Some(-1.0f32),
+            Some(1.0f32),
+            vec![
+                "input", "const", "const", "sub", "relu", "sub", "relu", "sub", "add", "output",
+            ],
+        ),
+        (
+            Some(0.5),
+            None,
+            vec!["input", "const", "sub", "relu", "add", "output"],
+        ),
+        (
+            None,
+            Some(-0.25),
+            vec!["input", "const", "sub", "relu", "sub", "output"],
+        ),
+    ] {
+        let mut g = Graph::new(13);
+        g.input("x", &[D::N(7)]).output("y");
+        let mut inputs = vec!["x"];
+        match lo {
+            Some(l) => {
+                g.init_f32("lo", &[], &[l]);
+                inputs.push("lo");
+            }
+            None => inputs.push(""),
+        }
+        if let Some(h) = hi {
+            g.init_f32("hi", &[], &[h]);
+            inputs.push("hi");
+        }
+        g.node("clip", "Clip", &inputs, &["y"]);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert_eq!(mnemonics(&p), mnem, "[{lo:?}, {hi:?}]");
+        let want: Vec<f32> = xs
+            .iter()
+            .map(|&x: &f32| x.max(lo.unwrap_or(f32::MIN)).min(hi.unwrap_or(f32::MAX)))
+            .collect();
+        assert_eq!(
+            run(&p, &[(vec![7], xs.clone())]),
+            [want],
+            "[{lo:?}, {hi:?}]"
+        );
+    }
+    // Bounds in the wrong order are an error naming the node.
     let mut g = Graph::new(13);
     g.input("x", &[D::N(4)]).output("y");
-    g.init_f32("lo", &[], &[-1.0]).init_f32("hi", &[], &[1.0]);
-    g.node("clip_pm1", "Clip", &["x", "lo", "hi"], &["y"]);
+    g.init_f32("lo", &[], &[1.0]).init_f32("hi", &[], &[-1.0]);
+    g.node("clip_bad", "Clip", &["x", "lo", "hi"], &["y"]);
     let e = lower_err(&load(&g), None);
-    for part in ["node 'clip_pm1'", "Clip", "'min'", "[-1, 1]", "ReLU6"] {
-        assert!(e.contains(part), "{part} missing in: {e}");
+    assert!(
+        e.contains("node 'clip_bad'") && e.contains("greater than max"),
+        "{e}"
+    );
+}
+
+/// Lowers the one-node model `op` over `x` (7 values) with `attrs` (and the constant
+/// second input `slope` if given) and runs the float interpreter on `xs`.
+fn activation(op: &str, attrs: &[(&str, f32)], slope: Option<&[f32]>) -> (Program, Vec<f32>) {
+    let mut g = Graph::new(16);
+    g.input("x", &[D::N(1), D::N(7)]).output("y");
+    let mut inputs = vec!["x"];
+    if let Some(s) = slope {
+        g.init_f32("slope", &[s.len() as i64], s);
+        inputs.push("slope");
+    }
+    let n = g.node("act", op, &inputs, &["y"]);
+    for (k, v) in attrs {
+        attr_f(n, k, *v);
+    }
+    let (p, _) = load(&g).lower(None).unwrap();
+    let y = run(&p, &[(vec![1, 7], ACT_XS.to_vec())]).remove(0);
+    (p, y)
+}
+
+const ACT_XS: [f32; 7] = [-6.0, -3.0, -1.5, 0.0, 0.5, 3.0, 7.0];
+
+fn close(got: &[f32], want: impl Iterator<Item = f32>, what: &str) {
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-6, "{what}: {got:?}");
+    }
+}
+
+#[test]
+fn leaky_relu_and_prelu_are_one_relu_and_a_product() {
+    let (p, y) = activation("LeakyRelu", &[("alpha", 0.1)], None);
+    assert_eq!(
+        mnemonics(&p),
+        ["input", "const", "relu", "sub", "mul", "add", "output"]
+    );
+    // α is structure (public); the default is 0.01.
+    assert_eq!(p.instrs()[1].ty.owner(), sci_ir::Owner::Public);
+    close(
+        &y,
+        ACT_XS.iter().map(|&x| if x < 0.0 { 0.1 * x } else { x }),
+        "alpha 0.1",
+    );
+    let (_, y) = activation("LeakyRelu", &[], None);
+    close(
+        &y,
+        ACT_XS.iter().map(|&x| if x < 0.0 { 0.01 * x } else { x }),
+        "default",
+    );
+    // PRelu's slope is a weight: the server's.
+    let slope = [0.25, -0.5, 0.0, 1.0, 2.0, 0.1, 0.3];
+    let (p, y) = activation("PRelu", &[], Some(&slope));
+    assert_eq!(p.instrs()[1].ty.owner(), sci_ir::Owner::Server);
+    close(
+        &y,
+        ACT_XS
+            .iter()
+            .zip(slope)
+            .map(|(&x, a)| if x < 0.0 { a * x } else { x }),
+        "prelu",
+    );
+}
+
+#[test]
+fn hard_sigmoid_and_hard_swish_are_clipped_lines() {
+    let hs = |x: f32, a: f32, b: f32| (a * x + b).clamp(0.0, 1.0);
+    let (p, y) = activation("HardSigmoid", &[], None);
+    assert_eq!(
+        p.instrs()
+            .iter()
+            .filter(|i| i.op.mnemonic() == "relu")
+            .count(),
+        2
+    );
+    close(&y, ACT_XS.iter().map(|&x| hs(x, 0.2, 0.5)), "defaults");
+    let (_, y) = activation("HardSigmoid", &[("alpha", 0.5), ("beta", 0.25)], None);
+    close(&y, ACT_XS.iter().map(|&x| hs(x, 0.5, 0.25)), "alpha, beta");
+    let (p, y) = activation("HardSwish", &[], None);
+    // x times its gate: a product of two run-time tensors.
+    let last = &p.instrs()[p.instrs().len() - 2];
+    assert_eq!(last.op.mnemonic(), "mul");
+    assert!(
+        last.op
+            .operands()
+            .iter()
+            .all(|&&o| p.ty(o).owner() == sci_ir::Owner::Client)
+    );
+    close(
+        &y,
+        ACT_XS.iter().map(|&x| x * hs(x, 1.0 / 6.0, 0.5)),
+        "hardswish",
+    );
+}
+
+#[test]
+fn max_and_min_of_run_time_tensors_are_relus() {
+    for (op, f) in [("Max", f32::max as fn(f32, f32) -> f32), ("Min", f32::min)] {
+        let mut g = Graph::new(13);
+        g.input("a", &[D::N(2), D::N(3)])
+            .input("b", &[D::N(1), D::N(3)])
+            .output("y");
+        g.init_f32("c", &[], &[0.5]);
+        g.node("ext", op, &["a", "b", "c"], &["y"]);
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert_eq!(
+            p.instrs()
+                .iter()
+                .filter(|i| i.op.mnemonic() == "relu")
+                .count(),
+            2,
+            "{op}"
+        );
+        let a = vec![-1.0, 0.0, 2.0, 0.75, -3.0, 0.25];
+        let b = vec![0.0, 1.0, -2.0];
+        let want: Vec<f32> = a
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| f(f(x, b[i % 3]), 0.5))
+            .collect();
+        assert_eq!(run(&p, &[(vec![2, 3], a), (vec![1, 3], b)]), [want], "{op}");
     }
 }
 
@@ -502,19 +672,37 @@ fn div_by_an_integer_is_div_public_else_a_reciprocal_product() {
 }
 
 #[test]
-fn products_of_two_run_time_tensors_are_rejected() {
-    for op in ["Mul", "MatMul"] {
+fn products_of_two_run_time_tensors_are_secret_products() {
+    for (op, mnem) in [("Mul", "mul"), ("MatMul", "matmul")] {
         let mut g = Graph::new(13);
         g.input("x", &[D::N(2), D::N(2)])
             .input("z", &[D::N(2), D::N(2)])
             .output("y");
         g.node("prod", op, &["x", "z"], &["y"]);
-        let e = lower_err(&load(&g), None);
-        assert!(
-            e.contains("node 'prod'") && e.contains("two run-time tensors"),
-            "{e}"
+        let (p, _) = load(&g).lower(None).unwrap();
+        assert_eq!(mnemonics(&p), ["input", "input", mnem, "output"]);
+        let y = run(
+            &p,
+            &[
+                (vec![2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+                (vec![2, 2], vec![0.5, -1.0, 2.0, 0.0]),
+            ],
         );
+        let want = if op == "Mul" {
+            vec![0.5, -2.0, 6.0, 0.0]
+        } else {
+            vec![4.5, -1.0, 9.5, -3.0]
+        };
+        assert_eq!(y, [want], "{op}");
     }
+    // A batched product of two run-time tensors is not supported yet.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(2), D::N(2), D::N(2)])
+        .input("z", &[D::N(2), D::N(2), D::N(2)])
+        .output("y");
+    g.node("bprod", "MatMul", &["x", "z"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("node 'bprod'") && e.contains("constant"), "{e}");
 }
 
 #[test]

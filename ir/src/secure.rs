@@ -10,11 +10,12 @@
 //!   of its [`crate::Backend`]: a ring for OT, an HE field for HE
 //!   ([`crate::Backend::accepts`]);
 //! * every product (`Conv2d`, `MatMul`, `Mul`) has an operand the server knows in the
-//!   clear (`Server` or `Public`) unless both operands are known to the same single party
-//!   (then that party computes it locally). A product of two tensors secret from the
-//!   server (client × shared, shared × shared, client-owned weights) is not supported: it
-//!   would need a secret × secret multiplication protocol (Beaver triples), which the
-//!   runtime does not implement.
+//!   clear (`Server` or `Public`): a linear layer, or a local product by a public factor
+//!   — or it is a **secret product** ([`Program::is_secret_product`]): a `mul` or
+//!   `matmul` of two tensors secret from the server (client × shared, shared × shared,
+//!   client × client), which the runtime runs by `proto::secmul` over a ring
+//!   `Z_{2^ℓ}` only. A `conv2d` of two secret tensors, and a secret product over an HE
+//!   field, are not supported.
 
 use crate::ops::Op;
 use crate::program::{Program, ValueId};
@@ -62,9 +63,10 @@ pub enum SecureError {
         /// The value's encoding.
         encoding: Encoding,
     },
-    /// A product of two values secret from the server.
+    /// A product of two values secret from the server that the runtime does not run: a
+    /// `conv2d`, or any over an HE field.
     #[error(
-        "%{value} = {op} multiplies two tensors secret from the server ({a} × {b}); secure products need one operand known to the server (server or public), e.g. the weights: a product of two secret tensors is not supported"
+        "%{value} = {op} multiplies two tensors secret from the server ({a} × {b}), which is not supported here: a product of two secret tensors runs only as `mul` or `matmul` over a ring i<ℓ> (SCI_OT or RLWE backends); otherwise one operand must be known to the server (server or public), e.g. the weights"
     )]
     SecretProduct {
         /// The value.
@@ -91,7 +93,8 @@ pub fn product_supported(a: Owner, b: Owner) -> bool {
 /// Checks the conditions of the module docs; the first violation is returned.
 pub fn check_secure(p: &Program) -> Result<(), SecureError> {
     let mut encoding = None;
-    for i in p.instrs() {
+    for v in p.ids() {
+        let i = p.instr(v);
         let op = i.op.mnemonic();
         let enc = i.ty.encoding();
         if enc.is_real() {
@@ -127,7 +130,8 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
         };
         if let Some((a, b)) = factors {
             let (a, b) = (p.ty(a).owner(), p.ty(b).owner());
-            if !product_supported(a, b) {
+            let secret = p.is_secret_product(v) && matches!(enc, Encoding::Ring { .. });
+            if !product_supported(a, b) && !secret {
                 return Err(SecureError::SecretProduct {
                     value: i.name.clone(),
                     op,
@@ -155,6 +159,19 @@ impl Program {
         !matches!(i.ty.owner(), Owner::Public | Owner::Server)
             && owners.contains(&Owner::Server)
             && !owners.contains(&Owner::Public)
+    }
+
+    /// Whether instruction `v` is a product of two operands secret from the server: a
+    /// `mul` or `matmul` with neither operand public nor the server's (so both are held
+    /// as shares: activations, the client's values), run by the secret × secret product
+    /// protocol (`proto::secmul`, [`crate::cost::secmul`]). Cost: constant.
+    pub fn is_secret_product(&self, v: ValueId) -> bool {
+        let i = self.instr(v);
+        let secret = |f: &ValueId| !matches!(self.ty(*f).owner(), Owner::Public | Owner::Server);
+        match &i.op {
+            Op::MatMul { a, b, .. } | Op::Mul { a, b } => secret(a) && secret(b),
+            _ => false,
+        }
     }
 
     /// Whether the runtime can execute this program securely ([`check_secure`]).

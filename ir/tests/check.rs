@@ -693,14 +693,30 @@ fn secure_executability() {
     b.output("out", y).unwrap();
     let p = b.clone().finish().unwrap();
     assert_eq!(p.check_secure(), Ok(()));
-    // Shared × shared is refused with a clear message.
+    // Shared × shared runs by the secret product protocol over a ring.
     let z = b.push("z", Op::Mul { a: y, b: y }).unwrap();
     b.output("out2", z).unwrap();
-    let e = b.finish().unwrap().check_secure().unwrap_err();
+    let p = b.finish().unwrap();
+    assert_eq!(p.check_secure(), Ok(()));
+    let z = p.ids().find(|&v| p.name(v) == "z").unwrap();
+    assert!(p.is_secret_product(z) && !p.is_secure_product(z));
+    // A convolution of two secret tensors is refused with a clear message.
+    let p = sci_ir::Program::parse(
+        "
+%x: client i32.6[1,1,2,2] = input \"x\"
+%w: server i32.6[1,1,1,1] = const [3]
+%c: shared i32.12[1,1,2,2] = conv2d %x, %w strides=[1,1] pads=[0,0,0,0] dilations=[1,1] groups=1
+%d: shared i32.24[1,1,1,1] = conv2d %c, %c strides=[1,1] pads=[0,0,0,0] dilations=[1,1] groups=1
+%o: client i32.24[1,1,1,1] = output %d \"o\"
+",
+    )
+    .unwrap();
+    let e = p.check_secure().unwrap_err();
     assert!(matches!(e, SecureError::SecretProduct { .. }));
     assert!(
         e.to_string()
-            .contains("a product of two secret tensors is not supported")
+            .contains("runs only as `mul` or `matmul` over a ring"),
+        "{e}"
     );
     // Unquantized programs are refused.
     let (b, _) = with_input(Type::real(vec![1], Owner::Client).unwrap());

@@ -46,3 +46,16 @@ fn the_default_engine_is_silent_and_iknp_is_named() {
     let mi = sci_ir::cost::select::relu(sci_ir::cost::Modulus::Pow2(32), 4, 1024);
     assert_eq!(i["formula_bits_per_op"], mi.bits() as f64 / 1024.0);
 }
+
+#[test]
+fn secret_products_cost_twice_a_product_with_known_weights() {
+    // Elementwise at ℓ = 32 on IKNP: 2ℓλ + ℓ(ℓ+1) bits per element, both directions'
+    // IKNP set-ups on top (each party is an OT sender once).
+    let b = bench(&[
+        "secmul", "--n", "4096", "--cols", "1", "--outs", "1", "--ot", "iknp",
+    ]);
+    assert_eq!(b["protocol"], "secmul");
+    assert_eq!(b["formula_bits_per_op"], 9248.0);
+    assert_eq!(b["bytes"], 9248 / 8 * 4096 + 2 * 4128, "{b}");
+    assert_eq!(b["rounds"], 3, "{b}");
+}

@@ -391,3 +391,69 @@ fn independent_branches_run_as_one_call() {
         }
     }
 }
+
+#[test]
+fn secret_products_equal_the_interpreter_and_the_prediction() {
+    // Client × client (broadcast), shared × shared elementwise and as a matrix product
+    // with a shared bias: the secret products of one level run as one call.
+    const BODY: &str = "
+%x: client i32.12[2,3] = input \"x\"
+%v: client i32.12[1,3] = input \"v\"
+%w: server i32.12[3,4] = const [1,-2,3,4,5,-6,7,8,9,10,-11,12]
+%a: shared i32.24[2,4] = matmul %x, %w
+%ta: shared i32.12[2,4] = trunc %a s=12
+%sq: client i32.24[2,3] = mul %x, %x
+%xv: client i32.24[2,3] = mul %x, %v
+%tt: shared i32.12[4,2] = transpose %ta perm=[1,0]
+%vv: client i32.24[1,3] = mul %v, %v
+%b3: client i32.24[3] = reshape %vv shape=[3]
+%b: client i32.24[2] = gather %b3 axis=0 indices=[0,2]
+%q: shared i32.24[2,4] = mul %ta, %ta
+%m: shared i32.24[2,2] = matmul %ta, %tt, %b
+%y1: client i32.24[2,3] = output %sq \"sq\"
+%y2: client i32.24[2,3] = output %xv \"xv\"
+%y3: client i32.24[2,4] = output %q \"q\"
+%y4: client i32.24[2,2] = output %m \"m\"
+";
+    let program = |t: usize| {
+        sci_ir::Program::parse(&format!("params mill_radix=4 threads={t}\n{BODY}")).unwrap()
+    };
+    let p = program(1);
+    let nn = sci_ir::analysis::nonneg::nonneg(&p);
+    let batched: Vec<(sci_ir::schedule::Step, Vec<&str>)> = sci_ir::schedule::waves(&p, &nn)
+        .iter()
+        .filter(|w| w.is_batched())
+        .map(|w| (w.step, w.members.iter().map(|&v| p.name(v)).collect()))
+        .collect();
+    let secret = sci_ir::schedule::Step::SecretProduct;
+    assert_eq!(
+        batched,
+        vec![(secret, vec!["sq", "xv", "vv"]), (secret, vec!["q", "m"])]
+    );
+    for t in [1, 2, 3] {
+        let p = program(t);
+        let x = wide_inputs(&p, 7 + t as u64);
+        let want = sci_ir::interp::run(&p, &x).unwrap();
+        let run = exec::run_pair(
+            &Plan::new(p.clone()),
+            vec![x],
+            t as u32,
+            &TcpConfig::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(run.outputs[0], want, "threads {t}");
+        let pred = sci_ir::cost::predict_program(&p, sci_ir::cost::Lanes::of(&p));
+        let (r0, r1) = (&run.server[0], &run.client[0]);
+        for (i, (s, c)) in r0.instructions.iter().zip(&r1.instructions).enumerate() {
+            let (s, c) = (s.cost.as_ref().unwrap(), c.cost.as_ref().unwrap());
+            let got = sci_ir::cost::Cost {
+                server_bytes: s.bytes_sent,
+                client_bytes: c.bytes_sent,
+                server_rounds: s.rounds,
+                client_rounds: c.rounds,
+            };
+            assert_eq!(got, pred.instrs[i], "threads {t}, %{}", p.instrs()[i].name);
+        }
+    }
+}

@@ -187,6 +187,8 @@ def gen_matmul():
     single("matmul_act_const_o9", "MatMul", [A((1, 6)), w("d", (6, 2))], 9)
     single("matmul_const_act_o21", "MatMul", [w("e", (2, 5)), A((5, 3))], 21)
     single("matmul_act_const_o28", "MatMul", [A((1, 3, 4)), w("f", (4, 5))], NEWEST)
+    single("matmul_act_act_o13", "MatMul", [A((3, 4)), A((4, 2))], 13,
+           note="product of two activations (secret × secret)")
 
 
 def gen_elementwise():
@@ -228,6 +230,15 @@ def gen_elementwise():
     single("div_legacy_broadcast_axis1_o6", "Div", [x, w("d3", (3,), scale=1.5, lo=0.5)], 6,
            broadcast=1, axis=1, ref=(7, [x, w("d3", (3,), scale=1.5, lo=0.5).reshape(3, 1, 1)], {}))
     single("div_const_scalar_o28", "Div", [x, f32(8.0)], NEWEST)
+    single("mul_two_inputs_o13", "Mul", [x, A((1, 3, 4, 4))], 13,
+           note="product of two activations (secret × secret)")
+    single("mul_two_inputs_gate_o14", "Mul", [x, A((1, 3, 1, 1))], 14,
+           note="activation times a per-channel activation (a squeeze-excitation gate)")
+    single("max_two_inputs_bcast_o13", "Max", [x, A((1, 3, 1, 1))], 13)
+    single("min_two_inputs_o13", "Min", [x, A((1, 3, 4, 4))], 13)
+    single("max_three_inputs_const_o8", "Max", [x, A((1, 3, 4, 4)), f32(0.25)], 8,
+           note="variadic, with a constant operand")
+    single("min_act_const_o13", "Min", [x, pc], 13)
 
 
 def gen_activations():
@@ -242,6 +253,18 @@ def gen_activations():
     single("clip_input_0_6_o21", "Clip", [big, f32(0.0), f32(6.0)], 21)
     single("relu_o28", "Relu", [A((1, 3, 4, 4))], NEWEST)
     single("clip_input_0_6_o28", "Clip", [big, f32(0.0), f32(6.0)], NEWEST)
+    single("clip_input_pm1_o13", "Clip", [big, f32(-1.0), f32(1.0)], 13, note="any bounds: relu compositions")
+    single("clip_max_only_o13", "Clip", [big, None, f32(2.5)], 13)
+    single("clip_attr_min_only_o6", "Clip", [big], 6, min=-0.5)
+    single("leakyrelu_o6", "LeakyRelu", [big], 6, note="default alpha 0.01")
+    single("leakyrelu_alpha_o16", "LeakyRelu", [big], 16, alpha=0.2)
+    single("prelu_per_channel_o16", "PRelu", [big, w("slope", (3, 1, 1))], 16, note="constant slope")
+    single("prelu_scalar_o9", "PRelu", [big, f32([0.25])], 9)
+    single("hardsigmoid_o6", "HardSigmoid", [big], 6, note="defaults alpha 0.2, beta 0.5")
+    single("hardsigmoid_attrs_o22", "HardSigmoid", [big], 22, alpha=1.0 / 6.0, beta=0.5,
+           note="PyTorch's Hardsigmoid")
+    single("hardswish_o14", "HardSwish", [big], 14)
+    single("hardswish_o22", "HardSwish", [big], 22)
 
 
 def gen_pools():

@@ -1,9 +1,12 @@
 //! Elementwise arithmetic.
 //!
 //! `Add`, `Sub` and variadic `Sum` lower to the IR's broadcasting `add`/`sub`
-//! (between run-time tensors or with a constant); `Mul` needs a constant operand
-//! (IR `mul` by a server constant); `Div` by a constant lowers to `div_public`
-//! when the divisor is one positive integer, else to `mul` by the reciprocal.
+//! (between run-time tensors or with a constant); `Mul` to the IR `mul` (by a server
+//! constant: a product with the weights; of two run-time tensors: a secret product);
+//! `Div` by a constant lowers to `div_public` when the divisor is one positive
+//! integer, else to `mul` by the reciprocal. Variadic `Max`/`Min` with a run-time
+//! operand lower pairwise to ReLUs: `max(a, b) = b + relu(a − b)`,
+//! `min(a, b) = a − relu(a − b)` (exact on fixed-point values).
 //! Before opset 7 these ops broadcast only with `broadcast = 1`, aligning the
 //! second operand at `axis`; that legacy form is converted to numpy broadcasting.
 //! The other ops here (`Neg`, `Sqrt`, `Equal`, `Where`, `Mod`, ...) appear in exporters'
@@ -27,8 +30,8 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.const_op("Equal", |cx| binary(cx, BinOp::Equal));
     reg.const_op("Less", |cx| binary(cx, BinOp::Less));
     reg.const_op("Greater", |cx| binary(cx, BinOp::Greater));
-    reg.const_op("Max", |cx| variadic_const(cx, BinOp::Max));
-    reg.const_op("Min", |cx| variadic_const(cx, BinOp::Min));
+    reg.op("Max", |cx| extremum(cx, BinOp::Max));
+    reg.op("Min", |cx| extremum(cx, BinOp::Min));
     reg.const_op("Neg", |cx| unary_const(cx, UnOp::Neg));
     reg.const_op("Sqrt", |cx| unary_const(cx, UnOp::Sqrt));
     reg.const_op("Reciprocal", |cx| unary_const(cx, UnOp::Reciprocal));
@@ -140,9 +143,16 @@ fn combine(cx: &mut Ctx<'_>, op: BinOp, a: &Operand, b: &Operand) -> Result<Valu
             };
             cx.emit_value(ir)
         }
-        (BinOp::Mul, Value::Act(_), Value::Act(_)) => Err(
-            cx.error("Mul of two run-time tensors is not supported (supported: Mul by a constant)")
-        ),
+        (BinOp::Max | BinOp::Min, _, _) => {
+            let (x, y) = (a.act(cx, "A")?, b.act(cx, "B")?);
+            let d = cx.emit(Op::Sub { a: x, b: y })?;
+            let r = cx.emit(Op::Relu { x: d })?;
+            cx.emit_value(if op == BinOp::Max {
+                Op::Add { a: y, b: r }
+            } else {
+                Op::Sub { a: x, b: r }
+            })
+        }
         (BinOp::Mul, _, _) => {
             let (x, y) = (a.act(cx, "A")?, b.act(cx, "B")?);
             cx.emit_value(Op::Mul { a: x, b: y })
@@ -195,13 +205,19 @@ fn sum(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     Ok(vec![acc.v])
 }
 
-fn variadic_const(cx: &mut Ctx<'_>, op: BinOp) -> Result<Vec<Value>> {
-    let mut acc = (*cx.const_input(0, "operand; only supported on constants")?).clone();
+/// Variadic `Max` (`op` = [`BinOp::Max`]) or `Min` with broadcasting: folded on
+/// constants, else pairwise from the left by [`combine`] (one ReLU per pair and output
+/// element, on shares the ReLU protocol).
+fn extremum(cx: &mut Ctx<'_>, op: BinOp) -> Result<Vec<Value>> {
+    let mut acc = Operand::of_input(cx, 0)?;
     for i in 1..cx.num_inputs() {
-        let t = cx.const_input(i, "operand; only supported on constants")?;
-        acc = fold::binary(&acc, &t, op).map_err(|e| cx.error(e))?;
+        let term = Operand::of_input(cx, i)?;
+        acc = Operand {
+            v: combine(cx, op, &acc, &term)?,
+            input: None,
+        };
     }
-    Ok(vec![Value::constant(acc)])
+    Ok(vec![acc.v])
 }
 
 fn unary_const(cx: &mut Ctx<'_>, op: UnOp) -> Result<Vec<Value>> {

@@ -29,6 +29,7 @@
 //! | [`Step::Product`] on [`Backend::Ot`] | [`linear::products`], each product's rows chunked, a convolution one product per group, all in one call per lane |
 //! | [`Step::Product`] on [`Backend::He`] | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
 //! | [`Step::Product`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the layouts, on lane 0, led by the keys of sets not yet sent ([`rlwe::key_setup`]) |
+//! | [`Step::SecretProduct`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
 //! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //! | [`Step::Local`] | nothing |
 //!
@@ -47,7 +48,7 @@
 use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
 use super::{
-    Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, rlwe, select,
+    Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, rlwe, secmul, select,
 };
 use crate::analysis::nonneg::nonneg;
 use crate::rlwe::ParamSet;
@@ -575,6 +576,7 @@ fn phases<'a>(
             backend: Backend::Rlwe,
         } => rlwe_wave(program, &wave.members, keyed),
         Step::Product { backend } => product_wave(program, &wave.members, backend, md, lanes),
+        Step::SecretProduct => secret_wave(program, &wave.members, md, lanes),
         Step::Relu => vec![alt(
             numel,
             Box::new(move |r: Range<usize>| select::relu(md, m, r.len())),
@@ -674,23 +676,68 @@ fn product_wave<'a>(
         return Vec::new();
     }
     let (ell, t, duplex) = (md.bits(), lanes.threads.max(1), lanes.duplex);
-    // Lane i's chunk of every product's rows.
-    let lane = move |dims: &[(usize, usize, usize)], i: usize| -> Vec<(usize, usize, usize)> {
-        dims.iter()
-            .map(|&(rows, cols, outs)| (split(rows, t)[i].len(), cols, outs))
-            .collect()
-    };
     let serial_dims = dims.clone();
     vec![Phase {
         n: t,
         roles: Roles::ServerSends,
         serial: Some(Box::new(move |r: Range<usize>| {
-            linear::products_serial_bytes(ell, &lane(&serial_dims, r.start), duplex)
+            linear::products_serial_bytes(ell, &lane_rows(&serial_dims, t, r.start), duplex)
         })),
         chunk: Box::new(move |r: Range<usize>| {
-            linear::products(ell, &lane(&dims, r.start), duplex)
+            linear::products(ell, &lane_rows(&dims, t, r.start), duplex)
         }),
     }]
+}
+
+/// Lane `i`'s chunk of the rows of every product `R×C` by `C×O` over `t` lanes.
+fn lane_rows(dims: &[(usize, usize, usize)], t: usize, i: usize) -> Vec<(usize, usize, usize)> {
+    dims.iter()
+        .map(|&(rows, cols, outs)| (split(rows, t)[i].len(), cols, outs))
+        .collect()
+}
+
+/// The phase of a wave of products of two secret operands ([`Step::SecretProduct`]),
+/// run as one call of [`secmul::products`] on every lane over that lane's chunk of rows
+/// of every product (a `mul` is `n×1` by `1×1`), roles alternating across lanes (the
+/// protocol is symmetric); one item per lane.
+fn secret_wave<'a>(
+    program: &Program,
+    wave: &[ValueId],
+    md: Modulus,
+    lanes: Lanes,
+) -> Vec<Phase<'a>> {
+    let dims: Vec<(usize, usize, usize)> = wave
+        .iter()
+        .filter_map(|&v| secret_product_dims(program, v))
+        .collect();
+    let (ell, t, duplex) = (md.bits(), lanes.threads.max(1), lanes.duplex);
+    let serial_dims = dims.clone();
+    vec![Phase {
+        n: t,
+        roles: Roles::Alternating,
+        serial: Some(Box::new(move |r: Range<usize>| {
+            secmul::products_serial_bytes(ell, &lane_rows(&serial_dims, t, r.start), duplex)
+        })),
+        chunk: Box::new(move |r: Range<usize>| {
+            secmul::products(ell, &lane_rows(&dims, t, r.start), duplex)
+        }),
+    }]
+}
+
+/// `(R, C, O)` of a product of two secret operands ([`Program::is_secret_product`]):
+/// a `matmul` `[R, C] × [C, O]`, a `mul` `(n, 1, 1)` over its broadcast output. None for
+/// any other instruction.
+pub fn secret_product_dims(program: &Program, v: ValueId) -> Option<(usize, usize, usize)> {
+    if !program.is_secret_product(v) {
+        return None;
+    }
+    let instr = program.instr(v);
+    let shape = |o: &ValueId| program.ty(*o).shape();
+    match &instr.op {
+        Op::MatMul { a, b, .. } => Some((shape(a)[0], shape(a)[1], shape(b)[1])),
+        Op::Mul { .. } => Some((instr.ty.numel(), 1, 1)),
+        _ => None,
+    }
 }
 
 /// The phase of a wave of RLWE products ([`Step::Product`] on [`Backend::Rlwe`]): one

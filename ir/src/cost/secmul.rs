@@ -21,6 +21,13 @@ pub fn products(ell: u32, dims: &[(usize, usize, usize)], duplex: bool) -> Trans
     one.clone().then(one.swapped())
 }
 
+/// Bytes a lane carries one flight after the other in [`products`] (for the network
+/// time, [`super::net`]): those of each of its two [`linear::products`] calls, one after
+/// the other.
+pub fn products_serial_bytes(ell: u32, dims: &[(usize, usize, usize)], duplex: bool) -> u64 {
+    2 * linear::products_serial_bytes(ell, dims, duplex)
+}
+
 /// One matrix product `R×C` by `C×O` of two shared operands ([`products`] of one).
 pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript {
     products(ell, &[dims], duplex)

@@ -60,6 +60,10 @@ pub enum Step {
         /// [`Program::product_backend`].
         backend: Backend,
     },
+    /// A product of two secret operands (`mul`, `matmul` with neither operand known to
+    /// the server: activations, the client's values): `proto::secmul`, two OT-based
+    /// products `X·Y_0 + X·Y_1` over `Z_{2^ℓ}`, exact ([`crate::cost::secmul`]).
+    SecretProduct,
     /// `output` of a secret value: the server sends its share, the client adds it.
     Reveal,
 }
@@ -82,6 +86,9 @@ impl Step {
         }
         if let Some(backend) = program.product_backend(v) {
             return Step::Product { backend };
+        }
+        if program.is_secret_product(v) {
+            return Step::SecretProduct;
         }
         match &instr.op {
             Op::Relu { .. } => Step::Relu,
@@ -107,11 +114,16 @@ impl Step {
 
     /// Whether independent instructions of this same step run as one call of its
     /// protocol: the elementwise protocols over their operands concatenated, the
-    /// products as one call of the backend. Pooling and reveals run alone.
+    /// products as one call of the backend (or, for secret products, of `secmul`).
+    /// Pooling and reveals run alone.
     pub fn batches(self) -> bool {
         matches!(
             self,
-            Step::Relu | Step::Trunc { .. } | Step::Div { .. } | Step::Product { .. }
+            Step::Relu
+                | Step::Trunc { .. }
+                | Step::Div { .. }
+                | Step::Product { .. }
+                | Step::SecretProduct
         )
     }
 }
@@ -135,8 +147,11 @@ mod tests {
 %d: shared i32.24[1,1,2,2] = div_public %c d=3
 %m: shared i32.12[1,1,1,1] = maxpool %t kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
 %n: shared i32.24[1,1,1,1] = maxpool %d kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
+%q: shared i32.24[1,1,1,1] = mul %m, %m
+%u: client i32.24[1,1,2,2] = mul %x, %x
 %y: client i32.12[1,1,1,1] = output %m \"y\"
 %z: public i32.12[1,1,1,1] = output %k \"z\"
+%o: client i32.24[1,1,1,1] = output %q \"o\"
 ",
         )
         .expect("parses");
@@ -171,6 +186,8 @@ mod tests {
         );
         assert_eq!(step("m"), Step::MaxPool { exact: false });
         assert_eq!(step("n"), Step::MaxPool { exact: true });
+        assert_eq!(step("q"), Step::SecretProduct);
+        assert_eq!(step("u"), Step::SecretProduct);
         assert_eq!(step("y"), Step::Reveal);
         assert_eq!(step("z"), Step::Local);
     }

@@ -32,6 +32,10 @@
 //!   server's answers in one. Bytes: exactly the members' sum; rounds: those of one
 //!   product. A fire module's two expand convolutions, or a ResNet block's projection
 //!   shortcut beside its branch's first convolution, share one round.
+//! * Products of two secret operands ([`Step::SecretProduct`]: `mul`, `matmul`) run as
+//!   one `secmul` call: on each lane the lane's chunk of rows of every product, roles
+//!   alternating across lanes. Bytes: the lanes' chunks' sum; rounds: those of one
+//!   product.
 //!
 //! The cost of a wave is recorded on its first member (in program order); the other
 //! members record zero ([`crate::cost::predict_program`] and the runtime's report

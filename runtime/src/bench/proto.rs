@@ -23,6 +23,7 @@ use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::Compare;
 use sci_runtime::proto::rdiv::Sign;
+use sci_runtime::proto::secmul::SecretProduct;
 use sci_runtime::proto::{Ctx, DEFAULT_RADIX, Modulus, Role, default_radix, mill, rdiv};
 use serde_json::{Map, Value, json};
 
@@ -64,6 +65,9 @@ pub enum ProtoCmd {
     Argmax(ProtoArgs),
     /// `n × cols` shared times `cols × outs` server weights (OT-based).
     Matmul(ProtoArgs),
+    /// `n × cols` shared times `cols × outs` shared (secret × secret, `secmul`: two
+    /// OT-based products); `--cols 1 --outs 1` is the elementwise product.
+    Secmul(ProtoArgs),
 }
 
 impl ProtoCmd {
@@ -82,7 +86,8 @@ impl ProtoCmd {
             | ProtoCmd::Div(a)
             | ProtoCmd::Maxpool(a)
             | ProtoCmd::Argmax(a)
-            | ProtoCmd::Matmul(a) => a,
+            | ProtoCmd::Matmul(a)
+            | ProtoCmd::Secmul(a) => a,
         }
     }
 
@@ -99,7 +104,9 @@ impl ProtoCmd {
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
                 json!({"m": m, "d": a.d, "window": a.d, "narrow": a.narrow})
             }
-            ProtoCmd::Matmul(_) => json!({"cols": self.args().cols, "outs": self.args().outs}),
+            ProtoCmd::Matmul(_) | ProtoCmd::Secmul(_) => {
+                json!({"cols": self.args().cols, "outs": self.args().outs})
+            }
         };
         match v {
             Value::Object(o) => o,
@@ -280,7 +287,7 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         ProtoCmd::Div(_) => Layer::Div,
         ProtoCmd::Maxpool(_) => Layer::Maxpool,
         ProtoCmd::Argmax(_) => Layer::Argmax,
-        ProtoCmd::Mill(_) | ProtoCmd::Matmul(_) => {
+        ProtoCmd::Mill(_) | ProtoCmd::Matmul(_) | ProtoCmd::Secmul(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
             return Ok((name.into(), c, work, formula));
         }
@@ -289,8 +296,8 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
     Ok((name, c, work, formula))
 }
 
-/// The benchmarks without a field twin: the millionaires' and the OT-based
-/// matrix product.
+/// The benchmarks without a field twin: the millionaires', the OT-based matrix
+/// product and the secret × secret product.
 fn ring_only(
     cmd: &ProtoCmd,
     a: &ProtoArgs,
@@ -303,41 +310,62 @@ fn ring_only(
         bail!("--m must be in 1..=8");
     }
     let per = |t: Transcript| Some(formula_bits(ot, &t) / n.max(1) as f64);
-    Ok(if let ProtoCmd::Matmul(_) = cmd {
-        let (cols, outs) = (a.cols, a.outs);
-        let mut g = Prg::from_os()?;
-        let x = g.ring_elems(n * cols, ell);
-        let w = g.ring_elems(cols * outs, ell);
-        (
-            "matmul",
-            Box::new(move |s: &mut Session| {
-                let server = s.party() == sci_runtime::net::Party::Server;
-                let w = server.then_some(&w[..]);
-                Ok(Engine::new(s, m)
-                    .matmul(ell, (n, cols, outs), &x, w)
-                    .map(drop)?)
-            }),
-            per(cost::linear::matmul(ell, (n, cols, outs), true)),
-        )
-    } else {
-        let x = Prg::from_os()?.ring_elems(n, ell);
-        (
-            "mill",
-            Box::new(move |s: &mut Session| {
-                s.run(n, |ch| {
-                    let mut ctx = Ctx::new(
-                        &mut ch.lane.ch,
-                        &mut ch.lane.ot,
-                        &mut ch.lane.prg,
-                        Role::from_sender(ch.sender),
-                    )
-                    .with_radix(m);
-                    mill::mill(&mut ctx, ell, 1, &x[ch.range]).map(drop)
-                })?;
-                Ok(())
-            }),
-            per(cost::mill::mill(ell, m, 1, n)),
-        )
+    let (cols, outs) = (a.cols, a.outs);
+    Ok(match cmd {
+        ProtoCmd::Matmul(_) => {
+            let mut g = Prg::from_os()?;
+            let x = g.ring_elems(n * cols, ell);
+            let w = g.ring_elems(cols * outs, ell);
+            (
+                "matmul",
+                Box::new(move |s: &mut Session| {
+                    let server = s.party() == sci_runtime::net::Party::Server;
+                    let w = server.then_some(&w[..]);
+                    Ok(Engine::new(s, m)
+                        .matmul(ell, (n, cols, outs), &x, w)
+                        .map(drop)?)
+                }),
+                per(cost::linear::matmul(ell, (n, cols, outs), true)),
+            )
+        }
+        ProtoCmd::Secmul(_) => {
+            let mut g = Prg::from_os()?;
+            let x = g.ring_elems(n * cols, ell);
+            let y = g.ring_elems(cols * outs, ell);
+            (
+                "secmul",
+                Box::new(move |s: &mut Session| {
+                    let p = SecretProduct::MatMul {
+                        dims: (n, cols, outs),
+                        x: &x,
+                        y: &y,
+                    };
+                    Ok(Engine::new(s, m).secret_products(ell, &[p]).map(drop)?)
+                }),
+                per(cost::secmul::matmul(ell, (n, cols, outs), true)),
+            )
+        }
+        ProtoCmd::Mill(_) => {
+            let x = Prg::from_os()?.ring_elems(n, ell);
+            (
+                "mill",
+                Box::new(move |s: &mut Session| {
+                    s.run(n, |ch| {
+                        let mut ctx = Ctx::new(
+                            &mut ch.lane.ch,
+                            &mut ch.lane.ot,
+                            &mut ch.lane.prg,
+                            Role::from_sender(ch.sender),
+                        )
+                        .with_radix(m);
+                        mill::mill(&mut ctx, ell, 1, &x[ch.range]).map(drop)
+                    })?;
+                    Ok(())
+                }),
+                per(cost::mill::mill(ell, m, 1, n)),
+            )
+        }
+        other => bail!("{other:?} is not a ring-only benchmark"),
     })
 }
 

@@ -41,6 +41,7 @@
 //! | `reshape`, `flatten`, `identity` | the share, reinterpreted |
 //! | `transpose`, `gather`, `concat`, `pad`, `add`, `sub`, `mul_public`, `scale_up`; `conv2d`, `matmul`, `mul` by a public factor | local, on each share ([`interp::eval_op`]); addends known in the clear (constants, biases, pad values) are added by the server only |
 //! | `conv2d`, `matmul` (`X·W` or `W·X`), `mul` by a server factor | SCI_OT: OT-based linear layer (§5.1.1; convolution by `im2col`, `mul` broadcast first); SCI_HE: HE linear layer ([`crate::he`]: Gazelle packing, App. F); the bias is the server's addend |
+//! | `mul`, `matmul` of two secret operands (activations, the client's values) | [`Engine::secret_products`]: two OT-based products `X·Y_0 + X·Y_1` (`proto::secmul`), `mul` broadcast first; the bias of a `matmul` added after |
 //! | `relu` | `Π_ReLU` (Algorithm 8) |
 //! | `trunc s` | ring: `Π_Trunc^{int,ℓ,s}` (Algorithm 5), the non-negative variant where marked `nonneg`; field: division by `2^s` (§4.2.3), its non-negative variant (`rdiv_nonneg`: no sign test) where marked `nonneg` |
 //! | `div_public d` | division by a public integer (Theorem 4.1), the non-negative variant (`rdiv_nonneg`) where the operand is provably non-negative ([`sci_ir::analysis::nonneg`]) |
@@ -111,6 +112,7 @@ use crate::proto::engine::Engine;
 use crate::proto::matmul;
 use crate::proto::maxpool::Compare;
 use crate::proto::rdiv::Sign;
+use crate::proto::secmul::SecretProduct;
 use crate::proto::{Modulus, ProtoError};
 use sci_ir::interp::{self, InterpError, linear};
 use sci_ir::schedule::{Step, waves};
@@ -282,6 +284,7 @@ pub fn execute(
                 .pooling(first, wave.step, engine)
                 .map(|share| vec![Val::Share(share)]),
             Step::Product { backend } => ex.products(&wave.members, backend, engine),
+            Step::SecretProduct => ex.secret_products(&wave.members, engine),
         }
         .map_err(|source| fail(first, source))?;
         for (&v, val) in wave.members.iter().zip(vals) {
@@ -668,6 +671,66 @@ impl<'p> Exec<'p> {
             .collect()
     }
 
+    /// A wave of products of two secret operands ([`Step::SecretProduct`]): every
+    /// member as a [`SecretProduct`] of this party's shares (a `mul`'s operands
+    /// broadcast to its output first), all run as one call
+    /// ([`Engine::secret_products`]: on each lane one `secmul` call over the lane's rows
+    /// of every product). Bytes and rounds: [`sci_ir::cost::secmul::products`]. Their
+    /// output shares plus a `matmul`'s bias, in order.
+    fn secret_products(
+        &self,
+        members: &[ValueId],
+        engine: &mut Engine,
+    ) -> Result<Vec<Val<'p>>, StepError> {
+        let Modulus::Pow2(ell) = self.md else {
+            return Err(StepError::Unsupported(format!(
+                "products of two secret operands over shares in {}",
+                self.md
+            )));
+        };
+        let shape = |o: &ValueId| self.program.ty(*o).shape();
+        let mut operands = Vec::with_capacity(members.len());
+        for &v in members {
+            let instr = self.program.instr(v);
+            let out = instr.ty.shape();
+            operands.push(match &instr.op {
+                Op::Mul { a, b } => {
+                    let xa = linear::broadcast_to(&self.share_of(*a), out)?;
+                    let xb = linear::broadcast_to(&self.share_of(*b), out)?;
+                    (None, words(&xa).to_vec(), words(&xb).to_vec(), None)
+                }
+                Op::MatMul { a, b, bias } => {
+                    let dims = (shape(a)[0], shape(a)[1], shape(b)[1]);
+                    let (xa, xb) = (self.share_of(*a), self.share_of(*b));
+                    let bias = bias.map(|c| (c, vec![dims.2]));
+                    (Some(dims), words(&xa).to_vec(), words(&xb).to_vec(), bias)
+                }
+                op => return Err(secret_product(op)),
+            });
+        }
+        let ps: Vec<SecretProduct<'_>> = operands
+            .iter()
+            .map(|(dims, x, y, _)| match dims {
+                Some(dims) => SecretProduct::MatMul { dims: *dims, x, y },
+                None => SecretProduct::Mul { x, y },
+            })
+            .collect();
+        let ys = engine.secret_products(ell, &ps)?;
+        members
+            .iter()
+            .zip(&operands)
+            .zip(ys)
+            .map(|((&v, (_, _, _, bias)), y)| {
+                let y = self.ring_tensor(self.program.ty(v).shape(), y)?;
+                match bias {
+                    Some((b, shape)) => self.add_bias(y, Some(*b), shape),
+                    None => Ok(y),
+                }
+                .map(Val::Share)
+            })
+            .collect()
+    }
+
     /// An RLWE product wave ([`Step::Product`] on [`Backend::Rlwe`]): every member as
     /// the [`cheetah::Layer`] of its [`sci_ir::rlwe::Product`] (the shared operand and
     /// the weights as the instruction holds them), all run in one exchange
@@ -902,7 +965,8 @@ impl<'p> Exec<'p> {
     }
 
     /// Adds this party's share of an optional bias, reshaped to `bias_shape`, to `y` with
-    /// broadcasting: the server adds a known bias, the client nothing.
+    /// broadcasting: the server adds a known bias, the client nothing; a shared bias each
+    /// party's share.
     fn add_bias(
         &self,
         y: Tensor,
@@ -910,7 +974,7 @@ impl<'p> Exec<'p> {
         bias_shape: &[usize],
     ) -> Result<Tensor, StepError> {
         match bias {
-            Some(b) if !(self.party == Party::Client && self.clear(b).is_none()) => {
+            Some(b) if self.party != Party::Client || matches!(self.val(b), Val::Share(_)) => {
                 let b = self
                     .share_of(b)
                     .into_owned()

@@ -27,7 +27,7 @@ use super::bits::Bits;
 use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
 use super::rdiv::Sign;
-use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, sign, trunc};
+use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, secmul, sign, trunc};
 use crate::cheetah;
 use crate::he;
 use crate::net::Party;
@@ -337,6 +337,37 @@ impl<S: BorrowMut<Session>> Engine<S> {
             }
             Ok(ys)
         })
+    }
+
+    /// Shares of the products `ps` of two shared operands mod `2^ℓ`
+    /// ([`secmul::products`]): each product's rows (a `mul`'s elements) cut
+    /// into one chunk per lane, and lane `i` runs chunk `i` of every product
+    /// in one call, roles alternating across lanes (the protocol is
+    /// symmetric). Rounds: those of one product (1 for role `P1`, 2 for role
+    /// `P0`); bytes: [`sci_ir::cost::secmul::products`] of each lane's chunks.
+    pub fn secret_products(
+        &mut self,
+        ell: u32,
+        ps: &[secmul::SecretProduct<'_>],
+    ) -> Result<Vec<Vec<u64>>, ProtoError> {
+        for p in ps {
+            p.validate(ell)?;
+        }
+        let lanes = self.session().threads();
+        let parts = self.on_lanes(false, |ctx, i| {
+            let chunks = ps
+                .iter()
+                .map(|p| p.rows(split(p.dims().0, lanes).swap_remove(i)))
+                .collect::<Result<Vec<_>, _>>()?;
+            secmul::products(ctx, ell, &chunks)
+        })?;
+        let mut ys = vec![Vec::new(); ps.len()];
+        for part in parts {
+            for (y, p) in ys.iter_mut().zip(part) {
+                y.extend(p);
+            }
+        }
+        Ok(ys)
     }
 
     /// Shares of `X·W` (`[R, C] × [C, O]`), `W` the server's (`None` on the

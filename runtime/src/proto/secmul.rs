@@ -62,6 +62,41 @@ impl<'a> SecretProduct<'a> {
         }
     }
 
+    /// The product restricted to the rows `r` of its left operand (for a
+    /// `mul`, its elements `r`): the chunk of one lane. Errors if `r` exceeds
+    /// the rows or the operands do not match the dimensions.
+    pub fn rows(&self, r: std::ops::Range<usize>) -> Result<SecretProduct<'a>, ProtoError> {
+        let (rows, cols, _) = self.dims();
+        check(r.start <= r.end && r.end <= rows, || {
+            format!("rows {r:?} of a product with {rows} rows")
+        })?;
+        match *self {
+            SecretProduct::MatMul { dims, x, y } => {
+                let x = x.get(r.start * cols..r.end * cols).ok_or_else(|| {
+                    ProtoError::InvalidArgument(format!(
+                        "{} shares for a left operand of dimensions {dims:?}",
+                        x.len()
+                    ))
+                })?;
+                Ok(SecretProduct::MatMul {
+                    dims: (r.len(), cols, dims.2),
+                    x,
+                    y,
+                })
+            }
+            SecretProduct::Mul { x, y } => {
+                let y = y.get(r.clone()).ok_or_else(|| {
+                    ProtoError::InvalidArgument(format!(
+                        "{} and {} shares for an elementwise product",
+                        x.len(),
+                        y.len()
+                    ))
+                })?;
+                Ok(SecretProduct::Mul { x: &x[r], y })
+            }
+        }
+    }
+
     /// The product of the shared left operand with this party's share of
     /// the right one, which it sends as the OT correlation if `sender`.
     fn half(&self, sender: bool) -> Product<'a> {
@@ -80,7 +115,7 @@ impl<'a> SecretProduct<'a> {
 
     /// Errors unless the operands' lengths match the dimensions and the
     /// shares are reduced mod `2^ℓ`.
-    fn validate(&self, ell: u32) -> Result<(), ProtoError> {
+    pub(crate) fn validate(&self, ell: u32) -> Result<(), ProtoError> {
         let (rows, cols, outs) = self.dims();
         let (x, y, ylen) = match *self {
             SecretProduct::MatMul { x, y, .. } => (x, y, cols * outs),

@@ -1,6 +1,19 @@
-//! `Relu` and `Clip` (ReLU, ReLU6, identity) → IR `relu` and its combinations.
+//! The piecewise-linear activations → IR `relu` and its combinations with linear ops,
+//! exact on fixed-point values but for the rounding of their public constants (and one
+//! truncation after each product by a non-integer slope):
+//!
+//! | ONNX | lowering | protocols on shares |
+//! |---|---|---|
+//! | `Relu` | `relu x` | one ReLU |
+//! | `Clip` (constant bounds `lo ≤ hi`) | `relu(x − lo) − relu(x − hi) + lo` (one side: `lo + relu(x − lo)`, `x − relu(x − hi)`) | one ReLU per bound |
+//! | `LeakyRelu` (`α`), `PRelu` (constant slope `α`) | `relu(x) + α·(x − relu(x))` | one ReLU, the product by `α` (public `α`: local; `PRelu`'s slope is a weight, the server's: an OT product), one truncation |
+//! | `HardSigmoid` (`α`, `β`) | `clip(α·x + β, 0, 1)` | two ReLUs, one truncation |
+//! | `HardSwish` | `x · HardSigmoid(x)` with `α = 1/6`, `β = 1/2` | the above and a secret × secret product, its truncation |
+//!
+//! The attributes `α`, `β` and the bounds are the model's structure (public constants);
+//! a `PRelu` slope is a weight (a server constant).
 
-use sci_ir::Op;
+use sci_ir::{Op, ValueId};
 
 use super::scalar;
 use crate::error::Result;
@@ -50,44 +63,130 @@ pub(super) fn clip(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     }
     let x = match cx.input(0)?.clone() {
         Value::Const(t) => {
-            let v: Vec<f64> = t
-                .to_f64()
-                .iter()
-                .map(|&e| {
-                    e.max(lo.map_or(f64::NEG_INFINITY, f64::from))
-                        .min(hi.map_or(f64::INFINITY, f64::from))
-                })
-                .collect();
-            let t = Tensor::new(t.dtype(), t.shape().to_vec(), crate::tensor::Data::Float(v))
-                .map_err(|e| cx.error(e))?;
-            return Ok(vec![Value::constant(t)]);
+            return map_const(cx, &t, |e| {
+                e.max(lo.map_or(f64::NEG_INFINITY, f64::from))
+                    .min(hi.map_or(f64::INFINITY, f64::from))
+            });
         }
         Value::Act(x) => x,
     };
-    // On run-time tensors only the ReLU forms: ReLU6 = relu(x) − relu(x − 6), which
-    // the IR expresses exactly (ReLU and a subtraction of a public constant).
-    let y = match (lo, hi) {
-        (None, None) => x,
-        (Some(0.0), None) => cx.emit(Op::Relu { x })?,
-        (Some(0.0), Some(6.0)) => {
-            let six = cx.public_const(&scalar(6.0), "max")?;
-            let r = cx.emit(Op::Relu { x })?;
-            let shifted = cx.emit(Op::Sub { a: x, b: six })?;
-            let r6 = cx.emit(Op::Relu { x: shifted })?;
-            cx.emit(Op::Sub { a: r, b: r6 })?
-        }
-        (l, h) => {
-            let show = |b: Option<f32>| b.map_or("none".to_string(), |v| v.to_string());
-            let attr = if l != Some(0.0) { "min" } else { "max" };
-            return Err(cx.node.attr_error(
-                attr,
-                format!(
-                    "Clip to [{}, {}] is not supported (supported: min = 0 with max = 6 (ReLU6) or no max (ReLU))",
-                    show(l),
-                    show(h)
-                ),
-            ));
+    Ok(vec![Value::Act(clip_act(cx, x, lo, hi)?)])
+}
+
+/// `clip(x, lo, hi)` of a run-time `x` for public bounds (`lo ≤ hi` where both are
+/// given): `relu(x − lo) − relu(x − hi) + lo`, or one side of it — ReLU6 is
+/// `relu(x) − relu(x − 6)`; a zero bound is not subtracted. Cost: one ReLU per bound.
+fn clip_act(cx: &mut Ctx<'_>, x: ValueId, lo: Option<f32>, hi: Option<f32>) -> Result<ValueId> {
+    let lo_c = match lo {
+        Some(l) if l != 0.0 => Some(cx.public_const(&scalar(l), "min")?),
+        _ => None,
+    };
+    let hi_c = match hi {
+        Some(h) => Some(cx.public_const(&scalar(h), "max")?),
+        None => None,
+    };
+    // max(x, lo) = lo + relu(x − lo).
+    let above = match (lo, lo_c) {
+        (None, _) => None,
+        (Some(_), None) => Some(cx.emit(Op::Relu { x })?),
+        (Some(_), Some(c)) => {
+            let d = cx.emit(Op::Sub { a: x, b: c })?;
+            Some(cx.emit(Op::Relu { x: d })?)
         }
     };
-    Ok(vec![Value::Act(y)])
+    // min(·, hi): subtract relu(x − hi), the excess over hi (for lo ≤ hi, after the
+    // lower bound too).
+    let y = match hi_c {
+        None => above.unwrap_or(x),
+        Some(c) => {
+            let d = cx.emit(Op::Sub { a: x, b: c })?;
+            let excess = cx.emit(Op::Relu { x: d })?;
+            cx.emit(Op::Sub {
+                a: above.unwrap_or(x),
+                b: excess,
+            })?
+        }
+    };
+    match (above, lo_c) {
+        (Some(_), Some(c)) => cx.emit(Op::Add { a: y, b: c }),
+        _ => Ok(y),
+    }
+}
+
+/// `relu(x) + α·(x − relu(x))`: `x` where `x ≥ 0`, `α·x` below (LeakyReLU, PReLU).
+/// Cost: one ReLU, the product by `α` and its truncation.
+fn leaky(cx: &mut Ctx<'_>, x: ValueId, alpha: ValueId) -> Result<ValueId> {
+    let r = cx.emit(Op::Relu { x })?;
+    let below = cx.emit(Op::Sub { a: x, b: r })?;
+    let scaled = cx.emit(Op::Mul { a: below, b: alpha })?;
+    cx.emit(Op::Add { a: r, b: scaled })
+}
+
+/// `LeakyRelu(x) = x` for `x ≥ 0`, `α·x` below (`alpha`, default 0.01, public).
+pub(super) fn leaky_relu(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    let alpha = cx.node.attr_float_or("alpha", 0.01)?;
+    match cx.input(0)?.clone() {
+        Value::Const(t) => map_const(cx, &t, |v| if v >= 0.0 { v } else { f64::from(alpha) * v }),
+        Value::Act(x) => {
+            let a = cx.public_const(&scalar(alpha), "alpha")?;
+            Ok(vec![Value::Act(leaky(cx, x, a)?)])
+        }
+    }
+}
+
+/// `PRelu(x, slope) = x` for `x ≥ 0`, `slope·x` below, the slope a constant (a weight,
+/// broadcast to `x`).
+pub(super) fn prelu(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    cx.const_input(1, "slope")?;
+    match cx.input(0)?.clone() {
+        Value::Const(_) => Err(cx.error("PRelu of a constant is not supported")),
+        Value::Act(x) => {
+            let slope = cx.input_act(1)?;
+            Ok(vec![Value::Act(leaky(cx, x, slope)?)])
+        }
+    }
+}
+
+/// `clip(α·x + β, 0, 1)` of a run-time `x`, `α` and `β` public ([`clip_act`]).
+fn hard_sigmoid_act(cx: &mut Ctx<'_>, x: ValueId, alpha: f32, beta: f32) -> Result<ValueId> {
+    let a = cx.public_const(&scalar(alpha), "alpha")?;
+    let ax = cx.emit(Op::Mul { a: x, b: a })?;
+    let b = cx.public_const(&scalar(beta), "beta")?;
+    let t = cx.emit(Op::Add { a: ax, b })?;
+    clip_act(cx, t, Some(0.0), Some(1.0))
+}
+
+/// `HardSigmoid(x) = max(0, min(1, α·x + β))` (`alpha` 0.2, `beta` 0.5 by default).
+pub(super) fn hard_sigmoid(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    let alpha = cx.node.attr_float_or("alpha", 0.2)?;
+    let beta = cx.node.attr_float_or("beta", 0.5)?;
+    match cx.input(0)?.clone() {
+        Value::Const(t) => map_const(cx, &t, |v| {
+            (f64::from(alpha) * v + f64::from(beta)).clamp(0.0, 1.0)
+        }),
+        Value::Act(x) => Ok(vec![Value::Act(hard_sigmoid_act(cx, x, alpha, beta)?)]),
+    }
+}
+
+/// `HardSwish(x) = x · HardSigmoid(x)` with `α = 1/6`, `β = 1/2`: a secret × secret
+/// product of `x` and its gate.
+pub(super) fn hard_swish(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    let (alpha, beta) = (1.0f32 / 6.0, 0.5f32);
+    match cx.input(0)?.clone() {
+        Value::Const(t) => map_const(cx, &t, |v| {
+            v * (f64::from(alpha) * v + f64::from(beta)).clamp(0.0, 1.0)
+        }),
+        Value::Act(x) => {
+            let gate = hard_sigmoid_act(cx, x, alpha, beta)?;
+            Ok(vec![cx.emit_value(Op::Mul { a: x, b: gate })?])
+        }
+    }
+}
+
+/// `f` applied to every element of the constant `t` (folded at compile time).
+fn map_const(cx: &Ctx<'_>, t: &Tensor, f: impl Fn(f64) -> f64) -> Result<Vec<Value>> {
+    let v: Vec<f64> = t.to_f64().iter().map(|&e| f(e)).collect();
+    Tensor::new(t.dtype(), t.shape().to_vec(), crate::tensor::Data::Float(v))
+        .map(|t| vec![Value::constant(t)])
+        .map_err(|e| cx.error(e))
 }

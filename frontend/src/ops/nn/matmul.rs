@@ -150,9 +150,9 @@ fn zeros(n: usize) -> Tensor {
     Tensor::from_f32(vec![1, n], &vec![0.0; n]).expect("n zeros fill [1, n]")
 }
 
-/// The IR `matmul` of 2-D `a` and `b`, one of which must be constant. `inputs` are
-/// the node input indices of `a` and `b`, used to name (and share) constants that
-/// are exactly a node input.
+/// The IR `matmul` of 2-D `a` and `b` (by the server's weights if one is constant,
+/// else a product of two secret tensors). `inputs` are the node input indices of `a`
+/// and `b`, used to name (and share) constants that are exactly a node input.
 fn matmul_2d(
     cx: &mut Ctx<'_>,
     a: &Value,
@@ -160,11 +160,6 @@ fn matmul_2d(
     bias: Option<ValueId>,
     inputs: (usize, usize),
 ) -> Result<ValueId> {
-    if let (Value::Act(_), Value::Act(_)) = (a, b) {
-        return Err(cx.error(
-            "matrix product of two run-time tensors is not supported (supported: one constant operand, the weights)",
-        ));
-    }
     let same = |cx: &Ctx<'_>, v: &Value, i: usize| match (v, cx.opt_input(i)) {
         (Value::Const(x), Some(Value::Const(y))) => std::rc::Rc::ptr_eq(x, y),
         _ => false,

@@ -1,14 +1,16 @@
 //! Neural-network layers, one module per family (as tract's `onnx/src/ops/nn/`):
 //! [`conv`] (`Conv`), [`conv_transpose`] (`ConvTranspose`), [`matmul`] (`Gemm`,
-//! `MatMul`), [`norm`] (`BatchNormalization`), [`activation`] (`Relu`, `Clip`), [`pool`] (`MaxPool`,
+//! `MatMul`), [`norm`] (`BatchNormalization`), [`activation`] (`Relu`, `Clip`,
+//! `LeakyRelu`, `PRelu`, `HardSigmoid`, `HardSwish`), [`pool`] (`MaxPool`,
 //! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
 //! [`pad`] (`Pad`) and [`classifier`] (`ArgMax`, a trailing
 //! `Softmax`/`LogSoftmax`); [`window`] holds the window geometry that
 //! convolution and pooling share.
 //!
 //! The IR's convolution and pooling are 2-D (NCHW); 1-D ONNX layers (`[N, C, W]`)
-//! are lowered as 2-D layers over `[N, C, 1, W]` between two reshapes. Matrix
-//! products need one constant operand (the server's weights, paper §5.1.1).
+//! are lowered as 2-D layers over `[N, C, 1, W]` between two reshapes. A matrix
+//! product has a constant operand (the server's weights, paper §5.1.1) or is a 2-D
+//! product of two run-time tensors (a secret × secret product).
 
 mod activation;
 mod classifier;
@@ -33,6 +35,10 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("BatchNormalization", norm::batch_norm);
     reg.op("Relu", activation::relu);
     reg.op("Clip", activation::clip);
+    reg.op("LeakyRelu", activation::leaky_relu);
+    reg.op("PRelu", activation::prelu);
+    reg.op("HardSigmoid", activation::hard_sigmoid);
+    reg.op("HardSwish", activation::hard_swish);
     reg.op("MaxPool", |cx| pool::pool(cx, PoolKind::Max));
     reg.op("AveragePool", |cx| pool::pool(cx, PoolKind::Avg));
     reg.op("GlobalAveragePool", |cx| {
