@@ -192,7 +192,9 @@ fn to_usize(v: u64) -> Result<usize, String> {
 /// Each member is inflated once: a name that appears twice in the central
 /// directory, or two entries that point at the same local header, are errors
 /// (numpy writes neither; a hostile archive would use them to make a small file
-/// inflate the same data many times over).
+/// inflate the same data many times over). The uncompressed sizes the directory
+/// declares must add up to at most [`MAX_NPZ_BYTES`], checked before anything is
+/// inflated, and each member inflates to exactly its declared size.
 pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     // End of central directory: signature PK\5\6, searched backwards (the comment
     // after it is at most 65535 bytes).
@@ -216,8 +218,9 @@ pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
         cd_offset = u64_at(b, rec + 48)?;
     }
     let mut at = to_usize(cd_offset)?;
-    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut entries: Vec<(String, u16, u32, u64, u64, usize)> = Vec::new();
     let mut locals = std::collections::HashMap::new();
+    let mut total = 0u64;
     for _ in 0..count {
         if u32_at(b, at)? != 0x0201_4b50 {
             return Err(format!("bad central directory entry at byte {at}"));
@@ -252,7 +255,7 @@ pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
         at += 46 + name_len + extra_len + comment_len;
 
         let local = to_usize(local)?;
-        if members.iter().any(|(n, _)| *n == name) {
+        if entries.iter().any(|e| e.0 == name) {
             return Err(format!("member '{name}' appears twice"));
         }
         if let Some(first) = locals.insert(local, name.clone()) {
@@ -260,6 +263,17 @@ pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
                 "members '{first}' and '{name}' share their data (local header at byte {local})"
             ));
         }
+        total = total.saturating_add(usize_);
+        if total > MAX_NPZ_BYTES {
+            return Err(format!(
+                "the members declare more than {MAX_NPZ_BYTES} bytes uncompressed in all \
+                 (at member '{name}'): too large for an input archive"
+            ));
+        }
+        entries.push((name, method, crc, csize, usize_, local));
+    }
+    let mut members = Vec::with_capacity(entries.len());
+    for (name, method, crc, csize, usize_, local) in entries {
         if u32_at(b, local)? != 0x0403_4b50 {
             return Err(format!("member '{name}': bad local header"));
         }
@@ -290,6 +304,10 @@ pub fn npz_members(b: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     }
     Ok(members)
 }
+
+/// The most bytes an `.npz` archive may inflate to, all members together (4 GiB):
+/// a few kilobytes of deflate can claim gigabytes.
+pub const MAX_NPZ_BYTES: u64 = 4 << 30;
 
 /// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as ZIP uses.
 fn crc32(data: &[u8]) -> u32 {

@@ -92,3 +92,18 @@ proptest! {
         let _ = npz_members(&b);
     }
 }
+
+/// Members declaring more than `MAX_NPZ_BYTES` uncompressed in all (two of 4 GiB − 16
+/// bytes here, each alone under the cap) are refused before anything is inflated.
+#[test]
+fn an_archive_declaring_too_many_bytes_is_refused_before_inflating() {
+    let mut big = std::fs::read(data("compressed.npz")).unwrap();
+    let entries = central_entries(&big);
+    assert_eq!(entries.len(), 2);
+    for at in entries {
+        big[at + 24..at + 28].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    }
+    let e = npz_members(&big).unwrap_err();
+    assert!(e.contains("uncompressed in all"), "{e}");
+    const { assert!(sci_ir::dataset::MAX_NPZ_BYTES < 2 * 0xFFFF_FFF0) };
+}

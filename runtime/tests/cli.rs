@@ -789,3 +789,45 @@ fn serve_runs_sessions_at_once_and_a_silent_client_costs_only_its_own() {
         "{lines:?}"
     );
 }
+
+/// A tiny plan declaring a 2^32-element input (32 GiB of shares) is refused when it
+/// loads, with the estimate and the flag to raise the limit, and exit status 1; a
+/// small plan under a tiny `--memory-limit` too; a bad limit is a usage error.
+#[test]
+fn a_plan_beyond_the_memory_limit_is_refused_when_it_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = sci_ir::Builder::new();
+    let x = b
+        .input("x", ty(4, &[1 << 16, 1 << 16], sci_ir::Owner::Client))
+        .unwrap();
+    let r = b.push("r", sci_ir::Op::Relu { x }).unwrap();
+    b.output("y", r).unwrap();
+    let (huge, huge_client) = save(dir.path(), "huge", &b.finish().unwrap());
+    assert!(std::fs::metadata(&huge).unwrap().len() < 4096);
+    let (small, _) = save(dir.path(), "small", &protocol_program(16));
+    let x = p(&dir.path().join("x.npy"));
+    let y = p(&dir.path().join("y.npy"));
+    let start = Instant::now();
+    for (plan, extra) in [
+        (p(&huge), vec![]),
+        (p(&huge_client), vec![]),
+        (p(&small), vec![s("--memory-limit"), s("0.001")]),
+    ] {
+        let mut a = vec![s("--local"), plan, s("--input"), x.clone()];
+        a.extend([s("--output"), y.clone()]);
+        a.extend(extra);
+        let out = run(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("more than the memory limit"), "{err}");
+        assert!(err.contains("--memory-limit"), "{err}");
+    }
+    let out = run(&[s("--local"), p(&small), s("--memory-limit"), s("0")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--memory-limit 0: expected a positive"),
+        "{err}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(20));
+}

@@ -21,8 +21,8 @@
 //! polynomials (tag and length each), a 32-byte seed standing for `c_1` when it is a
 //! fresh symmetric encryption, and its level (omitted at 0). With the primes of
 //! [`HE_MODULI`] (43, 43, 44, 44, 44 bits), length prefix included: 178,231 bytes up
-//! (`c_0` at four primes and the seed) and 176,164 bytes down at level 3 (two
-//! polynomials at two primes; 88,100 at level 4).
+//! (`c_0` at four primes and the seed) and 176,160 bytes down at level 3 (two
+//! polynomials at two primes, without the flag; 88,096 at level 4).
 //!
 //! # Key set-up
 //! Once per session, before the first instruction, on lane 0, from the client: the
@@ -223,9 +223,10 @@ pub fn client_ct_bytes() -> u64 {
 }
 
 /// Bytes on the wire of one of the server's reply ciphertexts for the plaintext modulus
-/// `t`: both polynomials at [`reply_level`]`(t)`.
+/// `t`: both polynomials at [`reply_level`]`(t)`, without the variable-time flag (the
+/// server clears it on everything it receives and sends).
 pub fn server_ct_bytes(t: u64) -> u64 {
-    4 + ciphertext(reply_level(t), 2, false, true)
+    4 + ciphertext(reply_level(t), 2, false, false)
 }
 
 /// The exponents of the client's Galois keys: `3^(2^j) mod 2N` for the column rotations
@@ -276,8 +277,8 @@ mod tests {
     fn sizes_of_ciphertexts_and_keys() {
         // As measured on the wire (sci-runtime's tests/he_cost.rs).
         assert_eq!(client_ct_bytes(), 178_231);
-        assert_eq!(server_ct_bytes(4_294_475_777), 176_164);
-        assert_eq!(server_ct_bytes(114_689), 88_100);
+        assert_eq!(server_ct_bytes(4_294_475_777), 176_160);
+        assert_eq!(server_ct_bytes(114_689), 88_096);
         assert_eq!(key_setup_bytes(), 11_832_745);
         assert_eq!(galois_exponents().len(), 13);
         for bits in HE_BITS {

@@ -34,6 +34,7 @@ use sci_ir::cost::{Lanes, NetProfile, predict_session, predict_time};
 use sci_ir::{Plan, Program, Tensor};
 use sci_runtime::exec::handshake::{AbortReason, Hello, Status};
 use sci_runtime::exec::io::{self, FileArg};
+use sci_runtime::exec::memory::MemoryNeed;
 use sci_runtime::exec::report::{Cost, OutputRecord, PartyReport, RunReport, cost_line};
 use sci_runtime::exec::serve::ServeOptions;
 use sci_runtime::exec::{self, ClientSession, DEFAULT_PORT, ExecError, Progress, link};
@@ -133,6 +134,11 @@ struct Cli {
     /// Longest life of a session's connections, in seconds (0: no limit).
     #[arg(long, value_name = "SECS", default_value_t = 3600.0)]
     session_timeout: f64,
+    /// Most memory the run may need, in GiB (an estimate of its tensors and OT engines,
+    /// times the sessions at once with --serve): a plan that needs more is refused when
+    /// it loads.
+    #[arg(long, value_name = "GIB", default_value_t = 8.0)]
+    memory_limit: f64,
     /// Emulate a network on this party's sending (both parties' with --local): `lan`
     /// (377 MB/s, 0.3 ms round trip), `wan` (40 MB/s, 80 ms) or BANDWIDTH,RTT such as
     /// 40MB/s,80ms. Plain TCP only. The report then has the predicted network time.
@@ -278,6 +284,20 @@ fn ot(cli: &Cli, plan: &Plan) -> OtKind {
     cli.ot.unwrap_or(plan.program().params().ot)
 }
 
+/// Checks that `sessions` sessions of `plan` at once, on this run's threads and OT
+/// engine, fit `--memory-limit` ([`exec::memory`]).
+fn check_memory(cli: &Cli, plan: &Plan, sessions: u32) -> Result<()> {
+    let gib = cli.memory_limit;
+    if !(gib.is_finite() && gib > 0.0) {
+        bail!("--memory-limit {gib}: expected a positive number of GiB");
+    }
+    let limit = (gib * (1u64 << 30) as f64) as u64;
+    let threads = cli.threads.unwrap_or(plan.program().params().threads);
+    MemoryNeed::of(plan.program(), threads, ot(cli, plan), sessions)
+        .check(limit)
+        .with_context(|| format!("plan {}", cli.plan.display()))
+}
+
 fn load_plan(path: &Path) -> Result<Plan> {
     Plan::load(path).with_context(|| format!("loading the plan {}", path.display()))
 }
@@ -410,6 +430,7 @@ fn server(cli: &Cli, cfg: &TcpConfig) -> Result<Ran> {
     let loaded = load_plan(&cli.plan).and_then(|p| {
         exec::check_plan(p.program(), party)
             .with_context(|| format!("plan {}", cli.plan.display()))?;
+        check_memory(cli, &p, if cli.serve { cli.max_sessions } else { 1 })?;
         Ok(p)
     });
     let plan = match loaded {
@@ -491,6 +512,7 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) 
         .and_then(|p| {
             exec::check_plan(p.program(), party)
                 .with_context(|| format!("plan {}", cli.plan.display()))?;
+            check_memory(cli, &p, 1)?;
             Ok(p)
         })
         .map_err(|e| (AbortReason::PlanRejected, e))
@@ -548,6 +570,8 @@ fn client(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) 
 /// Both parties on threads over loopback TCP.
 fn local(cli: &Cli, cfg: &TcpConfig, files: &[FileArg], out_files: &[FileArg]) -> Result<Ran> {
     let plan = load_plan(&cli.plan)?;
+    // Both parties run in this process.
+    check_memory(cli, &plan, 2)?;
     let mut batch = io::load_batch(plan.program(), files)?;
     let threads = cli.threads.unwrap_or(plan.program().params().threads);
     let bar = Bar::new(plan.program().instrs().len());

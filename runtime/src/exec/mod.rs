@@ -24,6 +24,7 @@ pub mod executor;
 pub mod handshake;
 pub mod io;
 pub mod link;
+pub mod memory;
 pub mod pair;
 pub mod report;
 pub mod serve;
@@ -86,6 +87,24 @@ pub enum ExecError {
         name: String,
         /// Its operand.
         operand: String,
+    },
+    /// The plan needs more memory than allowed ([`memory`]).
+    #[error(
+        "the plan needs about {need:.2} GiB ({sessions} session(s) of {tensors:.2} GiB of tensors and {threads} thread(s) × {lane:.3} GiB of OT engine), more than the memory limit of {limit:.2} GiB: use fewer threads or sessions, or raise the limit (sci-run --memory-limit) if the machine has the memory"
+    )]
+    MemoryLimit {
+        /// The estimate, GiB.
+        need: f64,
+        /// Tensors of one session, GiB.
+        tensors: f64,
+        /// Threads per session.
+        threads: u64,
+        /// One lane's OT engine, GiB.
+        lane: f64,
+        /// Sessions at once.
+        sessions: u64,
+        /// The limit, GiB.
+        limit: f64,
     },
     /// The client's inputs do not fit the plan.
     #[error("inputs: {0}")]

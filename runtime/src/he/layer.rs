@@ -303,6 +303,10 @@ pub fn run_all(
             for (((packing, x), inputs), y) in layers.iter().zip(inputs).zip(&mut ys) {
                 cts.extend(serve(params, pk, &ev, *packing, x, inputs, y)?);
             }
+            // The replies go without the variable-time flag too (the server's own
+            // polynomials may set it on one of a reply's two): one size on the wire,
+            // the one `sci_ir::cost::he::server_ct_bytes` predicts.
+            cts.iter_mut().for_each(wire::constant_time);
             wire::send_cts(ch, &cts)?;
         }
     }

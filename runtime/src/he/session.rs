@@ -141,7 +141,10 @@ fn galois_keys(bytes: &[u8], params: &Params) -> Result<GaloisKeys, HeError> {
         let mut polys = Vec::with_capacity(2 * digits);
         for (i, b) in ksk.c0.iter().chain(&ksk.c1).enumerate() {
             let what = format!("polynomial {i} of the key of Galois element {e}");
-            let poly = Poly::from_bytes(b, ctx).map_err(|err| bad(format!("{what}: {err}")))?;
+            let mut poly = Poly::from_bytes(b, ctx).map_err(|err| bad(format!("{what}: {err}")))?;
+            // The flag travels in the bytes: the server's key switching must not let
+            // the client choose variable time (see `wire::constant_time`).
+            poly.disallow_variable_time_computations();
             wire::check_poly(
                 &poly,
                 Representation::NttShoup,
@@ -212,6 +215,7 @@ fn public_key(bytes: &[u8], params: &Params) -> Result<Ciphertext, HeError> {
     wire::check_ct(&ct, &params.bfv, Some(0), "public key")?;
     PublicKey::from_bytes(bytes, &params.bfv).map_err(|e| bad(e.to_string()))?;
     let mut ct = ct;
+    wire::constant_time(&mut ct);
     ct.switch_to_level(CT_LEVEL)?;
     Ok(ct)
 }

@@ -58,12 +58,26 @@ pub(crate) fn recv_cts(
     (0..n)
         .map(|_| {
             let b = recv_bytes(ch)?;
-            let ct = Ciphertext::from_bytes(&b, par)
+            let mut ct = Ciphertext::from_bytes(&b, par)
                 .map_err(|e| HeError::Malformed(format!("ciphertext: {e}")))?;
             check_ct(&ct, par, level, "ciphertext")?;
+            constant_time(&mut ct);
             Ok(ct)
         })
         .collect()
+}
+
+/// Clears fhe-math's variable-time flag on every polynomial of a ciphertext
+/// received from the peer (and of the server's replies, so that they have one
+/// size on the wire). The flag travels inside a serialised polynomial (and a
+/// seeded ciphertext's expanded half carries it), so without this a client
+/// would choose whether the server's products with its weights run in variable
+/// time: a timing side channel on the weights. Cost: none beyond a flag per
+/// polynomial.
+pub(crate) fn constant_time(ct: &mut Ciphertext) {
+    for poly in ct.iter_mut() {
+        poly.disallow_variable_time_computations();
+    }
 }
 
 /// Checks a ciphertext received from the peer (`what` names it): two
@@ -129,4 +143,36 @@ pub(crate) fn check_poly(poly: &Poly, want: Representation, what: &str) -> Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::he::params::Params;
+    use crate::net::mem;
+    use std::time::Duration;
+
+    /// A ciphertext whose polynomials carry the variable-time flag arrives with it
+    /// cleared: equal (flag included, `Poly: PartialEq`) to the constant-time
+    /// originals, and not to what was sent.
+    #[test]
+    fn received_ciphertexts_are_constant_time() {
+        let params = Params::new(4_295_049_217).unwrap();
+        let ctx = params.bfv.context_at_level(0).unwrap();
+        let mut rng = crate::he::rng::OsRng::new().unwrap();
+        let honest: Vec<Poly> = (0..2)
+            .map(|_| Poly::random(ctx, Representation::Ntt, &mut rng))
+            .collect();
+        let mut flagged = honest.clone();
+        for p in &mut flagged {
+            // SAFETY: the test only serialises the polynomial; no secret is involved.
+            unsafe { p.allow_variable_time_computations() }
+        }
+        assert_ne!(flagged, honest);
+        let sent = Ciphertext::new(flagged, &params.bfv).unwrap();
+        let (mut a, mut b) = mem::pair(Some(Duration::from_secs(10)));
+        send_cts(&mut a, &[sent]).unwrap();
+        let got = recv_cts(&mut b, 1, &params.bfv, None).unwrap();
+        assert_eq!(got[0].iter().cloned().collect::<Vec<_>>(), honest);
+    }
 }

@@ -34,8 +34,11 @@
 //! *oldest* pending one (of its source, else of all) is closed instead, so that idle
 //! connections cannot lock honest clients out: an attacker must open connections
 //! faster than an honest client's set-up completes (a few milliseconds) to keep it
-//! out. The set-up threads are therefore at most [`MAX_PENDING`] (plus evicted ones
-//! exiting). At most [`MAX_WAITING`] new sessions wait to be taken by
+//! out. Each pending connection is set up on a thread of its own, and there are never
+//! more than [`MAX_PENDING`] such threads alive: when a new connection evicts an old
+//! one, the acceptor joins the evicted connection's thread (it wakes at once: its
+//! socket is shut down) before it starts the new one's, however slowly the scheduler
+//! runs the exiting threads. At most [`MAX_WAITING`] new sessions wait to be taken by
 //! [`Acceptor::next`] (more are closed), so a server that takes no more (running its
 //! one session) holds a bounded number of them.
 
@@ -397,6 +400,7 @@ impl Drop for Acceptor {
 }
 
 fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
+    let mut setups = Vec::with_capacity(MAX_PENDING);
     while !shared.stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, peer)) => {
@@ -415,22 +419,67 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
                 if evicted {
                     shared.dropped.fetch_add(1, Ordering::Relaxed);
                 }
-                let sh = Arc::clone(shared);
-                let spawned = std::thread::Builder::new()
-                    .name("sci-lane-setup".into())
-                    .spawn(move || sh.route(stream, peer, key, accepted));
-                if spawned.is_err() {
+                if !spawn_setup(shared, &mut setups, (stream, peer), key, accepted) {
                     lock(&shared.pending).finish(key);
                     shared.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                reap(&mut setups);
                 std::thread::sleep(Duration::from_millis(5));
             }
             // A connection that went away before it was accepted, or too many open
             // files: wait a little and go on.
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
+    }
+}
+
+/// Joins the set-up threads that have finished (so that they are gone, not just
+/// done); the ones still running stay in `setups`.
+fn reap(setups: &mut Vec<JoinHandle<()>>) {
+    let mut i = 0;
+    while i < setups.len() {
+        if setups[i].is_finished() {
+            let _ = setups.swap_remove(i).join();
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Starts the set-up thread of connection `key` once fewer than [`MAX_PENDING`] are
+/// alive (`setups`, joined as they finish): with as many pending connections as
+/// threads, the one [`PendingTable::admit`] just closed to make room (or one that just
+/// finished) is exiting, so the wait is short; it ends early if the acceptor stops.
+/// `false` if the thread did not start.
+fn spawn_setup(
+    shared: &Arc<Shared>,
+    setups: &mut Vec<JoinHandle<()>>,
+    (stream, peer): (TcpStream, SocketAddr),
+    key: u64,
+    accepted: Instant,
+) -> bool {
+    loop {
+        reap(setups);
+        if setups.len() < MAX_PENDING {
+            break;
+        }
+        if shared.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let sh = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("sci-lane-setup".into())
+        .spawn(move || sh.route(stream, peer, key, accepted));
+    match spawned {
+        Ok(h) => {
+            setups.push(h);
+            true
+        }
+        Err(_) => false,
     }
 }
 
