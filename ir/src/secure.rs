@@ -130,8 +130,14 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
         };
         if let Some((a, b)) = factors {
             let (a, b) = (p.ty(a).owner(), p.ty(b).owner());
-            let secret = p.is_secret_product(v) && matches!(enc, Encoding::Ring { .. });
-            if !product_supported(a, b) && !secret {
+            // A secret product runs only over a ring (`proto::secmul`); any other
+            // product needs an operand the server knows.
+            let supported = if p.is_secret_product(v) {
+                matches!(enc, Encoding::Ring { .. })
+            } else {
+                product_supported(a, b)
+            };
+            if !supported {
                 return Err(SecureError::SecretProduct {
                     value: i.name.clone(),
                     op,

@@ -718,6 +718,20 @@ fn secure_executability() {
             .contains("runs only as `mul` or `matmul` over a ring"),
         "{e}"
     );
+    // So is a product of two client values over an HE field: SCI_HE has no secret
+    // product protocol (its shares live in Z_n).
+    let p = sci_ir::Program::parse(
+        "
+params mill_radix=2 threads=1 linear=he ot=silent
+%x: client z4294475777.12[3,4] = input \"x\"
+%y: client z4294475777.12[4,2] = input \"y\"
+%m: client z4294475777.24[3,2] = matmul %x, %y
+%o: client z4294475777.24[3,2] = output %m \"o\"
+",
+    )
+    .unwrap();
+    let e = p.check_secure().unwrap_err();
+    assert!(matches!(e, SecureError::SecretProduct { .. }), "{e}");
     // Unquantized programs are refused.
     let (b, _) = with_input(Type::real(vec![1], Owner::Client).unwrap());
     assert!(matches!(
