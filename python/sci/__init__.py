@@ -141,7 +141,7 @@ def compile(
     validation: Optional[Union[str, os.PathLike]] = None,
     bits: Optional[int] = None,
     scale: Optional[int] = None,
-    backend: str = "ot",
+    backend: str = "rlwe",
     net: Optional[str] = None,
     batch: int = 1,
     threads: Optional[int] = None,
@@ -157,8 +157,10 @@ def compile(
     ``torch.nn.Module`` with ``example_input`` (exported by :func:`export_torch` at
     ``opset``; needs torch). ``validation``: a directory of inputs and labels (the
     layout of ``testdata/digits/val``) to autotune the bit width and scale; else
-    ``bits``/``scale`` (default 32 and 12, untuned). ``backend``: ``"ot"``, ``"he"`` or
-    ``"auto"`` (with ``net``: the one predicted faster there). ``net``: ``"lan"``,
+    ``bits``/``scale`` (default 32 and 12, untuned). ``backend``: ``"rlwe"`` (default:
+    linear layers by RLWE over Z_2^ℓ shares, what ``"auto"`` keeps for the bundled
+    CNNs on both profiles), ``"ot"``, ``"he"`` or ``"auto"`` (with ``net``: the one
+    predicted fastest there, RLWE's products each moved to OT where that is faster). ``net``: ``"lan"``,
     ``"wan"`` or ``"BANDWIDTH,RTT"``, adds the predicted network time to the report.
     ``batch``: inputs per inference. ``threads``: lanes (TCP connections) per session.
     ``ot``: ``"silent"`` (default) or ``"iknp"``. Raises :class:`CompileError`.

@@ -125,7 +125,7 @@ def compile_file(
     validation: Optional[PathLike] = None,
     bits: Optional[int] = None,
     scale: Optional[int] = None,
-    backend: str = "ot",
+    backend: str = "rlwe",
     net: Optional[str] = None,
     batch: int = 1,
     threads: Optional[int] = None,

@@ -245,7 +245,7 @@ impl Plan {
 /// Compiles the model at `path` (ONNX or IR text) as `sci-compile` does with the same
 /// options; the plan, with its compile report. `backend="auto"` needs `net`.
 #[pyfunction]
-#[pyo3(signature = (path, *, validation=None, bits=None, scale=None, backend="ot", net=None, batch=1, threads=None, ot=None, mill_radix=None, outputs=Vec::new(), tolerance=0.5))]
+#[pyo3(signature = (path, *, validation=None, bits=None, scale=None, backend="rlwe", net=None, batch=1, threads=None, ot=None, mill_radix=None, outputs=Vec::new(), tolerance=0.5))]
 #[allow(clippy::too_many_arguments)]
 pub fn compile_file(
     py: Python<'_>,
