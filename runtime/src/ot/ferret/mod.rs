@@ -29,7 +29,7 @@
 //! # The LPN codes
 //! The `k × n` matrix is public, but not one constant: iteration `i` (the
 //! bootstrapping one is 0, then each extension counts on) runs on the code
-//! keyed by `(seed, i)` and its parameter set ([`lpn::code_key`]), where
+//! keyed by `(seed, i)` and its parameter set (`lpn::code_key`), where
 //! `seed` is a public random seed fresh per session, given to both parties'
 //! sources ([`FerretSender::new`], [`FerretReceiver::new`]; through
 //! [`crate::ot::OtPack::set_lpn_seed`]). As in emp-ot's Ferret (which draws

@@ -517,7 +517,7 @@ impl std::fmt::Debug for FerretSender {
 impl FerretSender {
     /// A sender with the given parameters and LPN seed `lpn_seed` (public,
     /// fresh per session, the receiver's must be the same: iteration `i`'s
-    /// code is [`LpnCode::new`]`(lpn_seed, k, n, i)`), drawing `Δ`, the base
+    /// code is `LpnCode::new(lpn_seed, k, n, i)`), drawing `Δ`, the base
     /// OTs' scalars and the tree seeds from `prg`. Nothing runs until the
     /// first request. Errors if the parameters do not chain.
     pub fn new(
