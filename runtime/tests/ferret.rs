@@ -33,10 +33,18 @@ fn test_prg(label: &str, index: u64) -> Prg {
     Prg::derive(Block(sci_testkit::seed().into()), label, index)
 }
 
+/// A sender and a receiver with the same LPN seed (fresh per test process).
 fn pair(p: FerretParams) -> (FerretSender, FerretReceiver) {
+    let seed = test_prg("ferret-lpn", 0).next_block();
+    seeded_pair(p, [seed, seed])
+}
+
+/// A sender and a receiver with LPN seeds `seeds` (sender's, receiver's), their
+/// other randomness always the same.
+fn seeded_pair(p: FerretParams, seeds: [Block; 2]) -> (FerretSender, FerretReceiver) {
     (
-        FerretSender::new(p, test_prg("ferret-s", 0)).expect("sender"),
-        FerretReceiver::new(p, test_prg("ferret-r", 0)).expect("receiver"),
+        FerretSender::new(p, seeds[0], test_prg("ferret-s", 0)).expect("sender"),
+        FerretReceiver::new(p, seeds[1], test_prg("ferret-r", 0)).expect("receiver"),
     )
 }
 
@@ -147,9 +155,72 @@ fn production_parameters_one_main_iteration() {
 fn parameters_that_do_not_chain_are_rejected() {
     let mut p = SMALL;
     p.boot.t = 2;
-    let e = FerretSender::new(p, Prg::new(Block(1))).unwrap_err();
+    let e = FerretSender::new(p, Block(2), Prg::new(Block(1))).unwrap_err();
     assert!(e.to_string().contains("do not chain"), "{e}");
-    assert!(FerretReceiver::new(p, Prg::new(Block(1))).is_err());
+    assert!(FerretReceiver::new(p, Block(2), Prg::new(Block(1))).is_err());
+}
+
+/// `n` random COTs of a pair with LPN seeds `seeds` (sender's, receiver's)
+/// and otherwise the same randomness: `Δ`, the sender's blocks, the
+/// receiver's, and how many of them hold `t = q ⊕ b·Δ`.
+fn cots_with_seeds(n: usize, seeds: [Block; 2]) -> (Vec<Block>, Vec<Block>, usize) {
+    let (mut s, mut r) = seeded_pair(SMALL, seeds);
+    let delta = s.delta();
+    let (qs, ts, _, _) = run(
+        |ch| {
+            let mut qs = Vec::with_capacity(n);
+            s.take(ch, n, |_, _, q| {
+                qs.extend_from_slice(q);
+                Ok(())
+            })
+            .expect("sender");
+            qs
+        },
+        |ch| {
+            let mut ts = Vec::with_capacity(n);
+            r.take(ch, n, |_, _, t| {
+                ts.extend_from_slice(t);
+                Ok(())
+            })
+            .expect("receiver");
+            ts
+        },
+    );
+    let good = qs
+        .iter()
+        .zip(&ts)
+        .filter(|(q, t)| **t == if t.bit(0) { **q ^ delta } else { **q })
+        .count();
+    (qs, ts, good)
+}
+
+/// The LPN code is keyed by the session's seed: two sessions with different
+/// seeds (and otherwise the same randomness) hand out different COTs, both
+/// correct; the same seed replays the same COTs; and parties whose seeds
+/// differ compute with different codes, so their outputs are not COTs.
+#[test]
+fn each_session_seed_keys_its_own_code() {
+    // The bootstrapping iteration's 160 COTs and several main iterations.
+    let n = 2000;
+    let (a, b) = (Block(0xa), Block(0xb));
+    let (qa, ta, good_a) = cots_with_seeds(n, [a, a]);
+    let (qb, tb, good_b) = cots_with_seeds(n, [b, b]);
+    assert_eq!(
+        (good_a, good_b),
+        (n, n),
+        "matching seeds: every COT correct"
+    );
+    let same = qa.iter().zip(&qb).filter(|(x, y)| x == y).count();
+    assert_eq!(same, 0, "another seed, another code: no COT in common");
+    assert_ne!(ta, tb);
+    assert_eq!(
+        cots_with_seeds(n, [a, a]),
+        (qa, ta, n),
+        "same seed, same run"
+    );
+    // Mismatched seeds: the transcript fits, the correlation does not.
+    let (_, _, good) = cots_with_seeds(n, [a, b]);
+    assert_eq!(good, 0, "mismatched seeds: no COT holds t = q ⊕ b·Δ");
 }
 
 #[test]

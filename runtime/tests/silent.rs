@@ -14,17 +14,21 @@ use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::{Channel, Party, Stats, mem};
 use sci_runtime::ot::derived::nofn::ots_per_instance;
 use sci_runtime::ot::ferret::TEST_FERRET;
-use sci_runtime::ot::{CotFields, KkClass, OtKind, OtPack};
+use sci_runtime::ot::{CotFields, KkClass, OtError, OtKind, OtPack};
 use sci_runtime::pack::mask;
 
 fn test_prg(label: &str, index: u64) -> Prg {
     Prg::derive(Block(sci_testkit::seed().into()), label, index)
 }
 
+/// Party `p`'s silent pack, with the LPN seed both parties share (fresh per
+/// test process).
 fn pack(p: u64) -> OtPack {
     let mut ot = OtPack::new(test_prg("silent-pack", p), OtKind::Silent);
     ot.set_ferret_params(TEST_FERRET)
         .expect("TEST_FERRET chains");
+    ot.set_lpn_seed(test_prg("silent-lpn", 0).next_block())
+        .expect("nothing set up yet");
     ot
 }
 
@@ -217,6 +221,31 @@ fn no_correlation_is_reused() {
     assert!(
         (90_000..100_000).contains(&ones),
         "choices not random: {ones}"
+    );
+}
+
+/// The silent engine does not run without the session's LPN seed: a typed
+/// error before anything goes on the wire (IKNP needs none); a seed given
+/// after the Ferret set-up is refused.
+#[test]
+fn the_silent_engine_needs_an_lpn_seed() {
+    let (mut c0, _c1) = mem_pair();
+    let mut ot = OtPack::new(test_prg("no-seed", 0), OtKind::Silent);
+    assert!(ot.lpn_seed().is_none());
+    let e = ot.send_random_rot::<u8>(&mut c0, 10, 1).unwrap_err();
+    assert!(matches!(e, OtError::NoLpnSeed), "{e}");
+    let e = ot.setup(&mut c0, Party::Server).unwrap_err();
+    assert!(matches!(e, OtError::NoLpnSeed), "{e}");
+    assert_eq!(c0.stats(), Stats::default(), "nothing sent");
+    // Set up, a pack keeps its seed.
+    run2(
+        mem_pair(),
+        |ot, ch| {
+            ot.setup(ch, Party::Server).expect("setup");
+            let e = ot.set_lpn_seed(Block(1)).unwrap_err();
+            assert!(e.to_string().contains("after the Ferret set-up"), "{e}");
+        },
+        |ot, ch| ot.setup(ch, Party::Client).expect("setup"),
     );
 }
 

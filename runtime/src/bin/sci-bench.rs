@@ -2,7 +2,11 @@
 //!
 //! Runs both parties in one process over loopback TCP (two threads per lane),
 //! or one party per process with `--party 0|1 --addr HOST:PORT` (party 0
-//! listens). Prints one JSON object (`--json`) or a line of text.
+//! listens). Prints one JSON object (`--json`) or a line of text. Both
+//! parties' lanes get the same fresh public LPN seed (the silent engine's
+//! codes, [`Session::with_lpn_seed`]): drawn once in-process; agreed on lane
+//! 0 by the two processes (16 bytes each way, left out of `bytes` and
+//! `rounds`, [`agree_lpn_seed`]).
 //!
 //! JSON fields: `protocol`, `n`, `bits`, `threads`, `seconds` (wall, after
 //! the TCP connections are open, including OT set-up), `bytes` (both
@@ -31,13 +35,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use sci_ir::cost::NetProfile;
-use sci_runtime::crypto::{Block, Prg, RkAes256, Tccr, aes_hardware_accelerated};
+use sci_runtime::crypto::{Block, Prg, RkAes256, Tccr, aes_hardware_accelerated, random_block};
 use sci_runtime::net::emulate::Link;
 use sci_runtime::net::tcp::{self, TcpConfig};
-use sci_runtime::net::{Party, Stats};
+use sci_runtime::net::{Channel, Party, Stats};
 use sci_runtime::ot::ferret::{FERRET, FerretReceiver, FerretSender};
 use sci_runtime::ot::transpose::{transpose128, transpose128_naive};
-use sci_runtime::ot::{OtKind, Session};
+use sci_runtime::ot::{OtError, OtKind, Session};
 use serde_json::json;
 
 #[path = "../bench/he.rs"]
@@ -212,6 +216,7 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                     s.run(n, |c| {
                         let (r, lane) = (c.range.clone(), &mut *c.lane);
                         let prg = lane.prg.fork();
+                        let seed = lane.ot.lpn_seed().ok_or(OtError::NoLpnSeed)?;
                         // Touch every COT (a checksum), as a consumer would.
                         let mut sum = Block::ZERO;
                         let mut fold = |_: &mut _, _, q: &[Block]| {
@@ -219,9 +224,17 @@ fn workload(cmd: &Cmd) -> Result<(String, &Common, Work, Option<f64>)> {
                             Ok(())
                         };
                         if c.sender {
-                            FerretSender::new(FERRET, prg)?.take(&mut lane.ch, r.len(), &mut fold)
+                            FerretSender::new(FERRET, seed, prg)?.take(
+                                &mut lane.ch,
+                                r.len(),
+                                &mut fold,
+                            )
                         } else {
-                            FerretReceiver::new(FERRET, prg)?.take(&mut lane.ch, r.len(), &mut fold)
+                            FerretReceiver::new(FERRET, seed, prg)?.take(
+                                &mut lane.ch,
+                                r.len(),
+                                &mut fold,
+                            )
                         }
                     })?;
                     Ok(())
@@ -330,11 +343,48 @@ fn process_cpu_seconds() -> Option<f64> {
 }
 
 /// One party's run: returns wall seconds and counters.
-fn party_run(session: &mut Session, work: &Work, start: &Barrier) -> Result<(f64, Stats)> {
+/// Runs `work` on `session` once both parties reach `start`; returns the
+/// seconds it took and the session's counters, less `uncounted`: what lane 0
+/// carried before the benchmark ([`agree_lpn_seed`]).
+fn party_run(
+    session: &mut Session,
+    work: &Work,
+    start: &Barrier,
+    uncounted: Stats,
+) -> Result<(f64, Stats)> {
     start.wait();
     let t = Instant::now();
     work(session).context("running the benchmark")?;
-    Ok((t.elapsed().as_secs_f64(), session.stats()))
+    let seconds = t.elapsed().as_secs_f64();
+    let mut st = Stats::default();
+    for (i, lane) in session.lanes_mut().iter().enumerate() {
+        let mut c = lane.ch.stats();
+        if i == 0 {
+            c = c - uncounted;
+        }
+        st.bytes_sent += c.bytes_sent;
+        st.bytes_recv += c.bytes_recv;
+        st.rounds = st.rounds.max(c.rounds);
+    }
+    Ok((seconds, st))
+}
+
+/// The public LPN seed of a two-process run (which has no handshake, so no
+/// session id): each party sends 16 fresh random bytes on lane 0 and
+/// receives the peer's; the seed is their XOR (fresh if either party's
+/// bytes are). Returns it and lane 0's counters of the exchange (16 bytes
+/// each way and one round; it ends with a receive, so the lane counts later
+/// rounds as a fresh one would), which the report leaves out, so its bytes
+/// and rounds stay the cost model's.
+fn agree_lpn_seed(lane0: &mut Channel) -> Result<(Block, Stats)> {
+    let ours = random_block()?;
+    let before = lane0.stats();
+    lane0
+        .send(&ours.to_bytes())
+        .context("sending the LPN seed")?;
+    let mut theirs = [0u8; 16];
+    lane0.recv(&mut theirs).context("receiving the LPN seed")?;
+    Ok((ours ^ Block::from_bytes(theirs), lane0.stats() - before))
 }
 
 /// Times the transpose of a random 128×n bit matrix (best of 5 runs).
@@ -428,12 +478,19 @@ fn main() -> Result<()> {
         None => {
             let (c0, c1) =
                 tcp::loopback_pairs(c.threads, &cfg).context("opening loopback connections")?;
-            let mut s0 = Session::new(Party::Server, c0)?.with_ot(c.ot);
-            let mut s1 = Session::new(Party::Client, c1)?.with_ot(c.ot);
+            // One process: the seed needs no exchange.
+            let seed = random_block()?;
+            let mut s0 = Session::new(Party::Server, c0)?
+                .with_ot(c.ot)
+                .with_lpn_seed(seed)?;
+            let mut s1 = Session::new(Party::Client, c1)?
+                .with_ot(c.ot)
+                .with_lpn_seed(seed)?;
             let start = Barrier::new(2);
+            let none = Stats::default();
             let (r0, r1) = std::thread::scope(|sc| {
-                let h = sc.spawn(|| party_run(&mut s1, &work, &start));
-                let r0 = party_run(&mut s0, &work, &start);
+                let h = sc.spawn(|| party_run(&mut s1, &work, &start, none));
+                let r0 = party_run(&mut s0, &work, &start, none);
                 (r0, h.join())
             });
             let (t0, st0) = r0.context("party 0")?;
@@ -448,7 +505,7 @@ fn main() -> Result<()> {
             )
         }
         Some(p) => {
-            let (party, chans) = match p {
+            let (party, mut chans) = match p {
                 0 => {
                     let l =
                         tcp::listen(&c.addr).with_context(|| format!("listening on {}", c.addr))?;
@@ -464,8 +521,14 @@ fn main() -> Result<()> {
                 ),
                 _ => bail!("--party must be 0 or 1"),
             };
-            let mut s = Session::new(party, chans)?.with_ot(c.ot);
-            let (t, st) = party_run(&mut s, &work, &Barrier::new(1))?;
+            let (seed, uncounted) = match chans.first_mut() {
+                Some(lane0) => agree_lpn_seed(lane0)?,
+                None => bail!("--threads must be at least 1"),
+            };
+            let mut s = Session::new(party, chans)?
+                .with_ot(c.ot)
+                .with_lpn_seed(seed)?;
+            let (t, st) = party_run(&mut s, &work, &Barrier::new(1), uncounted)?;
             (t, st.bytes(), st.rounds)
         }
     };

@@ -29,7 +29,8 @@
 //!                       client starts, `exec::session`); server: 0
 //! plan_hash    32 bytes
 //! session      16 bytes the session id: fresh random from the listening side (the
-//!                       server by default), zero from the connecting side
+//!                       server by default), zero from the connecting side; also
+//!                       the public seed of the silent engine's LPN codes
 //! ot           u8       the run's OT engine: 0 = IKNP, 1 = silent (Ferret)
 //! status       u8       0 = ready, else the AbortReason code
 //! software     sw_len bytes, UTF-8 (the crate version, e.g. "0.1.0")
@@ -62,8 +63,11 @@ pub const MAGIC: [u8; 8] = *b"SCI-RUN\0";
 /// set sized by the plan's OT demand: [`sci_ir::cost::ferret_params`]); 8 — the client
 /// starts each inference with a control byte and ends the session with another
 /// ([`super::session`]), so a session runs any number of inferences (the hello's count
-/// only sizes the silent engine).
-pub const WIRE_VERSION: u32 = 8;
+/// only sizes the silent engine); 9 — the silent engine's LPN codes are keyed by the
+/// session id and the iteration ([`crate::ot::ferret`]) instead of one constant code:
+/// the same messages, but a peer of version 8 would compute with other codes, and the
+/// correlations would silently not hold.
+pub const WIRE_VERSION: u32 = 9;
 
 /// The plan format version sent in the hello.
 pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
@@ -481,7 +485,7 @@ mod tests {
     /// (and then this test's figures).
     #[test]
     fn wire_version_is_pinned() {
-        assert_eq!(WIRE_VERSION, 8);
+        assert_eq!(WIRE_VERSION, 9);
         let mut h = Hello::new(Party::Client, 3, OtKind::Silent, [9; 32], Status::Ready);
         h.software = "0.1.0".into();
         h.plan_format = 1;
@@ -491,7 +495,7 @@ mod tests {
         assert_eq!(bytes.len(), HELLO_LEN + 5);
         assert_eq!(
             &bytes[..28],
-            b"SCI-RUN\0\x08\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
+            b"SCI-RUN\0\x09\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
         );
         assert_eq!(&bytes[58..74], &[0xee; 16]);
         assert_eq!(&bytes[74..], b"\x01\x000.1.0");

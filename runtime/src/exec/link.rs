@@ -13,13 +13,16 @@
 //! thread count mismatch is reported as such instead of leaving one side waiting for
 //! connections that never come. Then both sides put every lane on the run's OT engine
 //! (the hellos', which must agree; on the silent engine with the LPN set sized by the
-//! plan's OT demand for the session's inferences, [`sci_ir::cost::ferret_params`]) and
+//! plan's OT demand for the session's inferences, [`sci_ir::cost::ferret_params`], and
+//! the LPN codes keyed by the session id, public and fresh per session, one seed per
+//! lane: [`crate::ot::Session::with_lpn_seed`]; no extra bytes on the wire) and
 //! run its set-up on every lane ([`crate::ot::OtPack::setup`], in parallel over lanes:
 //! base OTs, or Ferret's bootstrapping) so that the per-instruction costs of the report
 //! exclude it.
 
 use super::handshake::{self, AbortReason, HandshakeError, Hello, Status};
 use super::{ExecError, report::Cost};
+use crate::crypto::Block;
 use crate::net::session::{self, Acceptor, Incoming, SessionId};
 use crate::net::tcp::TcpConfig;
 use crate::net::{Channel, NetError, Party};
@@ -79,6 +82,7 @@ fn finish(
     let mut session = Session::new(party, channels)
         .map_err(|e| ExecError::OtSetup(e.into()))?
         .with_engine(ot, &ferret)
+        .and_then(|s| s.with_lpn_seed(Block::from_bytes(id.0)))
         .map_err(ExecError::OtSetup)?;
     session
         .run(0, |c| c.lane.ot.setup(&mut c.lane.ch, party))

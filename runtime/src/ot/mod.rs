@@ -54,7 +54,7 @@ use crate::net::NetError;
 pub use derived::{CorrelatedReceiver, CorrelatedSender, CotFields, CotRing, cot_bits};
 pub use kkot::{KkClass, kk_bits};
 pub use pack::{OtKind, OtPack};
-pub use session::{Chunk, Lane, Session};
+pub use session::{Chunk, Lane, Session, lane_seed};
 
 /// Security parameter λ (bits).
 pub const LAMBDA: usize = sci_ir::cost::ot::LAMBDA as usize;
@@ -74,6 +74,10 @@ pub enum OtError {
     /// The peer sent something malformed (e.g. an invalid curve point).
     #[error("OT peer sent invalid data: {0}")]
     Protocol(String),
+    /// The silent engine was asked to run on a pack given no LPN seed (the
+    /// session's public seed of Ferret's codes, [`OtPack::set_lpn_seed`]).
+    #[error("the silent OT engine needs the session's LPN seed (OtPack::set_lpn_seed)")]
+    NoLpnSeed,
 }
 
 /// Checks a condition on the caller's arguments.

@@ -30,7 +30,9 @@
 //! `Δ` and tree seeds; the receiver's choices of random-choice OTs over IKNP)
 //! draw from the pack's own [`Prg`], given at construction (in a
 //! [`super::Session`], a child of the lane's, itself derived from the
-//! session's OS seed). The extensions need no other randomness.
+//! session's OS seed). The extensions need no other randomness. The silent
+//! engine also needs a *public* seed shared by both parties, that of its LPN
+//! codes ([`OtPack::set_lpn_seed`]; in a run, derived from the session id).
 
 use super::derived::{CorrelatedReceiver, CorrelatedSender, CotFields, CotRing, Inflow};
 use super::derived::{RecvEvent, SendEvent};
@@ -54,6 +56,7 @@ pub struct OtPack {
     fer_s: Option<FerretSender>,
     fer_r: Option<FerretReceiver>,
     ferret: FerretParams,
+    lpn_seed: Option<Block>,
 }
 
 /// The OT engine of a pack (every call of [`OtPack`] runs on it): the plan's
@@ -76,16 +79,20 @@ fn lazy<'a, S>(
 }
 
 /// The Ferret source in `slot` ([`FerretSender::new`] or
-/// [`FerretReceiver::new`] as `new`, with parameters `p` and a child of
-/// `prg`), created first if needed; its bootstrapping runs on first use.
+/// [`FerretReceiver::new`] as `new`, with parameters `p`, LPN seed `seed`
+/// and a child of `prg`), created first if needed; its bootstrapping runs on
+/// first use. Errors ([`OtError::NoLpnSeed`]) if it must be created and
+/// there is no seed.
 fn ferret<'a, F>(
     slot: &'a mut Option<F>,
     ch: &mut Channel,
     prg: &mut Prg,
-    p: FerretParams,
-    new: fn(FerretParams, Prg) -> Result<F, OtError>,
+    (p, seed): (FerretParams, Option<Block>),
+    new: fn(FerretParams, Block, Prg) -> Result<F, OtError>,
 ) -> Result<&'a mut F, OtError> {
-    lazy(slot, ch, prg, |_, g| new(p, g.fork()))
+    lazy(slot, ch, prg, |_, g| {
+        new(p, seed.ok_or(OtError::NoLpnSeed)?, g.fork())
+    })
 }
 
 /// The set-up state of one direction of one OT family on the pack's
@@ -178,6 +185,7 @@ impl OtPack {
             fer_s: None,
             fer_r: None,
             ferret: FERRET,
+            lpn_seed: None,
         }
     }
 
@@ -201,6 +209,27 @@ impl OtPack {
         Ok(())
     }
 
+    /// Gives the silent engine the public seed of its LPN codes: iteration
+    /// `i` of each Ferret source runs on the code keyed by `(seed, i)`
+    /// ([`super::ferret`]). Both parties' packs on a channel must get the
+    /// same seed, fresh per session (in a run, the session id, one seed per
+    /// lane: [`super::Session::with_lpn_seed`]); without one the silent
+    /// engine refuses to run ([`OtError::NoLpnSeed`]). Errors if a Ferret
+    /// state is set up already (it keeps the seed it was built with).
+    pub fn set_lpn_seed(&mut self, seed: Block) -> Result<(), OtError> {
+        check(self.fer_s.is_none() && self.fer_r.is_none(), || {
+            "LPN seed set after the Ferret set-up".into()
+        })?;
+        self.lpn_seed = Some(seed);
+        Ok(())
+    }
+
+    /// The seed given by [`OtPack::set_lpn_seed`], if any (e.g. for a
+    /// Ferret source built outside the pack on the same lane).
+    pub fn lpn_seed(&self) -> Option<Block> {
+        self.lpn_seed
+    }
+
     /// The engine of this pack.
     pub fn kind(&self) -> OtKind {
         self.kind
@@ -211,7 +240,7 @@ impl OtPack {
         &mut self,
         ch: &mut Channel,
     ) -> Result<Engine<'_, IknpSender, FerretSender>, OtError> {
-        let (g, p) = (&mut self.prg, self.ferret);
+        let (g, p) = (&mut self.prg, (self.ferret, self.lpn_seed));
         Ok(match self.kind {
             OtKind::Iknp => Engine::Iknp(lazy(&mut self.iknp_s, ch, g, IknpSender::setup)?),
             OtKind::Silent => Engine::Ferret(ferret(&mut self.fer_s, ch, g, p, FerretSender::new)?),
@@ -231,7 +260,7 @@ impl OtPack {
         &mut self,
         ch: &mut Channel,
     ) -> Result<(Engine<'_, IknpReceiver, FerretReceiver>, &mut Prg), OtError> {
-        let (g, p) = (&mut self.prg, self.ferret);
+        let (g, p) = (&mut self.prg, (self.ferret, self.lpn_seed));
         let e = match self.kind {
             OtKind::Iknp => Engine::Iknp(lazy(&mut self.iknp_r, ch, g, IknpReceiver::setup)?),
             OtKind::Silent => {
@@ -246,7 +275,7 @@ impl OtPack {
         &mut self,
         ch: &mut Channel,
     ) -> Result<Engine<'_, KkSender, FerretSender>, OtError> {
-        let (g, p) = (&mut self.prg, self.ferret);
+        let (g, p) = (&mut self.prg, (self.ferret, self.lpn_seed));
         Ok(match self.kind {
             OtKind::Iknp => Engine::Iknp(lazy(&mut self.kk_s, ch, g, KkSender::setup)?),
             OtKind::Silent => Engine::Ferret(ferret(&mut self.fer_s, ch, g, p, FerretSender::new)?),
@@ -258,7 +287,7 @@ impl OtPack {
         &mut self,
         ch: &mut Channel,
     ) -> Result<Engine<'_, KkReceiver, FerretReceiver>, OtError> {
-        let (g, p) = (&mut self.prg, self.ferret);
+        let (g, p) = (&mut self.prg, (self.ferret, self.lpn_seed));
         Ok(match self.kind {
             OtKind::Iknp => Engine::Iknp(lazy(&mut self.kk_r, ch, g, KkReceiver::setup)?),
             OtKind::Silent => {

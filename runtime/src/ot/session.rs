@@ -16,6 +16,12 @@
 //! gets the generator `Prg::derive(seed, "lane", i)` for its protocols and
 //! `Prg::derive(seed, "lane-ot", i)` for its OT set-ups ([`Prg::derive`]), so
 //! lanes never share a stream and a run is reproducible from its seed.
+//!
+//! The silent engine's LPN codes are keyed by a *public* seed that both
+//! parties share ([`Session::with_lpn_seed`]): in a run, the session id that
+//! the listening side draws and both hellos carry ([`crate::exec::link`]);
+//! lane `i`'s packs get [`lane_seed`]`(seed, i)`, so no two lanes (nor
+//! sessions) run on the same codes.
 
 use std::ops::Range;
 
@@ -54,6 +60,14 @@ pub struct Chunk<'a> {
 /// How a session cuts `0..n` over its lanes: the cost model's
 /// [`sci_ir::cost::predict::split`], so prediction and run chunk alike.
 pub use sci_ir::cost::predict::split;
+
+/// The LPN seed of lane `lane` of a session whose public seed is `seed`
+/// ([`Session::with_lpn_seed`]): `Prg::derive(seed, "sci/ferret/lane",
+/// lane)`'s first block, so each lane's Ferret engines run on codes of their
+/// own.
+pub fn lane_seed(seed: Block, lane: u64) -> Block {
+    Prg::derive(seed, "sci/ferret/lane", lane).next_block()
+}
 
 /// The per-party runtime context: `T` lanes to the peer.
 #[derive(Debug)]
@@ -118,6 +132,18 @@ impl Session {
             }
         }
         Ok(s)
+    }
+
+    /// The same session with lane `i`'s pack given the LPN seed
+    /// [`lane_seed`]`(seed, i)` ([`OtPack::set_lpn_seed`]): `seed` is public,
+    /// the same for both parties and fresh per session (`sci-run` uses the
+    /// session id). The silent engine needs it; IKNP ignores it. Errors if a
+    /// lane's Ferret state is set up already.
+    pub fn with_lpn_seed(mut self, seed: Block) -> Result<Self, super::OtError> {
+        for (i, l) in self.lanes.iter_mut().enumerate() {
+            l.ot.set_lpn_seed(lane_seed(seed, i as u64))?;
+        }
+        Ok(self)
     }
 
     /// The OT engine of the lanes.
@@ -217,6 +243,21 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_lane_gets_its_own_lpn_seed() {
+        let (a, b) = (Block(1), Block(2));
+        assert_eq!(lane_seed(a, 0), lane_seed(a, 0));
+        assert_ne!(lane_seed(a, 0), lane_seed(a, 1));
+        assert_ne!(lane_seed(a, 0), lane_seed(b, 0));
+        assert_ne!(lane_seed(a, 0), a);
+        let (c0, c1) = crate::net::mem::pair(None);
+        let s = Session::with_seed(Party::Server, vec![c0, c1], Block(9))
+            .with_lpn_seed(a)
+            .expect("nothing set up");
+        let seeds: Vec<_> = s.lanes.iter().map(|l| l.ot.lpn_seed()).collect();
+        assert_eq!(seeds, [Some(lane_seed(a, 0)), Some(lane_seed(a, 1))]);
+    }
 
     #[test]
     fn split_is_balanced_and_covering() {

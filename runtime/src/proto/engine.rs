@@ -562,7 +562,10 @@ mod tests {
     ) -> (R, R) {
         let party = |chans, p: Party, role| {
             let mut s = Session::with_seed(p, chans, role_prg(role).next_block());
-            s.lanes_mut().iter_mut().for_each(|l| use_engine(&mut l.ot));
+            s.lanes_mut()
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, l)| use_engine(&mut l.ot, i));
             let mut e = Engine::new(&mut s, 4);
             f(&mut e, p).unwrap_or_else(|e| panic!("{p:?}: {e}"))
         };
@@ -979,7 +982,10 @@ mod tests {
             let (a, b) = mem::pairs(2, Some(Duration::from_secs(120)));
             let party = |chans, p: Party, seed| {
                 let mut s = Session::with_seed(p, chans, crate::crypto::Block(seed));
-                s.lanes_mut().iter_mut().for_each(|l| use_engine(&mut l.ot));
+                s.lanes_mut()
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(i, l)| use_engine(&mut l.ot, i));
                 let xs = if p == Party::Server { &x0 } else { &x1 };
                 let y = Engine::new(&mut s, 4).relu(32, xs).expect("relu");
                 (y, s.stats())

@@ -17,7 +17,7 @@ use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Stats, mem, tcp};
 use crate::ot::ferret::TEST_FERRET;
-use crate::ot::{OtKind, OtPack};
+use crate::ot::{OtKind, OtPack, lane_seed};
 
 /// Results and counters of a two-party run, by role.
 pub(crate) struct Run<R> {
@@ -60,11 +60,16 @@ pub(crate) fn costed() -> bool {
     engine() == OtKind::Iknp
 }
 
-/// Puts a fresh pack on [`engine`] (with [`TEST_FERRET`]).
-pub(crate) fn use_engine(ot: &mut OtPack) {
+/// Puts a fresh pack, lane `lane`'s, on [`engine`] (with [`TEST_FERRET`]
+/// and the lane's LPN seed: [`lane_seed`] of a seed derived from the test
+/// process's, the same for both roles).
+pub(crate) fn use_engine(ot: &mut OtPack, lane: usize) {
     ot.set_kind(engine());
     ot.set_ferret_params(TEST_FERRET)
         .expect("TEST_FERRET chains, nothing set up yet");
+    let seed = Prg::derive(Block(sci_testkit::seed().into()), "test-lpn", 0).next_block();
+    ot.set_lpn_seed(lane_seed(seed, lane as u64))
+        .expect("nothing set up yet");
 }
 
 /// `assert_eq!` of a measured count (bytes, rounds) against the cost model,
@@ -81,7 +86,7 @@ pub(crate) use pin;
 /// A fresh pack on [`engine`] drawing from `prg`.
 pub(crate) fn pack(prg: Prg) -> OtPack {
     let mut ot = OtPack::new(prg, OtKind::Iknp);
-    use_engine(&mut ot);
+    use_engine(&mut ot, 0);
     ot
 }
 

@@ -45,11 +45,17 @@ impl Engine for Ferret {
     type S = FerretSender;
     type R = FerretReceiver;
     fn sender(_: &mut Channel, prg: Prg) -> FerretSender {
-        FerretSender::new(TEST_FERRET, prg).expect("TEST_FERRET chains")
+        FerretSender::new(TEST_FERRET, lpn_seed(), prg).expect("TEST_FERRET chains")
     }
     fn receiver(_: &mut Channel, prg: Prg) -> FerretReceiver {
-        FerretReceiver::new(TEST_FERRET, prg).expect("TEST_FERRET chains")
+        FerretReceiver::new(TEST_FERRET, lpn_seed(), prg).expect("TEST_FERRET chains")
     }
+}
+
+/// The LPN seed of the Ferret pairs (the same on both sides, fresh per test
+/// process).
+fn lpn_seed() -> Block {
+    test_prg("suite-lpn", 0).next_block()
 }
 
 fn test_prg(label: &str, index: u64) -> Prg {

@@ -11,10 +11,20 @@
 //! only XORs blocks: `out_i ^= ⊕_{j<D} secret[A_{i,j}]`.
 //!
 //! Column `i`'s positions are the 32-bit words of three AES blocks
-//! `AES_seed(3i), AES_seed(3i+1), AES_seed(3i+2)` (ten of their twelve
+//! `AES_key(3i), AES_key(3i+1), AES_key(3i+2)` (ten of their twelve
 //! words), each mapped to `[0, k)` by `⌊r·k/2^32⌋` (bias below `k/2^32`;
 //! repeated positions cancel, as in Ferret's code). The code is memory-bound:
 //! `D` random reads of the `16k`-byte secret per output.
+//!
+//! # The code's key
+//! The matrix is public but not fixed: its AES key ([`code_key`]) is derived
+//! from a per-session public random seed and the engine's iteration index
+//! (with the parameter set), so every session, and every iteration within
+//! one, uses a fresh code, as emp-ot's Ferret does (it draws the LPN seed
+//! per session and re-keys the code per iteration). One fixed matrix for
+//! every deployment would let an attacker precompute against it once. Both
+//! parties hold the seed (the session id, [`crate::ot::OtPack::set_lpn_seed`])
+//! and count iterations alike, so they build the same code without talking.
 
 use crate::crypto::{Block, FixedAes, Prg};
 
@@ -127,7 +137,20 @@ impl std::ops::DerefMut for HugeVec {
     }
 }
 
-/// The public local linear code of one parameter set.
+/// The AES key of the public code of iteration `iteration` of a Ferret
+/// engine keyed by `seed`, for a secret of `k` blocks and `n` outputs: two
+/// domain-separated [`Prg::derive`]s, first of `seed` for the iteration, then
+/// of that block for the parameter set, `key = derive(derive(seed,
+/// "sci/ferret/lpn", iteration), "sci/ferret/lpn-set", (n << 32) ^ k)`. Both
+/// parties compute it from public values only (the session's seed, the
+/// iteration counter and the parameters), so they build the same matrix
+/// without talking; another seed or iteration gives an independent key.
+pub(crate) fn code_key(seed: Block, k: usize, n: usize, iteration: u64) -> Block {
+    let it = Prg::derive(seed, "sci/ferret/lpn", iteration).next_block();
+    Prg::derive(it, "sci/ferret/lpn-set", ((n as u64) << 32) ^ k as u64).next_block()
+}
+
+/// The public local linear code of one iteration.
 #[derive(Clone)]
 pub(crate) struct LpnCode {
     aes: FixedAes,
@@ -135,14 +158,12 @@ pub(crate) struct LpnCode {
 }
 
 impl LpnCode {
-    /// The code for a secret of `k` blocks and `n` outputs: its seed is
-    /// public, derived from `(k, n)` ([`Prg::derive`] of the zero block), so
-    /// both parties build the same matrix without talking.
-    pub(crate) fn new(k: usize, n: usize) -> LpnCode {
-        let key =
-            Prg::derive(Block::ZERO, "sci/ferret/lpn", ((n as u64) << 32) ^ k as u64).next_block();
+    /// The code of iteration `iteration` (counted from 0, the
+    /// bootstrapping one) of an engine keyed by the public `seed`, for a
+    /// secret of `k` blocks and `n` outputs: AES under [`code_key`].
+    pub(crate) fn new(seed: Block, k: usize, n: usize, iteration: u64) -> LpnCode {
         LpnCode {
-            aes: FixedAes::new(key),
+            aes: FixedAes::new(code_key(seed, k, n, iteration)),
             k,
         }
     }
@@ -214,8 +235,9 @@ mod tests {
     #[test]
     fn both_sides_build_the_same_matrix_and_encode_linearly() {
         let (k, n) = (300, 2500);
-        let (a, b) = (LpnCode::new(k, n), LpnCode::new(k, n));
-        let other = LpnCode::new(k + 1, n);
+        let seed = Block(0x5eed);
+        let (a, b) = (LpnCode::new(seed, k, n, 3), LpnCode::new(seed, k, n, 3));
+        let other = LpnCode::new(seed, k + 1, n, 3);
         let mut differ = false;
         for i in [0, 1, 1023, 1024, 2499] {
             let ca = a.column(i);
@@ -257,9 +279,10 @@ mod tests {
         use aes::cipher::array::Array;
         use aes::cipher::{BlockCipherEncrypt, KeyInit};
         let (k, n) = (589_824usize, 1295usize << 13);
-        let code = LpnCode::new(k, n);
-        let key =
-            Prg::derive(Block::ZERO, "sci/ferret/lpn", ((n as u64) << 32) ^ k as u64).next_block();
+        let (seed, iteration) = (Block(0x0123_4567_89ab_cdef), 7);
+        let code = LpnCode::new(seed, k, n, iteration);
+        let it = Prg::derive(seed, "sci/ferret/lpn", iteration).next_block();
+        let key = Prg::derive(it, "sci/ferret/lpn-set", ((n as u64) << 32) ^ k as u64).next_block();
         let aes = Aes128::new(&Array::from(key.to_bytes()));
         for i in [0usize, 1, 5, STEP - 1, STEP, 3 * STEP + 7, n - 1] {
             let words: Vec<u32> = (0..3)
@@ -276,6 +299,32 @@ mod tests {
                 .collect();
             assert_eq!(code.column(i).to_vec(), want, "column {i}");
         }
+    }
+
+    /// The code is keyed by the session's seed and the iteration: another
+    /// seed or another iteration moves the columns' positions; the same
+    /// inputs give the same code (both parties' view).
+    #[test]
+    fn each_seed_and_iteration_has_its_own_code() {
+        let (k, n) = (4096, 1 << 16);
+        let cols = |seed: u128, it: u64| -> Vec<[u32; D]> {
+            let code = LpnCode::new(Block(seed), k, n, it);
+            [0, 1, 2, 1000, n - 1].map(|i| code.column(i)).to_vec()
+        };
+        let base = cols(1, 0);
+        assert_eq!(base, cols(1, 0), "same seed and iteration, same code");
+        for (seed, it) in [(2, 0), (1, 1), (2, 1), (1 << 64, 0), (1, 1 << 32)] {
+            let other = cols(seed, it);
+            // Each column differs (ten positions of 4096 agreeing: ~2^-120).
+            for (i, (a, b)) in base.iter().zip(&other).enumerate() {
+                assert_ne!(a, b, "seed {seed}, iteration {it}, column {i}");
+            }
+        }
+        assert_ne!(
+            code_key(Block(1), k, n, 0),
+            code_key(Block(1), k, n + 1, 0),
+            "the parameters key the code too"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | [`spcot`] | single-point COT from a GGM tree (punctured PRF) | Boyle, Couteau, Gilboa, Ishai, Kohl, Scholl, CCS/CRYPTO 2019; Ferret §4 |
 //! | [`mpcot`] | multi-point COT with regular noise (`t` trees of `n/t` leaves) | Ferret §5 |
-//! | [`lpn`] | primal-LPN expansion with a local linear code, `d = 10` | Ferret §5.1, §6 |
+//! | [`lpn`] | primal-LPN expansion with a local linear code, `d = 10`, keyed per session and iteration | Ferret §5.1, §6 |
 //! | `source` | [`FerretSender`] / [`FerretReceiver`]: per-lane COT source, bootstrapping from IKNP, outputs generated lazily a chunk of trees at a time | Ferret §5.3 |
 //! | `pads` | the engine's contract ([`crate::ot::derived`]): its random COTs derandomised to chosen choices (1 bit each), or handed out with their random choices | — |
 //!
@@ -21,9 +21,28 @@
 //! COT gives `(e, w = v ⊕ e·Δ)` over `n` positions, `e` of weight `t`, one
 //! nonzero per block of `2^h` (one message from the sender, `t·(2h + 1)`
 //! blocks); the LPN encoding with the `k` secret COTs gives the `n` outputs,
-//! whose first `k + t·h` are the next iteration's reserve. Parameters and
+//! whose first `k + t·h` are the next iteration's reserve. Each iteration
+//! has a code of its own (next section). Parameters and
 //! exact bytes: [`sci_ir::cost::ferret`] ([`FERRET`]: with the production
 //! set, 559,440 bytes per 10,001,981 COTs, 0.447 bits per COT).
+//!
+//! # The LPN codes
+//! The `k × n` matrix is public, but not one constant: iteration `i` (the
+//! bootstrapping one is 0, then each extension counts on) runs on the code
+//! keyed by `(seed, i)` and its parameter set (`lpn::code_key`), where
+//! `seed` is a public random seed fresh per session, given to both parties'
+//! sources ([`FerretSender::new`], [`FerretReceiver::new`]; through
+//! [`crate::ot::OtPack::set_lpn_seed`]). As in emp-ot's Ferret (which draws
+//! its LPN seed per session and re-keys it each iteration), no two sessions
+//! or deployments, and no two iterations of one, share a matrix, so nothing
+//! can be precomputed against a fixed code. In `sci-run` (and the Python
+//! package) the seed is the session id, 16 fresh random bytes that the
+//! listening side draws and both hellos already carry
+//! ([`crate::exec::handshake`]): no extra bytes, so the cost model is
+//! unchanged; each lane uses [`crate::ot::lane_seed`] of it. Both parties
+//! count iterations alike, so they build the same codes; with different
+//! seeds their outputs are not COTs. A pack without a seed refuses to run
+//! the silent engine ([`crate::ot::OtError::NoLpnSeed`]).
 //!
 //! # Memory
 //! Output `i` depends only on tree `i / 2^h` and column `i` of the code, so

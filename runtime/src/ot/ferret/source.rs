@@ -42,6 +42,9 @@
 //!
 //! Each COT handed out, and each base COT of a GGM tree, gets a new index
 //! (the engine's count of COTs consumed), its tweak for [`crate::crypto::Tccr`].
+//! Each iteration that runs gets the next iteration index (the engine's
+//! count of iterations, the bootstrapping one 0), which with the engine's
+//! public seed keys its LPN code ([`LpnCode::new`]).
 
 use super::super::ext::{ExtReceiver, ExtSender, choice_columns};
 use super::super::{OtError, check};
@@ -56,11 +59,16 @@ use sci_ir::cost::ferret::{FerretParams, LpnParams};
 /// enough to stay in the L2 cache between their generation and their use.
 const CHUNK: usize = 1 << 16;
 
-/// The state both sides share: parameters, codes, the next reserve and the
-/// iteration being handed out.
+/// The state both sides share: parameters, the code's seed, the next
+/// reserve and the iteration being handed out.
 struct Engine {
     params: FerretParams,
-    codes: [LpnCode; 2],
+    /// The public seed of the LPN codes ([`LpnCode::new`]): the same on
+    /// both sides, fresh per session.
+    seed: Block,
+    /// Iterations run so far (the bootstrapping one included): the index of
+    /// the next iteration's code.
+    iterations: u64,
     mmo: Mmo,
     tccr: Tccr,
     scratch: Scratch,
@@ -81,9 +89,8 @@ struct Engine {
 /// chunk of whole trees at a time.
 struct Outputs {
     p: LpnParams,
-    /// Whether it is the bootstrapping iteration (its code is the `boot`
-    /// set's).
-    boot: bool,
+    /// Its LPN code (keyed by the engine's seed and the iteration's index).
+    code: LpnCode,
     trees: Trees,
     /// The reserve it consumed, whose first `p.k` blocks are its LPN
     /// secret (huge pages).
@@ -102,19 +109,19 @@ impl Outputs {
     /// trees) into `out`: the trees' multi-point COT outputs, then their
     /// LPN encoding. Cost per output: 2 AES blocks (GGM), 3 AES blocks and
     /// `D` random reads of the secret (LPN).
-    fn generate(&self, mmo: &Mmo, code: &LpnCode, first: usize, out: &mut [Block]) {
+    fn generate(&self, mmo: &Mmo, first: usize, out: &mut [Block]) {
         let leaves = 1 << self.p.log_leaves;
         debug_assert!(first.is_multiple_of(leaves) && out.len().is_multiple_of(leaves));
         let mut sums = Vec::new();
         for (i, tree) in out.chunks_exact_mut(leaves).enumerate() {
             self.trees.write(mmo, first / leaves + i, tree, &mut sums);
         }
-        code.encode(out, first, &self.secret[..self.p.k]);
+        self.code.encode(out, first, &self.secret[..self.p.k]);
     }
 
     /// Makes the chunk hold output `pos` (below `p.n()`): if it does not,
     /// generates the chunk of trees from `pos`'s on.
-    fn load(&mut self, mmo: &Mmo, code: &LpnCode) {
+    fn load(&mut self, mmo: &Mmo) {
         if (self.start..self.start + self.chunk.len()).contains(&self.pos) {
             return;
         }
@@ -126,7 +133,7 @@ impl Outputs {
             .min(self.p.n() - first);
         let mut chunk = std::mem::take(&mut self.chunk);
         chunk.resize(len, Block::ZERO);
-        self.generate(mmo, code, first, &mut chunk);
+        self.generate(mmo, first, &mut chunk);
         (self.chunk, self.start) = (chunk, first);
     }
 }
@@ -140,7 +147,6 @@ pub(super) struct Piece<'a> {
     len: usize,
     now: &'a mut Outputs,
     mmo: &'a Mmo,
-    code: &'a LpnCode,
 }
 
 impl Piece<'_> {
@@ -164,7 +170,7 @@ impl Piece<'_> {
     ) -> Result<(), OtError> {
         let mut done = 0;
         while done < self.len {
-            self.now.load(self.mmo, self.code);
+            self.now.load(self.mmo);
             let o = &mut *self.now;
             let at = o.pos - o.start;
             let len = (o.chunk.len() - at).min(self.len - done);
@@ -210,13 +216,14 @@ trait Side<L> {
 }
 
 impl Engine {
-    fn new(params: FerretParams) -> Result<Engine, OtError> {
+    fn new(params: FerretParams, seed: Block) -> Result<Engine, OtError> {
         check(params.valid(), || {
             format!("Ferret parameters {params:?} do not chain (see FerretParams::valid)")
         })?;
         Ok(Engine {
-            codes: [params.boot, params.main].map(|p| LpnCode::new(p.k, p.n())),
             params,
+            seed,
+            iterations: 0,
             mmo: Mmo::new(),
             tccr: Tccr::new(),
             scratch: Scratch::default(),
@@ -275,7 +282,8 @@ impl Engine {
 
     /// Runs the announced iteration (announcing it first if it was not):
     /// opens its multi-point COT of `n` outputs over the reserve's last
-    /// `t·h` COTs, keeps the reserve's first `k` as its LPN secret, and
+    /// `t·h` COTs, keeps the reserve's first `k` as its LPN secret, builds
+    /// its code (from the engine's seed and the iteration's index), and
     /// generates its first `main.reserve()` outputs, the next reserve (the
     /// rest of their trees start its first chunk).
     fn iterate<L>(
@@ -303,9 +311,11 @@ impl Engine {
         };
         std::mem::swap(&mut secret, &mut self.reserve);
         let r = self.params.main.reserve();
+        let code = LpnCode::new(self.seed, p.k, p.n(), self.iterations);
+        self.iterations += 1;
         let mut now = Outputs {
             p,
-            boot,
+            code,
             trees,
             secret,
             chunk,
@@ -314,8 +324,7 @@ impl Engine {
             chunk_len: self.chunk,
         };
         self.reserve.resize(self.eager(p));
-        let code = &self.codes[usize::from(!boot)];
-        now.generate(&self.mmo, code, 0, &mut self.reserve);
+        now.generate(&self.mmo, 0, &mut self.reserve);
         now.chunk.clear();
         now.chunk.extend_from_slice(&self.reserve[r..]);
         self.reserve.resize(r);
@@ -350,7 +359,6 @@ impl Engine {
                 tweak: self.ids,
                 j,
                 len,
-                code: &self.codes[usize::from(!now.boot)],
                 now,
                 mmo: &self.mmo,
             };
@@ -507,13 +515,19 @@ impl std::fmt::Debug for FerretSender {
 }
 
 impl FerretSender {
-    /// A sender with the given parameters, drawing `Δ`, the base OTs'
-    /// scalars and the tree seeds from `prg`. Nothing runs until the first
-    /// request. Errors if the parameters do not chain.
-    pub fn new(params: FerretParams, mut prg: Prg) -> Result<FerretSender, OtError> {
+    /// A sender with the given parameters and LPN seed `lpn_seed` (public,
+    /// fresh per session, the receiver's must be the same: iteration `i`'s
+    /// code is `LpnCode::new(lpn_seed, k, n, i)`), drawing `Δ`, the base
+    /// OTs' scalars and the tree seeds from `prg`. Nothing runs until the
+    /// first request. Errors if the parameters do not chain.
+    pub fn new(
+        params: FerretParams,
+        lpn_seed: Block,
+        mut prg: Prg,
+    ) -> Result<FerretSender, OtError> {
         let delta = prg.next_block() | Block(1);
         Ok(FerretSender {
-            engine: Engine::new(params)?,
+            engine: Engine::new(params, lpn_seed)?,
             side: Sending {
                 setup_prg: prg.fork(),
                 prg,
@@ -588,11 +602,13 @@ impl std::fmt::Debug for FerretReceiver {
 }
 
 impl FerretReceiver {
-    /// A receiver with the given parameters, drawing the base OTs' scalars
-    /// and the bootstrapping choice bits from `prg`.
-    pub fn new(params: FerretParams, prg: Prg) -> Result<FerretReceiver, OtError> {
+    /// A receiver with the given parameters and LPN seed (the sender's,
+    /// [`FerretSender::new`]), drawing the base OTs' scalars and the
+    /// bootstrapping choice bits from `prg`. Errors if the parameters do not
+    /// chain.
+    pub fn new(params: FerretParams, lpn_seed: Block, prg: Prg) -> Result<FerretReceiver, OtError> {
         Ok(FerretReceiver {
-            engine: Engine::new(params)?,
+            engine: Engine::new(params, lpn_seed)?,
             side: Receiving { prg },
         })
     }
@@ -675,9 +691,16 @@ mod tests {
         }
         assert_eq!(e.available(), Some(0));
         let now = e.now.as_ref().expect("set up");
-        assert!(!now.boot);
+        assert_eq!(
+            e.iterations, 2,
+            "the bootstrapping and the first main iteration"
+        );
+        // Its code is the one of the seed and iteration 1, not another's.
+        let code = |it| LpnCode::new(e.seed, p.main.k, p.main.n(), it).column(5);
+        assert_eq!(now.code.column(5), code(1));
+        assert_ne!(now.code.column(5), code(2));
         let mut eager = vec![Block::ZERO; p.main.n()];
-        now.generate(&e.mmo, &e.codes[1], 0, &mut eager);
+        now.generate(&e.mmo, 0, &mut eager);
         lazy.drain(..p.first_available());
         [lazy, e.reserve.to_vec(), eager]
     }
@@ -685,8 +708,9 @@ mod tests {
     fn check_lazy_equals_eager(chunk: usize) {
         let (mut c0, mut c1) = mem::pair(Some(Duration::from_secs(60)));
         let seed = Block(sci_testkit::seed().into());
-        let mut s = FerretSender::new(TEST_FERRET, Prg::derive(seed, "lazy-s", 0)).unwrap();
-        let mut r = FerretReceiver::new(TEST_FERRET, Prg::derive(seed, "lazy-r", 0)).unwrap();
+        let lpn = Prg::derive(seed, "lazy-lpn", 0).next_block();
+        let mut s = FerretSender::new(TEST_FERRET, lpn, Prg::derive(seed, "lazy-s", 0)).unwrap();
+        let mut r = FerretReceiver::new(TEST_FERRET, lpn, Prg::derive(seed, "lazy-r", 0)).unwrap();
         let delta = s.delta();
         let (sent, got) = sci_testkit::run2(
             || lazy_and_eager(&mut s.engine, &mut s.side, &mut c0, chunk),
