@@ -135,11 +135,12 @@ fn has_products(program: &sci_ir::Program) -> bool {
     program.ids().any(|v| program.is_secure_product(v))
 }
 
-/// Whether `model` multiplies two secret tensors (`proto::secmul`, rings only): SCI_HE
-/// refuses it at compile time ([`he_refuses_secret_products`]), so the HE sweeps skip it.
+/// Whether `model` multiplies two secret tensors (`proto::secmul`, rings only; also
+/// inside `sigmoid`/`tanh`, [`sci_ir::Program::needs_ring`]): SCI_HE refuses it at
+/// compile time ([`he_refuses_secret_products`]), so the HE sweeps skip it.
 fn has_secret_products(model: &str) -> bool {
     let program = compile(model, 1, Backend::Ot);
-    program.ids().any(|v| program.is_secret_product(v))
+    program.ids().any(|v| program.needs_ring(v))
 }
 
 /// The models the HE sweeps run: every model but those with secret products.
