@@ -282,9 +282,10 @@ fn malformed_and_unsupported_onnx_files_are_clear_errors() {
         serde_json::from_str(&std::fs::read_to_string(testdata("errors/errors.json")).unwrap())
             .unwrap();
     // The frontend deliberately accepts these (opset 5; INT8 weights cast to float,
-    // decoded exactly; Pad's reflect mode, data movement; float64 inputs and weights):
-    // see frontend/tests/errors.rs.
+    // decoded exactly; Pad's reflect mode, data movement; float64 inputs and weights;
+    // Clip to any constant bounds): see frontend/tests/errors.rs.
     let accepted = [
+        "unsupported_attr_clip_bounds.onnx",
         "unsupported_opset_5.onnx",
         "unsupported_dtype_int8_weights.onnx",
         "unsupported_attr_pad_reflect.onnx",
@@ -308,7 +309,7 @@ fn malformed_and_unsupported_onnx_files_are_clear_errors() {
         }
         n += 1;
     }
-    assert!(n >= 13, "{n}");
+    assert_eq!(n, 12, "the errors group's models sci rejects");
 }
 
 #[test]
