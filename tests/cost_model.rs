@@ -18,9 +18,8 @@
 //!
 //! SCI_OT: every model at 1 lane, the digits models at 3. On the silent OT engine
 //! (`ot: silent`, production LPN sets as the runtime sizes them): the models with
-//! products, comparisons, pooling or divisions ([`SILENT_KINDS`]) at 1 lane and the
-//! digits models at 1–3
-//! ([`predicted_equals_measured_on_silent`]; every model in the ignored
+//! products, comparisons, pooling, divisions or sigmoid/tanh ([`SILENT_KINDS`]) at 1
+//! lane and the digits models at 1–3 ([`predicted_equals_measured_on_silent`]; every model in the ignored
 //! [`predicted_equals_measured_on_silent_for_every_model`]); the same models under
 //! SCI_HE on silent ([`predicted_equals_measured_under_he_on_silent`]). SCI_HE (`--backend he`):
 //! every model at 1 lane (all compile for the field of ℓ = 32; 90 have HE products,
@@ -556,8 +555,9 @@ fn predicted_equals_measured_on_silent_for_every_model() {
 
 /// Name parts of the models [`predicted_equals_measured_on_silent`] runs: the digits
 /// models and every model with products, comparisons, pooling or divisions.
-const SILENT_KINDS: [&str; 11] = [
+const SILENT_KINDS: [&str; 14] = [
     "digits/", "argmax", "pool", "relu", "conv", "gemm", "matmul", "div", "clip", "mul", "skl",
+    "sigmoid", "tanh", "silu",
 ];
 
 /// Checks `models` under `backend` on the silent engine ([`check_program`]) at 1 lane,

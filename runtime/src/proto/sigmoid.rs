@@ -50,14 +50,12 @@ pub fn smooth(ctx: &mut Ctx<'_>, p: &SmoothParams, x: &[u64]) -> Result<Vec<u64>
         .collect();
     let r = recip::recip(ctx, p.recip(), &z)?;
     let (k, unit) = (t - s, public(1 << s));
-    let factor = match p.kind() {
-        Smooth::Sigmoid => 0,
-        Smooth::Tanh => 1,
-    };
+    // Sigmoid rounds `r`, tanh `2r` (and subtracts 1 after).
+    let doubling = u32::from(p.kind() == Smooth::Tanh);
     let half = public(1 << (k - 1));
     let r2: Vec<u64> = r
         .iter()
-        .map(|&v| ((v << factor).wrapping_add(half)) & m)
+        .map(|&v| ((v << doubling).wrapping_add(half)) & m)
         .collect();
     let rounded = trunc::trunc_nonneg(ctx, ell, k, &r2)?;
     // The value when x ≥ 0 (`pos`) and when x < 0 (`neg`): the result is `neg
