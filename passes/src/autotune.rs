@@ -584,4 +584,32 @@ mod tests {
             assert_eq!(p64, pl, "{model}");
         }
     }
+
+    /// With a `sigmoid`, ℓ is at least `2s + 7` (its internal products must not wrap),
+    /// however small the values: the tuned program compiles and predicts as at 64 bits.
+    #[test]
+    fn sigmoid_keeps_the_ring_wide_enough() {
+        let float = Program::parse(
+            "
+%x: client f32[1,4] = input \"x\"
+%w: server f32[4,2] = const [0.5, -0.25, 0.125, 1.0, -0.5, 0.75, 0.25, -1.0]
+%s: client f32[1,4] = sigmoid %x
+%m: shared f32[1,2] = matmul %s, %w
+%o: client f32[1,2] = output %m \"o\"
+",
+        )
+        .unwrap();
+        let xs: Vec<f32> = (0..32).map(|i| (i as f32 - 16.0) / 8.0).collect();
+        let data = Dataset {
+            x: sci_ir::npy::Array::from_f32(vec![8, 1, 4], &xs).unwrap(),
+            y: vec![0, 1, 0, 1, 0, 1, 0, 1],
+        };
+        let cfg = AutotuneConfig {
+            scales: vec![6, 10],
+            tolerance: 100.0,
+            margin_bits: 0,
+        };
+        let t = autotune(&float, &data, &cfg).unwrap();
+        assert!(t.bits >= 2 * t.scale + 7, "ℓ = {}, s = {}", t.bits, t.scale);
+    }
 }
