@@ -18,9 +18,8 @@
 //!
 //! SCI_OT: every model at 1 lane, the digits models at 3. On the silent OT engine
 //! (`ot: silent`, production LPN sets as the runtime sizes them): the models with
-//! products, comparisons, pooling or divisions ([`SILENT_KINDS`]) at 1 lane and the
-//! digits models at 1–3
-//! ([`predicted_equals_measured_on_silent`]; every model in the ignored
+//! products, comparisons, pooling, divisions or sigmoid/tanh ([`SILENT_KINDS`]) at 1
+//! lane and the digits models at 1–3 ([`predicted_equals_measured_on_silent`]; every model in the ignored
 //! [`predicted_equals_measured_on_silent_for_every_model`]); the same models under
 //! SCI_HE on silent ([`predicted_equals_measured_under_he_on_silent`]). SCI_HE (`--backend he`):
 //! every model at 1 lane (all compile for the field of ℓ = 32; 90 have HE products,
@@ -135,11 +134,12 @@ fn has_products(program: &sci_ir::Program) -> bool {
     program.ids().any(|v| program.is_secure_product(v))
 }
 
-/// Whether `model` multiplies two secret tensors (`proto::secmul`, rings only): SCI_HE
-/// refuses it at compile time ([`he_refuses_secret_products`]), so the HE sweeps skip it.
+/// Whether `model` multiplies two secret tensors (`proto::secmul`, rings only; also
+/// inside `sigmoid`/`tanh`, [`sci_ir::Program::needs_ring`]): SCI_HE refuses it at
+/// compile time ([`he_refuses_secret_products`]), so the HE sweeps skip it.
 fn has_secret_products(model: &str) -> bool {
     let program = compile(model, 1, Backend::Ot);
-    program.ids().any(|v| program.is_secret_product(v))
+    program.ids().any(|v| program.needs_ring(v))
 }
 
 /// The models the HE sweeps run: every model but those with secret products.
@@ -555,8 +555,9 @@ fn predicted_equals_measured_on_silent_for_every_model() {
 
 /// Name parts of the models [`predicted_equals_measured_on_silent`] runs: the digits
 /// models and every model with products, comparisons, pooling or divisions.
-const SILENT_KINDS: [&str; 11] = [
+const SILENT_KINDS: [&str; 14] = [
     "digits/", "argmax", "pool", "relu", "conv", "gemm", "matmul", "div", "clip", "mul", "skl",
+    "sigmoid", "tanh", "silu",
 ];
 
 /// Checks `models` under `backend` on the silent engine ([`check_program`]) at 1 lane,

@@ -37,6 +37,7 @@
 
 use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
+use sci_ir::interp::math::SmoothParams;
 use sci_ir::schedule::Step;
 use sci_ir::{Backend, Op, Pool2d, Program, ValueId};
 use serde::Serialize;
@@ -256,6 +257,19 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
                 c.multiplications += (rows * cols * outs) as u64;
                 // Two products X·Y_b: ℓ COTs per element of X each.
                 c.cots += 2 * (rows * cols) as u64 * bits;
+            }
+        }
+        (Step::Smooth { kind, s }, _) => {
+            // One DReLU (the sign); the secret products of exp's tree (K − 1) and of
+            // the reciprocal (2 per iteration), each rounded by a non-negative
+            // truncation, and the final rounding (`proto::sigmoid`).
+            if let Ok(sp) = SmoothParams::of_op(kind, bits as u32, s) {
+                let products = (sp.exp().digits() - 1) as u64 + 2 * u64::from(sp.recip().iters());
+                c.drelu = numel;
+                c.multiplications = products * numel;
+                c.trunc_nonneg = (products + 1) * numel;
+                // Two products X·Y_b: ℓ COTs per element each.
+                c.cots = 2 * products * numel * bits;
             }
         }
         _ => {}

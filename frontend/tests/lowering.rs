@@ -239,6 +239,37 @@ fn hard_sigmoid_and_hard_swish_are_clipped_lines() {
 }
 
 #[test]
+fn sigmoid_and_tanh_are_ops_and_silu_a_secret_product() {
+    let (p, y) = activation("Sigmoid", &[], None);
+    assert_eq!(mnemonics(&p), ["input", "sigmoid", "output"]);
+    close(
+        &y,
+        ACT_XS.iter().map(|&x| 1.0 / (1.0 + (-x).exp())),
+        "sigmoid",
+    );
+    let (p, y) = activation("Tanh", &[], None);
+    assert_eq!(mnemonics(&p), ["input", "tanh", "output"]);
+    close(&y, ACT_XS.iter().map(|&x| x.tanh()), "tanh");
+    // SiLU: x · Sigmoid(x), a product of two client tensors.
+    let mut g = Graph::new(14);
+    g.input("x", &[D::N(1), D::N(7)]).output("y");
+    g.node("sig", "Sigmoid", &["x"], &["s"]);
+    g.node("silu", "Mul", &["x", "s"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "sigmoid", "mul", "output"]);
+    let y = run(&p, &[(vec![1, 7], ACT_XS.to_vec())]).remove(0);
+    close(&y, ACT_XS.iter().map(|&x| x / (1.0 + (-x).exp())), "silu");
+    // A constant operand is folded.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(2)]).output("y");
+    g.init_f32("c", &[2], &[0.0, 1.0]);
+    g.node("sig", "Sigmoid", &["c"], &["s"]);
+    g.node("add", "Add", &["x", "s"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert!(!mnemonics(&p).contains(&"sigmoid"), "{:?}", mnemonics(&p));
+}
+
+#[test]
 fn max_and_min_of_run_time_tensors_are_relus() {
     for (op, f) in [("Max", f32::max as fn(f32, f32) -> f32), ("Min", f32::min)] {
         let mut g = Graph::new(13);
@@ -281,7 +312,7 @@ fn relu_then(op: &str, domain: &str) -> Graph {
 
 #[test]
 fn output_selects_the_subgraph_and_unsupported_trailing_ops_hint_at_it() {
-    for (op, domain) in [("Sigmoid", ""), ("ZipMap", "ai.onnx.ml")] {
+    for (op, domain) in [("Sin", ""), ("ZipMap", "ai.onnx.ml")] {
         let m = load(&relu_then(op, domain));
         let e = lower_err(&m, None);
         assert!(
@@ -308,11 +339,11 @@ fn output_selects_the_subgraph_and_unsupported_trailing_ops_hint_at_it() {
 fn unsupported_op_in_the_middle_gets_no_output_hint() {
     let mut g = Graph::new(13);
     g.input("x", &[D::N(1), D::N(3)]).output("y");
-    g.node("sigmoid_mid", "Sigmoid", &["x"], &["s"]);
+    g.node("sin_mid", "Sin", &["x"], &["s"]);
     g.node("relu", "Relu", &["s"], &["y"]);
     let e = lower_err(&load(&g), None);
     assert!(
-        e.contains("node 'sigmoid_mid'") && e.contains("Sigmoid") && !e.contains("--output"),
+        e.contains("node 'sin_mid'") && e.contains("Sin") && !e.contains("--output"),
         "{e}"
     );
 }

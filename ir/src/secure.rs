@@ -15,7 +15,11 @@
 //!   `matmul` of two tensors secret from the server (client × shared, shared × shared,
 //!   client × client), which the runtime runs by `proto::secmul` over a ring
 //!   `Z_{2^ℓ}` only. A `conv2d` of two secret tensors, and a secret product over an HE
-//!   field, are not supported.
+//!   field, are not supported;
+//! * a `sigmoid` or `tanh` runs over a ring only: its protocol multiplies secret
+//!   functions of its operand (`proto::secmul` inside exp and the reciprocal), so it is
+//!   refused over an HE field exactly as a secret product is
+//!   ([`Program::needs_ring`]: the one predicate for both).
 
 use crate::ops::Op;
 use crate::program::{Program, ValueId};
@@ -64,9 +68,9 @@ pub enum SecureError {
         encoding: Encoding,
     },
     /// A product of two values secret from the server that the runtime does not run: a
-    /// `conv2d`, or any over an HE field.
+    /// `conv2d`, or any over an HE field (a `sigmoid`/`tanh` there: its operand twice).
     #[error(
-        "%{value} = {op} multiplies two tensors secret from the server ({a} × {b}), which is not supported here: a product of two secret tensors runs only as `mul` or `matmul` over a ring i<ℓ> (SCI_OT or RLWE backends); otherwise one operand must be known to the server (server or public), e.g. the weights"
+        "%{value} = {op} multiplies two tensors secret from the server ({a} × {b}), which is not supported here: a product of two secret tensors (also inside `sigmoid` and `tanh`) runs only as `mul`, `matmul`, `sigmoid` or `tanh` over a ring i<ℓ> (SCI_OT or RLWE backends); otherwise one operand must be known to the server (server or public), e.g. the weights"
     )]
     SecretProduct {
         /// The value.
@@ -126,13 +130,14 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
         let factors = match &i.op {
             Op::Conv2d { x, w, .. } => Some((*x, *w)),
             Op::MatMul { a, b, .. } | Op::Mul { a, b } => Some((*a, *b)),
+            Op::Sigmoid { x } | Op::Tanh { x } => Some((*x, *x)),
             _ => None,
         };
         if let Some((a, b)) = factors {
             let (a, b) = (p.ty(a).owner(), p.ty(b).owner());
-            // A secret product runs only over a ring (`proto::secmul`); any other
-            // product needs an operand the server knows.
-            let supported = if p.is_secret_product(v) {
+            // A secret product (or a sigmoid/tanh) runs only over a ring
+            // (`proto::secmul`); any other product needs an operand the server knows.
+            let supported = if p.needs_ring(v) {
                 matches!(enc, Encoding::Ring { .. })
             } else {
                 product_supported(a, b)
@@ -178,6 +183,14 @@ impl Program {
             Op::MatMul { a, b, .. } | Op::Mul { a, b } => secret(a) && secret(b),
             _ => false,
         }
+    }
+
+    /// Whether instruction `v` runs only over a ring `Z_{2^ℓ}`: a secret product
+    /// ([`Program::is_secret_product`]), or any `sigmoid`/`tanh` (its fixed-point
+    /// definition, [`crate::interp::math::smooth`], is a ring's). [`check_secure`]
+    /// refuses them over an HE field. Cost: constant.
+    pub fn needs_ring(&self, v: ValueId) -> bool {
+        self.is_secret_product(v) || self.instr(v).op.smooth().is_some()
     }
 
     /// Whether the runtime can execute this program securely ([`check_secure`]).

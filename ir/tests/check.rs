@@ -238,6 +238,25 @@ fn scale_ops() {
     assert!(b.push("v", Op::DivPublic { x, d: 3 }).is_ok());
 }
 
+/// `sigmoid`/`tanh` keep the operand's type; over a ring they need `s ≥ 1` and `ℓ ≥ 2s +
+/// 7`; any scale in `f32` and over a field (which `check_secure` refuses).
+#[test]
+fn smooth_activations() {
+    for op in [|x| Op::Sigmoid { x }, |x| Op::Tanh { x }] {
+        let (mut b, x) = with_input(t(ring(16), 4, &[2, 3], Owner::Client));
+        let y = b.push("y", op(x)).unwrap();
+        assert_eq!(b.ty(y), &t(ring(16), 4, &[2, 3], Owner::Client));
+        for (bits, scale) in [(16, 5), (32, 0), (32, 13)] {
+            let (mut b, x) = with_input(t(ring(bits), scale, &[2], Owner::Client));
+            let e = b.push("y", op(x)).unwrap_err();
+            assert!(matches!(e.kind, K::Encoding { .. }), "{e}");
+            assert!(e.to_string().contains("2s + 7"), "{e}");
+        }
+        let (mut b, x) = with_input(Type::real(vec![2], Owner::Client).unwrap());
+        assert!(b.push("y", op(x)).is_ok());
+    }
+}
+
 #[test]
 fn pooling_shapes() {
     let r = ring(32);
@@ -715,7 +734,7 @@ fn secure_executability() {
     assert!(matches!(e, SecureError::SecretProduct { .. }));
     assert!(
         e.to_string()
-            .contains("runs only as `mul` or `matmul` over a ring"),
+            .contains("runs only as `mul`, `matmul`, `sigmoid` or `tanh` over a ring"),
         "{e}"
     );
     // So is a product of two client values over an HE field: SCI_HE has no secret
@@ -732,6 +751,29 @@ params mill_radix=2 threads=1 linear=he ot=silent
     .unwrap();
     let e = p.check_secure().unwrap_err();
     assert!(matches!(e, SecureError::SecretProduct { .. }), "{e}");
+    // So are sigmoid and tanh (secret products inside); over a ring they run.
+    for op in ["sigmoid", "tanh"] {
+        let p = sci_ir::Program::parse(&format!(
+            "
+params mill_radix=2 threads=1 linear=he ot=silent
+%x: client z4294475777.12[3,4] = input \"x\"
+%s: client z4294475777.12[3,4] = {op} %x
+%o: client z4294475777.12[3,4] = output %s \"o\"
+"
+        ))
+        .unwrap();
+        let e = p.check_secure().unwrap_err();
+        assert!(matches!(e, SecureError::SecretProduct { .. }), "{op}: {e}");
+        let p = sci_ir::Program::parse(&format!(
+            "
+%x: client i32.12[3,4] = input \"x\"
+%s: client i32.12[3,4] = {op} %x
+%o: client i32.12[3,4] = output %s \"o\"
+"
+        ))
+        .unwrap();
+        p.check_secure().unwrap();
+    }
     // Unquantized programs are refused.
     let (b, _) = with_input(Type::real(vec![1], Owner::Client).unwrap());
     assert!(matches!(

@@ -343,6 +343,21 @@ fn relu_hand_computed() {
     assert_eq!(p.run(Op::Relu { x }).1, vec![0, 5, 0]);
 }
 
+/// `sigmoid` and `tanh` at ℓ = 16, s = 4 (the smallest ring for that scale, 2s + 7 ≤ ℓ):
+/// σ(0) = ½, σ(±1) = 0.731/0.269 → 12/16 and 4/16, σ(2) = 0.881 → 14/16, tanh(±1) =
+/// ±0.762 → ±12/16, tanh(2) = 0.964 → 16/16 (15.42: within the stated 3 ULPs), and the
+/// saturated extremes.
+#[test]
+fn sigmoid_and_tanh_hand_computed() {
+    let xs = [0, 16, -16, 32, i64::from(i16::MAX), i64::from(i16::MIN)];
+    let mut p = P::new(ring(16));
+    let x = p.input(4, &[6], &xs);
+    assert_eq!(p.run(Op::Sigmoid { x }).1, vec![8, 12, 4, 14, 16, 0]);
+    let mut p = P::new(ring(16));
+    let x = p.input(4, &[6], &xs);
+    assert_eq!(p.run(Op::Tanh { x }).1, vec![0, 12, -12, 16, 16, -16]);
+}
+
 fn pool(k: [usize; 2], s: [usize; 2], pads: [usize; 4], ceil_mode: bool) -> Pool2d {
     Pool2d {
         kernel: k,

@@ -16,7 +16,9 @@
 //!    output `y = ⌊sum/K'⌋`, `K' ≤ K`). Sums inside `conv2d`/`matmul` need nothing: ring
 //!    arithmetic is exact modulo 2^ℓ, so only results must fit. Then a **safety margin**
 //!    of [`AutotuneConfig::margin_bits`] bits (default 1, i.e. inputs up to twice as large
-//!    as any seen) is added, and ℓ is at least one more than the largest scale (2s).
+//!    as any seen) is added, and ℓ is at least one more than the largest scale (2s), and
+//!    at least `2s + 7` where a `sigmoid`/`tanh` runs at scale `s` (its internal products
+//!    must not wrap: `sci_ir::interp::math::SmoothParams`).
 //!    `maxpool`/`argmax` need no headroom beyond their operand's own magnitude: the
 //!    paper's comparison of §5.2.2 takes the sign of a difference of two operands, which
 //!    needs twice the range, but the runtime compares exactly (the sign of the
@@ -380,7 +382,18 @@ pub fn autotune(
         other => AutotuneError::Program(format!("float evaluation of sample {sample}: {other}")),
     })?;
     let float_accuracy = accuracy(&float_preds, labels);
-    let max_scale = |p: &Program| p.instrs().iter().map(|i| i.ty.scale()).max().unwrap_or(0);
+    // The narrowest ring every scale fits, and the internal products of `sigmoid`/`tanh`
+    // (`2s + 7` bits, `sci_ir::interp::math::SmoothParams`) do not wrap in.
+    let min_bits = |p: &Program| {
+        p.instrs()
+            .iter()
+            .map(|i| match i.op.smooth() {
+                Some(_) => 2 * i.ty.scale() + 7,
+                None => i.ty.scale() + 1,
+            })
+            .max()
+            .unwrap_or(1)
+    };
     let mut trials = Vec::new();
     let mut best: Option<(u32, f64, u32, Vec<i64>)> = None; // (ℓ, accuracy, s, preds)
     for &s in &cfg.scales {
@@ -414,7 +427,7 @@ pub fn autotune(
         let m = protocol_magnitude(&fixed, ranges.as_deref().unwrap_or(&[]));
         let needed = ring_bits(m);
         let bits = (needed <= 62)
-            .then(|| (needed + cfg.margin_bits).max(max_scale(&fixed) + 1))
+            .then(|| (needed + cfg.margin_bits).max(min_bits(&fixed)))
             .filter(|&b| b <= 64);
         trial.accuracy = Some(acc);
         trial.max_magnitude = Some(m);
@@ -570,5 +583,33 @@ mod tests {
             let (pl, _) = predict(&narrow, &xs, false).expect("ℓ-bit predictions");
             assert_eq!(p64, pl, "{model}");
         }
+    }
+
+    /// With a `sigmoid`, ℓ is at least `2s + 7` (its internal products must not wrap),
+    /// however small the values: the tuned program compiles and predicts as at 64 bits.
+    #[test]
+    fn sigmoid_keeps_the_ring_wide_enough() {
+        let float = Program::parse(
+            "
+%x: client f32[1,4] = input \"x\"
+%w: server f32[4,2] = const [0.5, -0.25, 0.125, 1.0, -0.5, 0.75, 0.25, -1.0]
+%s: client f32[1,4] = sigmoid %x
+%m: shared f32[1,2] = matmul %s, %w
+%o: client f32[1,2] = output %m \"o\"
+",
+        )
+        .unwrap();
+        let xs: Vec<f32> = (0..32).map(|i| (i as f32 - 16.0) / 8.0).collect();
+        let data = Dataset {
+            x: sci_ir::npy::Array::from_f32(vec![8, 1, 4], &xs).unwrap(),
+            y: vec![0, 1, 0, 1, 0, 1, 0, 1],
+        };
+        let cfg = AutotuneConfig {
+            scales: vec![6, 10],
+            tolerance: 100.0,
+            margin_bits: 0,
+        };
+        let t = autotune(&float, &data, &cfg).unwrap();
+        assert!(t.bits >= 2 * t.scale + 7, "ℓ = {}, s = {}", t.bits, t.scale);
     }
 }

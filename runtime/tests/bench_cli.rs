@@ -47,6 +47,23 @@ fn the_default_engine_is_silent_and_iknp_is_named() {
     assert_eq!(i["formula_bits_per_op"], mi.bits() as f64 / 1024.0);
 }
 
+/// `sigmoid` and `tanh` at ℓ = 32, s = 12 cost what the cost model says.
+#[test]
+fn sigmoid_and_tanh_cost_the_model() {
+    for op in ["sigmoid", "tanh"] {
+        let b = bench(&[op, "--n", "512", "--ot", "iknp"]);
+        assert_eq!(b["protocol"], op);
+        let p = sci_ir::interp::math::SmoothParams::of_op(
+            sci_ir::interp::math::Smooth::Sigmoid,
+            32,
+            12,
+        )
+        .unwrap();
+        let t = sci_ir::cost::math::smooth(&p, 4, 512, true);
+        assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 512.0, "{b}");
+    }
+}
+
 #[test]
 fn secret_products_cost_twice_a_product_with_known_weights() {
     // Elementwise at ℓ = 32 on IKNP: 2ℓλ + ℓ(ℓ+1) bits per element, both directions'

@@ -457,3 +457,72 @@ fn secret_products_equal_the_interpreter_and_the_prediction() {
         }
     }
 }
+
+#[test]
+fn smooth_activations_equal_the_interpreter_and_the_prediction() {
+    // Sigmoid and tanh of a linear layer's output and of the client's input, SiLU (x ·
+    // sigmoid(x), a secret product), and two independent sigmoids of one level batched
+    // into one call.
+    const BODY: &str = "
+%x: client i32.12[2,3] = input \"x\"
+%w: server i32.12[3,4] = const [1,-2,3,4,5,-6,7,8,9,10,-11,12]
+%a: shared i32.24[2,4] = matmul %x, %w
+%ta: shared i32.12[2,4] = trunc %a s=12
+%s: shared i32.12[2,4] = sigmoid %ta
+%sx: client i32.12[2,3] = sigmoid %x
+%tb: shared i32.12[2,4] = mul_public %ta k=-2
+%s2: shared i32.12[2,4] = sigmoid %tb
+%h: shared i32.12[2,4] = tanh %ta
+%silu: shared i32.24[2,4] = mul %ta, %s
+%y1: client i32.12[2,4] = output %s \"s\"
+%y2: client i32.12[2,3] = output %sx \"sx\"
+%y3: client i32.12[2,4] = output %h \"h\"
+%y4: client i32.24[2,4] = output %silu \"silu\"
+%y5: client i32.12[2,4] = output %s2 \"s2\"
+";
+    let program = |t: usize| {
+        sci_ir::Program::parse(&format!("params mill_radix=4 threads={t}\n{BODY}")).unwrap()
+    };
+    let p = program(1);
+    let nn = sci_ir::analysis::nonneg::nonneg(&p);
+    let batched: Vec<(sci_ir::schedule::Step, Vec<&str>)> = sci_ir::schedule::waves(&p, &nn)
+        .iter()
+        .filter(|w| w.is_batched())
+        .map(|w| (w.step, w.members.iter().map(|&v| p.name(v)).collect()))
+        .collect();
+    let sigmoid = sci_ir::schedule::Step::Smooth {
+        kind: sci_ir::interp::math::Smooth::Sigmoid,
+        s: 12,
+    };
+    assert_eq!(batched, vec![(sigmoid, vec!["s", "s2"])]);
+    for t in [1, 2] {
+        let p = program(t);
+        // Inputs in ±6 (the functions' interesting range) with 0 and the extremes.
+        let ty = p.ty(p.inputs()[0]);
+        let mut v = values(ty.numel(), 11 + t as u64, 6 << 12);
+        v[..3].copy_from_slice(&[0, i32::MIN.into(), i32::MAX.into()]);
+        let x = vec![Tensor::signed(ty.encoding(), ty.shape().to_vec(), &v).unwrap()];
+        let want = sci_ir::interp::run(&p, &x).unwrap();
+        let run = exec::run_pair(
+            &Plan::new(p.clone()),
+            vec![x],
+            t as u32,
+            &TcpConfig::default(),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(run.outputs[0], want, "threads {t}");
+        let pred = sci_ir::cost::predict_program(&p, sci_ir::cost::Lanes::of(&p));
+        let (r0, r1) = (&run.server[0], &run.client[0]);
+        for (i, (s, c)) in r0.instructions.iter().zip(&r1.instructions).enumerate() {
+            let (s, c) = (s.cost.as_ref().unwrap(), c.cost.as_ref().unwrap());
+            let got = sci_ir::cost::Cost {
+                server_bytes: s.bytes_sent,
+                client_bytes: c.bytes_sent,
+                server_rounds: s.rounds,
+                client_rounds: c.rounds,
+            };
+            assert_eq!(got, pred.instrs[i], "threads {t}, %{}", p.instrs()[i].name);
+        }
+    }
+}

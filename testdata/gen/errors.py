@@ -74,11 +74,11 @@ def generate():
         N("Gemm", ["f", "W2", "B2"], ["out"], name="gemm0", transB=1),
     ]
     out = [vinfo("out", (1, 3))]
-    model_file("unsupported_op_sigmoid.onnx",
-               make_model(mid(N("Sigmoid", ["c"], ["s"], name="sigmoid_mid")), [x], out,
+    model_file("unsupported_op_sin.onnx",
+               make_model(mid(N("Sin", ["c"], ["s"], name="sin_mid")), [x], out,
                           conv_inits + gemm_inits, opset=13),
-               "unsupported op: node `sigmoid_mid`, op Sigmoid (between Conv and MaxPool)",
-               node="sigmoid_mid", op="Sigmoid")
+               "unsupported op: node `sin_mid`, op Sin (between Conv and MaxPool)",
+               node="sin_mid", op="Sin")
 
     hidden = 4
     lstm_inits = [init("Wl", _w(5, (1, 4 * hidden, 8))), init("Rl", _w(6, (1, 4 * hidden, hidden))),

@@ -265,6 +265,10 @@ def gen_activations():
            note="PyTorch's Hardsigmoid")
     single("hardswish_o14", "HardSwish", [big], 14)
     single("hardswish_o22", "HardSwish", [big], 22)
+    single("sigmoid_o6", "Sigmoid", [big], 6)
+    single("sigmoid_o13", "Sigmoid", [big], 13)
+    single("tanh_o6", "Tanh", [big], 6)
+    single("tanh_o13", "Tanh", [big], 13)
 
 
 def gen_pools():
@@ -464,6 +468,14 @@ def gen_composites():
             [init("W", w(name, (4, 6))), init("B", w(name + "b", (4,)))], opset,
             note=f"trailing {op} after Gemm",
         )
+
+    # SiLU / Swish as both PyTorch exporters write it: x * Sigmoid(x).
+    _graph_model(
+        "silu_o14",
+        [N("Sigmoid", ["x"], ["s"]), N("Mul", ["x", "s"], ["out"])],
+        [vinfo("x", (1, 3, 4, 4))], [vinfo("out", None)], [], 14,
+        note="SiLU: x * Sigmoid(x), a product of two activations",
+    )
 
     # Shape -> Gather -> Unsqueeze -> Concat -> Reshape (what torch emits for
     # x.view(x.size(0), -1)), plus ConstantOfShape feeding an Add.

@@ -1,8 +1,9 @@
 //! Elementwise arithmetic and rescaling: `add`, `sub`, `mul` (numpy broadcasting),
-//! `scale_up`, `trunc`, `div_public`.
+//! `scale_up`, `trunc`, `div_public`, and the smooth activations `sigmoid`, `tanh`.
 
 use super::{CheckErrorKind, K, divisor_ok, fixed_only, same_encoding};
-use crate::types::{Owner, Type};
+use crate::interp::math::{Smooth, SmoothParams};
+use crate::types::{Encoding, Owner, Type};
 
 /// `add`/`sub` (`product` false: equal scales) and `mul` (`product` true: scales add):
 /// equal encodings, the broadcast shape.
@@ -49,6 +50,22 @@ pub(super) fn trunc(x: &Type, s: u32) -> Result<Type, K> {
         });
     }
     Ok(x.with_scale(x.scale() - s)?)
+}
+
+/// `sigmoid`/`tanh`: the operand's type; over a ring `Z_{2^ℓ}` at scale `s` the fixed-point
+/// function's conditions (`s ≥ 1`, `ℓ ≥ 2s + 7`:
+/// [`crate::interp::math::SmoothParams::of_op`]).
+pub(super) fn smooth(x: &Type, kind: Smooth) -> Result<Type, K> {
+    if let Encoding::Ring { bits } = x.encoding()
+        && let Err(e) = SmoothParams::of_op(kind, bits, x.scale())
+    {
+        return Err(K::Encoding {
+            operand: "x".into(),
+            expected: format!("a ring i<ℓ> with ℓ ≥ 2s + 7 at a scale s ≥ 1 ({e})"),
+            found: x.encoding(),
+        });
+    }
+    Ok(x.clone())
 }
 
 /// `div_public` by `0 < d < modulus`: the operand's type.

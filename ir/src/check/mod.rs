@@ -28,6 +28,7 @@ pub use crate::error::{CheckError, CheckErrorKind};
 pub use arith::broadcast;
 
 use crate::id::ValueId;
+use crate::interp::math::Smooth;
 use crate::ops::{Op, Scalar};
 use crate::tensor::Tensor;
 use crate::types::{Encoding, Owner, Type};
@@ -64,6 +65,9 @@ pub(crate) fn infer<'a>(
         Op::Add { .. } | Op::Sub { .. } => arith::elementwise(x(), tys[1], false, owner),
         Op::Mul { .. } => arith::elementwise(x(), tys[1], true, owner),
         Op::MulPublic { .. } | Op::Relu { .. } | Op::Identity { .. } => Ok(x().clone()),
+        Op::Sigmoid { .. } | Op::Tanh { .. } => {
+            arith::smooth(x(), op.smooth().map_or(Smooth::Sigmoid, |(k, _)| k))
+        }
         Op::ScaleUp { k, .. } => arith::scale_up(x(), *k),
         Op::Trunc { s, .. } => arith::trunc(x(), *s),
         Op::DivPublic { d, .. } => arith::div_public(x(), *d),

@@ -1,15 +1,20 @@
-//! Math functions on shares (the runtime's `proto::exp`), after SIRNN (Rathee et al.,
-//! S&P 2021).
+//! Math functions on shares (the runtime's `proto::exp`, `proto::recip`,
+//! `proto::sigmoid`), after SIRNN (Rathee et al., S&P 2021).
 //!
 //! `exp` of `n` non-positive ℓ-bit inputs with `d`-bit digits (`K = ⌈ℓ/d⌉` digits,
 //! [`crate::interp::math::ExpParams`]): the carries into digits `1..K` as one
 //! millionaires' call of widths `d, 2d, …, (K−1)d`; their B2A into `Z_{2^d}`; the `K`
 //! table lookups as `(2^d 1)-OT_ℓ` instances in one call (role `P0` sending); then per
-//! level of the product tree one elementwise product of two shared tensors
-//! ([`super::secmul`]) and one non-negative truncation by `s_out` ([`super::div`]).
+//! level of the product tree one rounded product of two shared tensors
+//! ([`super::secmul::mul_round`]).
+//!
+//! The reciprocal ([`recip`]) is `n + 1` rounded products (`n` the Goldschmidt
+//! iterations), and sigmoid/tanh ([`smooth`]) a `DReLU`, a multiplexer, `exp`, the
+//! reciprocal, one non-negative truncation and a second multiplexer.
 
 use super::ot::{KkClass, kk_call};
-use super::{Modulus, Role, Transcript, div, mill, secmul, select};
+use super::{Modulus, Role, Transcript, div, mill, secmul, select, sign};
+use crate::interp::math::{RecipParams, SmoothParams};
 
 /// `exp` of `n` elements at ring width ℓ, digit width `d`, output scale `s_out`,
 /// millionaires' radix `m`; the products streamed if `duplex`.
@@ -34,10 +39,43 @@ pub fn exp_neg(ell: u32, d: u32, s_out: u32, m: u32, n: usize, duplex: bool) -> 
     let mut len = k;
     while len > 1 {
         let pairs = len / 2;
-        t = t
-            .then(secmul::mul(ell, pairs * n, duplex))
-            .then(div::trunc_nonneg(ell, s_out, m, pairs * n));
+        t = t.then(secmul::mul_round(ell, s_out, m, pairs * n, duplex));
         len -= pairs;
     }
     t
+}
+
+/// The reciprocal of `n` elements ([`crate::interp::math::recip`]) at radix `m`: the
+/// rounded product `z·w_0` (by `t + 1`), then per iteration `k` one rounded product
+/// of `2n` elements (`w_k·(1 + e_k)` and `e_k²`; `n` in the last), by `t + 1` in the
+/// first and `t` after.
+pub fn recip(p: &RecipParams, m: u32, n: usize, duplex: bool) -> Transcript {
+    let (ell, t) = (p.ell(), p.t());
+    if n == 0 {
+        return Transcript::new();
+    }
+    let mut tr = secmul::mul_round(ell, t + 1, m, n, duplex);
+    for k in 0..p.iters() {
+        let count = if k + 1 < p.iters() { 2 * n } else { n };
+        let shift = if k == 0 { t + 1 } else { t };
+        tr = tr.then(secmul::mul_round(ell, shift, m, count, duplex));
+    }
+    tr
+}
+
+/// Sigmoid or tanh of `n` elements ([`crate::interp::math::smooth`]) at radix `m`:
+/// `DReLU^ℓ`, a multiplexer (`−|x|`), [`exp_neg`] at scale `t`, [`recip`], the
+/// non-negative truncation by `t − s`, a multiplexer (the sign).
+pub fn smooth(p: &SmoothParams, m: u32, n: usize, duplex: bool) -> Transcript {
+    let (ell, e) = (p.ell(), p.exp());
+    if n == 0 {
+        return Transcript::new();
+    }
+    let mux = || select::mux(&[Modulus::Pow2(ell)], n);
+    sign::drelu_ring(ell, m, n)
+        .then(mux())
+        .then(exp_neg(ell, e.digit(), e.s_out(), m, n, duplex))
+        .then(recip(p.recip(), m, n, duplex))
+        .then(div::trunc_nonneg(ell, p.t() - p.s(), m, n))
+        .then(mux())
 }

@@ -29,6 +29,7 @@
 //! | [`Step::Product`] on [`Backend::Ot`] | [`linear::products`], each product's rows chunked, a convolution one product per group, all in one call per lane |
 //! | [`Step::Product`] on [`Backend::He`] | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
 //! | [`Step::Product`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the layouts, on lane 0, led by the keys of sets not yet sent ([`rlwe::key_setup`]) |
+//! | [`Step::Smooth`] | [`math::smooth`] per chunk |
 //! | [`Step::SecretProduct`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
 //! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //! | [`Step::Local`] | nothing |
@@ -48,9 +49,11 @@
 use super::ferret::{self, FerretParams};
 use super::net::LaneLoad;
 use super::{
-    Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, ot, pool, rlwe, secmul, select,
+    Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, math, ot, pool, rlwe, secmul,
+    select,
 };
 use crate::analysis::nonneg::nonneg;
+use crate::interp::math::SmoothParams;
 use crate::rlwe::ParamSet;
 use crate::schedule::{Step, Wave, waves};
 use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
@@ -581,6 +584,15 @@ fn phases<'a>(
             numel,
             Box::new(move |r: Range<usize>| select::relu(md, m, r.len())),
         )],
+        // The type checker guarantees the parameters over a ring; there is no
+        // protocol over a field (refused by `check_secure`).
+        Step::Smooth { kind, s } => match SmoothParams::of_op(kind, ell, s) {
+            Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
+                numel,
+                Box::new(move |r: Range<usize>| math::smooth(&p, m, r.len(), lanes.duplex)),
+            )],
+            _ => Vec::new(),
+        },
         Step::Trunc { s, nonneg } => vec![alt(
             numel,
             Box::new(move |r: Range<usize>| match (md, nonneg) {

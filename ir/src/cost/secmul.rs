@@ -12,7 +12,7 @@
 //! role `P0` answers and requests, role `P1` answers: 1 for role `P1`, 2 for role `P0`.
 
 use super::Transcript;
-use super::linear;
+use super::{div, linear};
 
 /// The products `R_k×C_k` by `C_k×O_k` of two shared operands on one lane, as two
 /// [`linear::products`] calls, role `P1` choosing first; streamed if `duplex`.
@@ -37,6 +37,13 @@ pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript
 /// one `n×1` by `1×1`).
 pub fn mul(ell: u32, n: usize, duplex: bool) -> Transcript {
     products(ell, &[(n, 1, 1)], duplex)
+}
+
+/// The rounded product of two shared tensors of `n` elements (the runtime's
+/// `secmul::mul_round`): [`mul`], then the non-negative truncation by `s`
+/// ([`div::trunc_nonneg`]) at millionaires' radix `m`.
+pub fn mul_round(ell: u32, s: u32, m: u32, n: usize, duplex: bool) -> Transcript {
+    mul(ell, n, duplex).then(div::trunc_nonneg(ell, s, m, n))
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use crate::tensor::{Tensor, TensorError};
 use crate::types::{Encoding, ShapeDisplay, Type};
 use domain::{Dom, FieldD, RealD, RingD};
 use kernels::PoolKind;
+use math::{Smooth, SmoothParams};
 use thiserror::Error;
 
 /// Evaluates `$body` with `$d` bound to the element domain of encoding `$enc` (the body
@@ -375,6 +376,10 @@ fn eval_kernel<'a, D: Dom>(
         Op::Trunc { x, s, nonneg } => return trunc(name, arg(*x), *s, *nonneg),
         Op::DivPublic { x, d: q } => map(*x, &|e| d.div_public(e, *q)),
         Op::Relu { x } => map(*x, &|e| if d.is_neg(e) { d.zero() } else { e }),
+        Op::Sigmoid { x } | Op::Tanh { x } => {
+            let kind = op.smooth().map_or(Smooth::Sigmoid, |(k, _)| k);
+            return smooth(arg(*x), kind, ty.scale());
+        }
         Op::MaxPool { x, .. } | Op::AvgPool { x, .. } | Op::GlobalAvgPool { x } => {
             let xs = shape_of(*x);
             let xs = [xs[0], xs[1], xs[2], xs[3]];
@@ -465,6 +470,34 @@ fn trunc(name: &str, t: &Tensor, s: u32, nonneg: bool) -> Result<crate::tensor::
     }
     let v = xs.iter().map(|&e| fixed::trunc(e, s, enc));
     Ok(crate::tensor::Data::U64(v.collect()))
+}
+
+/// `sigmoid`/`tanh` at scale `s`: over a ring [`math::smooth`] (the type checker
+/// guarantees its parameters), in `f32` the float functions; not defined over a field.
+fn smooth(t: &Tensor, kind: Smooth, s: u32) -> Result<crate::tensor::Data, InterpError> {
+    let unsupported = |reason: String| {
+        InterpError::Op(CheckErrorKind::Encoding {
+            operand: "x".into(),
+            expected: reason,
+            found: t.encoding(),
+        })
+    };
+    match (t.encoding(), t.as_f32()) {
+        (_, Some(f)) => Ok(crate::tensor::Data::F32(
+            f.iter()
+                .map(|&v| match kind {
+                    Smooth::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+                    Smooth::Tanh => v.tanh(),
+                })
+                .collect(),
+        )),
+        (Encoding::Ring { bits }, None) => {
+            let p = SmoothParams::of_op(kind, bits, s).map_err(|e| unsupported(e.to_string()))?;
+            let v = words(t).iter().map(|&e| math::smooth(&p, e));
+            Ok(crate::tensor::Data::U64(v.collect()))
+        }
+        _ => Err(unsupported("f32 or a ring i<ℓ> (sigmoid and tanh)".into())),
+    }
 }
 
 /// A scalar attribute as a one-element tensor of encoding `enc`.

@@ -20,6 +20,7 @@ pub use conv::{Conv2d, ConvGeom};
 pub use pool::{Pool2d, PoolWindow};
 
 use crate::id::{ConstId, ValueId};
+use crate::interp::math::Smooth;
 use crate::types::Type;
 
 /// A scalar attribute in the operand's encoding: an `f32` for `Real` operands, a signed
@@ -139,6 +140,22 @@ pub enum Op<V = ValueId> {
     },
     /// `max(x, 0)` of the signed value.
     Relu {
+        /// Operand.
+        x: V,
+    },
+    /// The logistic sigmoid `σ(x) = 1/(1 + e^{−x})`, scale unchanged. Over a ring
+    /// `Z_{2^ℓ}` at scale `s` (`s ≥ 1`, `ℓ ≥ 2s + 7`): exactly
+    /// [`crate::interp::math::smooth`] with [`crate::interp::math::SmoothParams::of_op`]
+    /// (within 2.2 ULPs of `σ` at ℓ = 32, `s = 12`: the bound is
+    /// [`crate::interp::math::SmoothParams::max_error_ulps`]); `f32` in a float program;
+    /// not defined over a field (refused by [`crate::secure`]).
+    Sigmoid {
+        /// Operand.
+        x: V,
+    },
+    /// The hyperbolic tangent `tanh(x) = 2σ(2x) − 1`, scale unchanged; fixed point as
+    /// [`Op::Sigmoid`] (within 3.8 ULPs at ℓ = 32, `s = 12`).
+    Tanh {
         /// Operand.
         x: V,
     },
@@ -283,6 +300,8 @@ impl<V> Op<V> {
             Op::Trunc { .. } => "trunc",
             Op::DivPublic { .. } => "div_public",
             Op::Relu { .. } => "relu",
+            Op::Sigmoid { .. } => "sigmoid",
+            Op::Tanh { .. } => "tanh",
             Op::MaxPool { .. } => "maxpool",
             Op::AvgPool { .. } => "avgpool",
             Op::GlobalAvgPool { .. } => "global_avgpool",
@@ -296,6 +315,15 @@ impl<V> Op<V> {
             Op::Output { .. } => "output",
             Op::BatchNorm { .. } => "batchnorm",
             Op::Identity { .. } => "identity",
+        }
+    }
+
+    /// For `sigmoid` and `tanh`: the function and the operand.
+    pub fn smooth(&self) -> Option<(Smooth, &V)> {
+        match self {
+            Op::Sigmoid { x } => Some((Smooth::Sigmoid, x)),
+            Op::Tanh { x } => Some((Smooth::Tanh, x)),
+            _ => None,
         }
     }
 
@@ -320,6 +348,8 @@ impl<V> Op<V> {
             | Op::Trunc { x, .. }
             | Op::DivPublic { x, .. }
             | Op::Relu { x }
+            | Op::Sigmoid { x }
+            | Op::Tanh { x }
             | Op::MaxPool { x, .. }
             | Op::AvgPool { x, .. }
             | Op::GlobalAvgPool { x }
@@ -399,6 +429,8 @@ impl<V> Op<V> {
             },
             Op::DivPublic { x, d } => Op::DivPublic { x: f(x)?, d: *d },
             Op::Relu { x } => Op::Relu { x: f(x)? },
+            Op::Sigmoid { x } => Op::Sigmoid { x: f(x)? },
+            Op::Tanh { x } => Op::Tanh { x: f(x)? },
             Op::MaxPool { x, pool } => Op::MaxPool {
                 x: f(x)?,
                 pool: *pool,

@@ -109,6 +109,8 @@ pub struct InstrMsg {
 /// | 22 | batchnorm | x, scale, bias, mean, var | — | `float` = epsilon |
 /// | 23 | identity | x | — | |
 /// | 24 | gather | x | `[axis]`, indices | |
+/// | 25 | sigmoid | x | — | |
+/// | 26 | tanh | x | — | |
 ///
 /// Booleans are 0/1.
 #[derive(Clone, PartialEq, Message)]

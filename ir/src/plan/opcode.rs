@@ -43,13 +43,15 @@ fn opcode<V>(op: &Op<V>) -> u32 {
         Op::BatchNorm { .. } => 22,
         Op::Identity { .. } => 23,
         Op::Gather { .. } => 24,
+        Op::Sigmoid { .. } => 25,
+        Op::Tanh { .. } => 26,
     }
 }
 
 /// Every op once, with placeholder operands and attributes (an instruction of type
 /// `ty`): the decoder picks the one whose [`opcode`] it reads, then fills it in with
 /// [`fields`].
-fn templates(ty: &Type) -> [Op; 25] {
+fn templates(ty: &Type) -> [Op; 27] {
     let x = ValueId(0);
     let pool = Pool2d {
         kernel: [0; 2],
@@ -132,6 +134,8 @@ fn templates(ty: &Type) -> [Op; 25] {
             axis: 0,
             indices: vec![],
         },
+        Op::Sigmoid { x },
+        Op::Tanh { x },
     ]
 }
 
@@ -223,7 +227,11 @@ fn fields<F: Fields>(op: &mut Op, f: &mut F) -> Result<(), F::Error> {
             f.operand(x)?;
             f.attr(d)?;
         }
-        Op::Relu { x } | Op::GlobalAvgPool { x } | Op::Identity { x } => f.operand(x)?,
+        Op::Relu { x }
+        | Op::Sigmoid { x }
+        | Op::Tanh { x }
+        | Op::GlobalAvgPool { x }
+        | Op::Identity { x } => f.operand(x)?,
         Op::MaxPool { x, pool } => {
             f.operand(x)?;
             f.pool(pool)?;

@@ -2,6 +2,7 @@
 //! ([`Step::of`]) from the public program alone, so both parties, the cost model and the
 //! compiler's report agree on it without a message.
 
+use crate::interp::math::Smooth;
 use crate::{Backend, Op, Owner, Program, ValueId};
 
 /// How the runtime runs one instruction: locally, or by which protocol with which public
@@ -64,6 +65,15 @@ pub enum Step {
     /// the server: activations, the client's values): `proto::secmul`, two OT-based
     /// products `X·Y_0 + X·Y_1` over `Z_{2^ℓ}`, exact ([`crate::cost::secmul`]).
     SecretProduct,
+    /// `sigmoid`, `tanh` of a secret operand at scale `s`: `proto::sigmoid` (SIRNN's
+    /// exp by digit tables, the reciprocal by Goldschmidt's iteration, the sign), over
+    /// `Z_{2^ℓ}`, exact ([`crate::cost::math::smooth`]).
+    Smooth {
+        /// The function.
+        kind: Smooth,
+        /// The operand's (and the result's) scale.
+        s: u32,
+    },
     /// `output` of a secret value: the server sends its share, the client adds it.
     Reveal,
 }
@@ -89,6 +99,12 @@ impl Step {
         }
         if program.is_secret_product(v) {
             return Step::SecretProduct;
+        }
+        if let Some((kind, _)) = instr.op.smooth() {
+            return Step::Smooth {
+                kind,
+                s: instr.ty.scale(),
+            };
         }
         match &instr.op {
             Op::Relu { .. } => Step::Relu,
@@ -124,6 +140,7 @@ impl Step {
                 | Step::Div { .. }
                 | Step::Product { .. }
                 | Step::SecretProduct
+                | Step::Smooth { .. }
         )
     }
 }
@@ -149,6 +166,8 @@ mod tests {
 %n: shared i32.24[1,1,1,1] = maxpool %d kernel=[2,2] strides=[2,2] pads=[0,0,0,0]
 %q: shared i32.24[1,1,1,1] = mul %m, %m
 %u: client i32.24[1,1,2,2] = mul %x, %x
+%g: shared i32.12[1,1,1,1] = sigmoid %m
+%h: shared i32.12[1,1,1,1] = tanh %m
 %y: client i32.12[1,1,1,1] = output %m \"y\"
 %z: public i32.12[1,1,1,1] = output %k \"z\"
 %o: client i32.24[1,1,1,1] = output %q \"o\"
@@ -169,6 +188,20 @@ mod tests {
             }
         );
         assert_eq!(step("l"), Step::Local);
+        assert_eq!(
+            step("g"),
+            Step::Smooth {
+                kind: Smooth::Sigmoid,
+                s: 12
+            }
+        );
+        assert_eq!(
+            step("h"),
+            Step::Smooth {
+                kind: Smooth::Tanh,
+                s: 12
+            }
+        );
         assert_eq!(step("r"), Step::Relu);
         assert_eq!(
             step("t"),

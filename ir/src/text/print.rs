@@ -149,6 +149,8 @@ fn body(out: &mut String, p: &Program, op: &Op) {
         | Op::Sub { .. }
         | Op::Mul { .. }
         | Op::Relu { .. }
+        | Op::Sigmoid { .. }
+        | Op::Tanh { .. }
         | Op::GlobalAvgPool { .. }
         | Op::Identity { .. } => {
             let _ = write!(out, " {}", names(&op.operands()));

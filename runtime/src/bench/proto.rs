@@ -18,6 +18,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::cost::{self, Transcript};
+use sci_ir::interp::math::{Smooth, SmoothParams};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
@@ -68,6 +69,11 @@ pub enum ProtoCmd {
     /// `n × cols` shared times `cols × outs` shared (secret × secret, `secmul`: two
     /// OT-based products); `--cols 1 --outs 1` is the elementwise product.
     Secmul(ProtoArgs),
+    /// Sigmoid of `n` random inputs at scale `--scale` (`proto::sigmoid`, the IR op's
+    /// parameters: exp, reciprocal, sign).
+    Sigmoid(ProtoArgs),
+    /// Tanh, as `sigmoid`.
+    Tanh(ProtoArgs),
 }
 
 impl ProtoCmd {
@@ -87,7 +93,9 @@ impl ProtoCmd {
             | ProtoCmd::Maxpool(a)
             | ProtoCmd::Argmax(a)
             | ProtoCmd::Matmul(a)
-            | ProtoCmd::Secmul(a) => a,
+            | ProtoCmd::Secmul(a)
+            | ProtoCmd::Sigmoid(a)
+            | ProtoCmd::Tanh(a) => a,
         }
     }
 
@@ -99,7 +107,10 @@ impl ProtoCmd {
             *a.m.get_or_insert(default_radix(ot, sci_ir::cost::Modulus::Pow2(ell)));
         let v = match self {
             ProtoCmd::Mill(_) | ProtoCmd::Drelu(_) | ProtoCmd::Relu(_) => json!({"m": m}),
-            ProtoCmd::Trunc(_) | ProtoCmd::TruncNonneg(_) => json!({"m": m, "scale": a.scale}),
+            ProtoCmd::Trunc(_)
+            | ProtoCmd::TruncNonneg(_)
+            | ProtoCmd::Sigmoid(_)
+            | ProtoCmd::Tanh(_) => json!({"m": m, "scale": a.scale}),
             ProtoCmd::Div(_) => json!({"m": m, "d": a.d}),
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
                 json!({"m": m, "d": a.d, "window": a.d, "narrow": a.narrow})
@@ -287,7 +298,11 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         ProtoCmd::Div(_) => Layer::Div,
         ProtoCmd::Maxpool(_) => Layer::Maxpool,
         ProtoCmd::Argmax(_) => Layer::Argmax,
-        ProtoCmd::Mill(_) | ProtoCmd::Matmul(_) | ProtoCmd::Secmul(_) => {
+        ProtoCmd::Mill(_)
+        | ProtoCmd::Matmul(_)
+        | ProtoCmd::Secmul(_)
+        | ProtoCmd::Sigmoid(_)
+        | ProtoCmd::Tanh(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
             return Ok((name.into(), c, work, formula));
         }
@@ -297,7 +312,7 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
 }
 
 /// The benchmarks without a field twin: the millionaires', the OT-based matrix
-/// product and the secret × secret product.
+/// product, the secret × secret product, sigmoid and tanh.
 fn ring_only(
     cmd: &ProtoCmd,
     a: &ProtoArgs,
@@ -343,6 +358,22 @@ fn ring_only(
                     Ok(Engine::new(s, m).secret_products(ell, &[p]).map(drop)?)
                 }),
                 per(cost::secmul::matmul(ell, (n, cols, outs), true)),
+            )
+        }
+        ProtoCmd::Sigmoid(_) | ProtoCmd::Tanh(_) => {
+            let (kind, name) = match cmd {
+                ProtoCmd::Tanh(_) => (Smooth::Tanh, "tanh"),
+                _ => (Smooth::Sigmoid, "sigmoid"),
+            };
+            let s = a.layer.scale;
+            let p = SmoothParams::of_op(kind, ell, s)?;
+            let x = Prg::from_os()?.ring_elems(n, ell);
+            (
+                name,
+                Box::new(move |sess: &mut Session| {
+                    Ok(Engine::new(sess, m).smooth(ell, kind, s, &x).map(drop)?)
+                }),
+                per(cost::math::smooth(&p, m, n, true)),
             )
         }
         ProtoCmd::Mill(_) => {

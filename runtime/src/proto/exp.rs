@@ -13,10 +13,10 @@
 //! `P0`, with its index share `i_0` and a fresh random `r`, offers `L_k[(i_0 +
 //! j) mod 2^d] − r` for `j < 2^d`, role `P1` chooses its share `i_1`; the
 //! shares `r` and `L_k[i] − r` (all digits in one call). The `K` factors are
-//! multiplied in the oracle's tree ([`super::secmul`], all products of a
-//! level in one call), each product plus `2^{s_out−1}` (added by role `P1`)
-//! truncated by `s_out` ([`super::trunc::trunc_nonneg`]; exact: a product
-//! is below `2^{2·s_out} + 2^{s_out−1} < 2^{ℓ−1}`).
+//! multiplied in the oracle's tree, all products of a level as one rounded
+//! product ([`super::secmul::mul_round`]: each product plus `2^{s_out−1}`
+//! truncated by `s_out`; exact: a product is below `2^{2·s_out} +
+//! 2^{s_out−1} < 2^{ℓ−1}`).
 //!
 //! # Cost
 //! [`sci_ir::cost::math::exp_neg`]: the millionaires' of widths `d..(K−1)d`,
@@ -27,7 +27,7 @@
 use super::bits::Bits;
 use super::drelu::carry_input;
 use super::mill::{self, MillSpec};
-use super::{Ctx, ProtoError, Role, b2a, check, secmul, trunc};
+use super::{Ctx, ProtoError, Role, b2a, check, secmul};
 use crate::pack::mask;
 use sci_ir::interp::math::ExpParams;
 
@@ -96,7 +96,6 @@ pub fn exp_neg(ctx: &mut Ctx<'_>, p: &ExpParams, x: &[u64]) -> Result<Vec<u64>, 
         }
     };
     // The product tree, one level per call.
-    let half = 1u64 << (s - 1);
     let mut len = k;
     while len > 1 {
         let pairs = len / 2;
@@ -104,11 +103,7 @@ pub fn exp_neg(ctx: &mut Ctx<'_>, p: &ExpParams, x: &[u64]) -> Result<Vec<u64>, 
             .flat_map(|q| (0..n).map(move |i| (q, i)))
             .map(|(q, i)| (vals[2 * q * n + i], vals[(2 * q + 1) * n + i]))
             .unzip();
-        let mut z = secmul::mul(ctx, ell, &a, &b)?;
-        if ctx.role == Role::P1 {
-            z.iter_mut().for_each(|v| *v = v.wrapping_add(half) & m);
-        }
-        let mut next = trunc::trunc_nonneg(ctx, ell, s, &z)?;
+        let mut next = secmul::mul_round(ctx, ell, s, &a, &b)?;
         if len % 2 == 1 {
             next.extend_from_slice(&vals[(len - 1) * n..len * n]);
         }

@@ -28,6 +28,8 @@
 //! | [`matmul`] | OT-based matrix product, convolution, elementwise product | §5.1.1 |
 //! | [`exp`] | exp of non-positive inputs: digit tables by 1-of-N OT, product tree | SIRNN |
 //! | [`secmul`] | products of two shared operands (elementwise, matrix) | §5.1.1, twice |
+//! | [`recip`] | reciprocal of `[1, 2]` by Goldschmidt's iteration | SIRNN |
+//! | [`sigmoid`] | sigmoid and tanh from exp, reciprocal and the sign | SIRNN |
 //! | [`engine`] | every layer over all lanes of a [`crate::ot::Session`] | — |
 //! | [`bits`] | packed boolean shares | — |
 //!
@@ -72,8 +74,10 @@ pub mod mill;
 pub mod modulus;
 pub mod mux;
 pub mod rdiv;
+pub mod recip;
 pub mod relu;
 pub mod secmul;
+pub mod sigmoid;
 pub mod sign;
 pub mod trunc;
 

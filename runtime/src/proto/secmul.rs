@@ -28,7 +28,7 @@
 //! (role `P1` requests, `P0` answers and requests, `P1` answers).
 
 use super::matmul::{self, Product};
-use super::{Ctx, ProtoError, Role, check, check_ell};
+use super::{Ctx, ProtoError, Role, check, check_ell, trunc};
 use crate::pack::mask;
 
 /// One product of two shared operands: this party's shares of both.
@@ -177,6 +177,29 @@ pub fn products(
 /// of one [`SecretProduct::Mul`]).
 pub fn mul(ctx: &mut Ctx<'_>, ell: u32, x: &[u64], y: &[u64]) -> Result<Vec<u64>, ProtoError> {
     matmul::one(products(ctx, ell, &[SecretProduct::Mul { x, y }]))
+}
+
+/// Shares of the rounded fixed-point product `(x·y + 2^{s−1}) >> s` (`s ≥ 1`) for
+/// this party's shares of both, when every exact product is known to satisfy `0 ≤ x·y
+/// < 2^{ℓ−1} − 2^{s−1}` (the result is unspecified otherwise): [`mul`], the half added
+/// by role `P1`, then [`super::trunc::trunc_nonneg`] (exact). Cost:
+/// [`sci_ir::cost::secmul::mul_round`].
+pub fn mul_round(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    s: u32,
+    x: &[u64],
+    y: &[u64],
+) -> Result<Vec<u64>, ProtoError> {
+    check(s >= 1 && s < ell, || {
+        format!("a rounded product needs 1 ≤ s = {s} < ℓ = {ell}")
+    })?;
+    let mut z = mul(ctx, ell, x, y)?;
+    if ctx.role == Role::P1 {
+        let (half, m) = (1u64 << (s - 1), mask(ell));
+        z.iter_mut().for_each(|v| *v = v.wrapping_add(half) & m);
+    }
+    trunc::trunc_nonneg(ctx, ell, s, &z)
 }
 
 /// Shares of `X·Y` (`[R, C] × [C, O]`) mod `2^ℓ` for this party's shares of

@@ -12,6 +12,17 @@
 //!
 //! The attributes `α`, `β` and the bounds are the model's structure (public constants);
 //! a `PRelu` slope is a weight (a server constant).
+//!
+//! The smooth activations are IR ops of their own, exact to a few ULPs of the fixed-point
+//! scale (`sci_ir::interp::math::SmoothParams`):
+//!
+//! | ONNX | lowering | protocols on shares |
+//! |---|---|---|
+//! | `Sigmoid` | `sigmoid x` | SIRNN's exp, reciprocal and a sign (`proto::sigmoid`) |
+//! | `Tanh` | `tanh x` | the same on `2x` |
+//!
+//! SiLU/Swish (`x · Sigmoid(x)`, as both PyTorch exporters write them) is `Sigmoid` and
+//! a `Mul` of two activations (a secret × secret product).
 
 use sci_ir::{Op, ValueId};
 
@@ -27,6 +38,27 @@ pub(super) fn relu(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
             .map(|t| vec![Value::constant(t)])
             .map_err(|e| cx.error(e)),
         Value::Act(x) => Ok(vec![cx.emit_value(Op::Relu { x })?]),
+    }
+}
+
+/// `Sigmoid` (`tanh` false) or `Tanh`: the IR op on an activation, folded on a constant.
+pub(super) fn smooth(cx: &mut Ctx<'_>, tanh: bool) -> Result<Vec<Value>> {
+    match cx.input(0)?.clone() {
+        Value::Const(t) => map_const(cx, &t, |e| {
+            if tanh {
+                e.tanh()
+            } else {
+                1.0 / (1.0 + (-e).exp())
+            }
+        }),
+        Value::Act(x) => {
+            let op = if tanh {
+                Op::Tanh { x }
+            } else {
+                Op::Sigmoid { x }
+            };
+            Ok(vec![cx.emit_value(op)?])
+        }
     }
 }
 

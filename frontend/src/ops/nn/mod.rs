@@ -39,6 +39,8 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("PRelu", activation::prelu);
     reg.op("HardSigmoid", activation::hard_sigmoid);
     reg.op("HardSwish", activation::hard_swish);
+    reg.op("Sigmoid", |cx| activation::smooth(cx, false));
+    reg.op("Tanh", |cx| activation::smooth(cx, true));
     reg.op("MaxPool", |cx| pool::pool(cx, PoolKind::Max));
     reg.op("AveragePool", |cx| pool::pool(cx, PoolKind::Avg));
     reg.op("GlobalAveragePool", |cx| {

@@ -1,0 +1,117 @@
+//! The reciprocal of shared fixed-point values in `[1, 2]` (after SIRNN, Rathee
+//! et al., S&P 2021, whose reciprocal is Goldschmidt's iteration from an
+//! initial approximation): shares of [`sci_ir::interp::math::recip`], bit for
+//! bit.
+//!
+//! # Protocol
+//! For shares of `z ∈ [2^t, 2^{t+1}]` (scale `t`): `w_0 = A − z` is local
+//! (role `P1` adds the public `A`); `e_0 = 2^t − round(z·w_0)` is one rounded
+//! product ([`super::secmul::mul_round`], by `t + 1`) and a local
+//! subtraction; each Goldschmidt iteration is one rounded product of both
+//! `w_k·(1 + e_k)` and `e_k²` (`2e_k` by `t + 1` in the first iteration, `e_k`
+//! by `t` after; the last iteration only the first). All products and
+//! halves stay below `2^{2t+2} ≤ 2^{ℓ−1}`, so the non-negative truncations
+//! are exact.
+//!
+//! # Cost
+//! [`sci_ir::cost::math::recip`]: `n + 1` rounded products (an elementwise
+//! secret product and a non-negative truncation each), the `n − 1` middle
+//! ones of twice the elements; `n` the iterations (2 at `t = 14`).
+
+use super::{Ctx, ProtoError, Role, check, secmul};
+use crate::pack::mask;
+use sci_ir::interp::math::RecipParams;
+
+/// Shares of [`sci_ir::interp::math::recip`] (scale `t`) of shared `z ∈ [2^t,
+/// 2^{t+1}]` (the result is unspecified outside).
+pub fn recip(ctx: &mut Ctx<'_>, p: &RecipParams, z: &[u64]) -> Result<Vec<u64>, ProtoError> {
+    let (ell, t) = (p.ell(), p.t());
+    let m = mask(ell);
+    check(z.iter().all(|&v| v & !m == 0), || {
+        format!("shares must be reduced mod 2^{ell}")
+    })?;
+    let n = z.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let public = |v: u64| if ctx.role == Role::P1 { v } else { 0 };
+    let (a, one) = (public(p.initial()), public(1 << t));
+    let mut w: Vec<u64> = z.iter().map(|&v| a.wrapping_sub(v) & m).collect();
+    let zw = secmul::mul_round(ctx, ell, t + 1, z, &w)?;
+    let mut e: Vec<u64> = zw.iter().map(|&v| one.wrapping_sub(v) & m).collect();
+    let mut shift = t + 1;
+    for k in 0..p.iters() {
+        let mut x = w;
+        let mut y: Vec<u64> = e.iter().map(|&v| v.wrapping_add(one) & m).collect();
+        let last = k + 1 == p.iters();
+        if !last {
+            x.extend_from_slice(&e);
+            y.extend(e.iter().map(|&v| (v << (shift - t)) & m));
+        }
+        let mut out = secmul::mul_round(ctx, ell, shift, &x, &y)?;
+        if !last {
+            e = out.split_off(n);
+        }
+        w = out;
+        shift = t;
+    }
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::testutil::{costed, measured, open, prg, share};
+    use sci_ir::cost::{self, Waiting};
+    use sci_ir::interp::math;
+
+    fn check_recip(p: &RecipParams, z: &[u64], seed: u128) {
+        let ell = p.ell();
+        let (z0, z1) = share(&mut prg(seed), z, ell);
+        let r = measured(4, |ctx, warm| {
+            let z = if ctx.role == Role::P0 { &z0 } else { &z1 };
+            recip(ctx, p, if warm { &z[..2] } else { z })
+        });
+        let want: Vec<u64> = z.iter().map(|&v| math::recip(p, v)).collect();
+        assert_eq!(open(&r.p0, &r.p1, ell), want, "{p:?}");
+        if costed() {
+            let model = |n| cost::math::recip(p, 4, n, true);
+            let (warm, t) = (model(2), model(z.len()));
+            let mut w = Waiting { sent: [true; 2] };
+            warm.replay(&mut w);
+            let rounds = t.replay(&mut w);
+            assert_eq!(
+                [r.stats[0].bytes_sent, r.stats[1].bytes_sent],
+                [t.sent(Role::P0), t.sent(Role::P1)],
+                "{p:?}: bytes"
+            );
+            assert_eq!(r.stats.map(|s| s.rounds), rounds, "{p:?}: rounds");
+            eprintln!(
+                "recip ℓ={ell} t={}: {} bits per element, rounds {rounds:?}",
+                p.t(),
+                t.bits() as f64 / z.len() as f64
+            );
+        }
+    }
+
+    /// Every input at `t = 4` and `t = 8`; random ones and the ends at `t = 14`
+    /// (ℓ = 32) and `t = 17` (ℓ = 37).
+    #[test]
+    fn equals_oracle() {
+        for (ell, t) in [(11u32, 4u32), (19, 8)] {
+            let p = RecipParams::new(ell, t).unwrap();
+            let z: Vec<u64> = (1u64 << t..=2 << t).collect();
+            check_recip(&p, &z, u128::from(t));
+        }
+        for (ell, t) in [(32u32, 14u32), (37, 17)] {
+            let p = RecipParams::new(ell, t).unwrap();
+            let z: Vec<u64> = prg(u128::from(ell))
+                .u64s(2000)
+                .into_iter()
+                .map(|v| (1 << t) + v % ((1 << t) + 1))
+                .chain([1 << t, (1 << t) + 1, (2 << t) - 1, 2 << t])
+                .collect();
+            check_recip(&p, &z, 5);
+        }
+    }
+}
