@@ -13,8 +13,9 @@
 #        default lenet minionn squeezenet)
 # env:   THREADS="1 2"  OUT=target/bench-models  SCALE=12  PORT=7171
 #        BITS=ℓ (default 32, and 37 for ResNet-50)
-#        BACKEND=ot|he (SCI_OT, or SCI_HE: HE linear layers over the ℓ-bit field; its key
-#        set-up is reported in its own column)
+#        BACKEND=ot|he|rlwe (SCI_OT; SCI_HE: HE linear layers over the ℓ-bit field; RLWE:
+#        Cheetah-style linear layers over Z_2^ℓ shares, sci-compile's default; the HE
+#        backends' key set-up is reported in its own column)
 #        OT=iknp|silent (the plan's OT engine, sci-compile --ot; default iknp, the paper's,
 #        which docs/performance.md quotes — sci-compile's own default is silent; see
 #        scripts/bench-common.sh)

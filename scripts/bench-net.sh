@@ -2,7 +2,7 @@
 # docs/performance.md's network-profile table: MiniONN-CIFAR (ℓ = 32), SqueezeNet (ℓ = 32) and
 # ResNet-50 (ℓ = 37; testdata/bench-large, git-ignored: generate it first with
 # `testdata/.venv/bin/python testdata/generate.py --only bench-large`), s = 12, each
-# compiled for SCI_OT, SCI_HE and --backend auto with --net lan and --net wan. One
+# compiled for SCI_OT, SCI_HE, RLWE and --backend auto with --net lan and --net wan. One
 # markdown row per (model, backend, profile): the cost model's communication, rounds
 # and network time (from `sci-compile --report`), and, for the combinations named in
 # RUN, a measured run: `sci-run --local PLAN --net PROFILE --report` under
@@ -12,7 +12,7 @@
 #
 # usage: scripts/bench-net.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50;
 #        default minionn squeezenet resnet50)
-# env:   BACKENDS="ot he auto"  NETS="lan wan"  THREADS=2  OUT=target/bench-net
+# env:   BACKENDS="ot he rlwe auto"  NETS="lan wan"  THREADS=2  OUT=target/bench-net
 #        OT=iknp|silent   the plans' OT engine (default iknp, the paper's; see
 #        scripts/bench-common.sh); the backend column names it
 #        RUN="minionn:ot:lan resnet50:he:lan ..."   combinations to measure (default none)
@@ -24,7 +24,7 @@
 #
 # Needs /usr/bin/time (Debian/Ubuntu: apt-get install -y time). The preamble (models,
 # build) is shared with scripts/bench-models.sh: scripts/bench-common.sh.
-BACKENDS=${BACKENDS:-ot he auto}
+BACKENDS=${BACKENDS:-ot he rlwe auto}
 NETS=${NETS:-lan wan}
 THREADS=${THREADS:-2}
 OUT=${OUT:-target/bench-net}
