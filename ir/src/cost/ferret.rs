@@ -78,8 +78,10 @@ pub struct FerretParams {
 /// attacks on regular noise), with the estimator of Liu, Wang, Yang and Yu
 /// ("The Hardness of LPN over Any Integer Ring and Field for PCG
 /// Applications", Eurocrypt 2024; `github.com/1234wangtr/Code_estimators`,
-/// commit `41e013c`), as run by a previous session on this issue (#26) and
-/// not re-run here:
+/// commit `41e013c`; `scripts/lpn-estimate.py` runs it). The bootstrapping
+/// set's figure was re-run on 2026-12-06 and agrees; on the main set that run
+/// stopped in the estimator's algebraic attack (`decimal.InvalidOperation`),
+/// so its figure is the earlier run's (issue 26):
 ///
 /// | set | `n` | `k` | `t` | bits |
 /// |---|---|---|---|---|
