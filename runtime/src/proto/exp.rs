@@ -116,8 +116,8 @@ pub fn exp_neg(ctx: &mut Ctx<'_>, p: &ExpParams, x: &[u64]) -> Result<Vec<u64>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{costed, measured, open, prg, run2, share};
-    use sci_ir::cost::{self, Waiting};
+    use crate::proto::testutil::{measured, open, prg, run2, share};
+    use sci_ir::cost;
     use sci_ir::interp::math;
 
     fn check_exp(p: &ExpParams, x: &[u64], seed: u128) {
@@ -129,18 +129,9 @@ mod tests {
         });
         let want: Vec<u64> = x.iter().map(|&v| math::exp_neg(p, v)).collect();
         assert_eq!(open(&r.p0, &r.p1, ell), want, "{p:?}");
-        if costed() {
-            let model = |n| cost::math::exp_neg(ell, p.digit(), p.s_out(), 4, n, true);
-            let (warm, t) = (model(2), model(x.len()));
-            let mut w = Waiting { sent: [true; 2] };
-            warm.replay(&mut w);
-            let rounds = t.replay(&mut w);
-            assert_eq!(
-                [r.stats[0].bytes_sent, r.stats[1].bytes_sent],
-                [t.sent(Role::P0), t.sent(Role::P1)],
-                "{p:?}: bytes"
-            );
-            assert_eq!(r.stats.map(|s| s.rounds), rounds, "{p:?}: rounds");
+        let model = |n| cost::math::exp_neg(ell, p.digit(), p.s_out(), 4, n, true);
+        let (warm, t) = (model(2), model(x.len()));
+        if let Some(rounds) = r.pin_costs(&warm, &t, &format!("{p:?}")) {
             eprintln!(
                 "exp ℓ={ell} d={}: {} bits per element, rounds {rounds:?}",
                 p.digit(),

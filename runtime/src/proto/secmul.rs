@@ -246,11 +246,9 @@ pub fn batch_matmul(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{
-        Run, costed, measured, open, prg, reference, run2, run2_tcp, share, signed,
-    };
+    use crate::proto::testutil::{measured, open, prg, reference, run2, run2_tcp, share, signed};
     use crate::proto::trunc;
-    use sci_ir::cost::{self, Transcript, Waiting};
+    use sci_ir::cost;
     use sci_ir::{Op, Owner};
 
     /// The widths the products are tested at.
@@ -323,24 +321,6 @@ mod tests {
         }
     }
 
-    /// Checks the measured call of `r` (after a warm-up whose transcript is
-    /// `warm`) against the transcript `t`: bytes per role and rounds per
-    /// role, counted from the state the warm-up leaves (IKNP runs).
-    fn pin_costs<R>(r: &Run<R>, warm: &Transcript, t: &Transcript, what: &str) {
-        if !costed() {
-            return;
-        }
-        let mut w = Waiting { sent: [true; 2] };
-        warm.replay(&mut w);
-        let rounds = t.replay(&mut w);
-        assert_eq!(
-            [r.stats[0].bytes_sent, r.stats[1].bytes_sent],
-            [t.sent(Role::P0), t.sent(Role::P1)],
-            "{what}: bytes"
-        );
-        assert_eq!(r.stats.map(|s| s.rounds), rounds, "{what}: rounds");
-    }
-
     #[test]
     fn elementwise_equals_interpreter() {
         for ell in WIDTHS {
@@ -355,8 +335,7 @@ mod tests {
             });
             assert_eq!(open(&r.p0, &r.p1, ell), want, "ℓ={ell}");
             let what = format!("mul ℓ={ell}");
-            pin_costs(
-                &r,
+            r.pin_costs(
                 &cost::secmul::mul(ell, 3, true),
                 &cost::secmul::mul(ell, n, true),
                 &what,
@@ -398,8 +377,7 @@ mod tests {
                 }
             });
             assert_eq!(open(&r.p0, &r.p1, ell), want, "ℓ={ell} {dims:?}");
-            pin_costs(
-                &r,
+            r.pin_costs(
                 &cost::secmul::matmul(ell, warm_dims, true),
                 &cost::secmul::matmul(ell, dims, true),
                 &format!("matmul ℓ={ell} {dims:?}"),
@@ -433,8 +411,7 @@ mod tests {
             batch_matmul(ctx, ell, nb, dims, &x[..nb * m * k], &y[..nb * k * o])
         });
         assert_eq!(open(&r.p0, &r.p1, ell), want);
-        pin_costs(
-            &r,
+        r.pin_costs(
             &cost::secmul::matmul(ell, dims, true),
             &cost::secmul::products(ell, &[dims; 4], true),
             "batch",

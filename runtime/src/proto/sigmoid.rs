@@ -89,8 +89,8 @@ pub fn smooth(ctx: &mut Ctx<'_>, p: &SmoothParams, x: &[u64]) -> Result<Vec<u64>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::testutil::{costed, measured, open, prg, run2, share};
-    use sci_ir::cost::{self, Waiting};
+    use crate::proto::testutil::{measured, open, prg, run2, share};
+    use sci_ir::cost;
     use sci_ir::interp::math;
 
     fn check_smooth(p: &SmoothParams, x: &[u64], seed: u128) {
@@ -102,18 +102,9 @@ mod tests {
         });
         let want: Vec<u64> = x.iter().map(|&v| math::smooth(p, v)).collect();
         assert_eq!(open(&r.p0, &r.p1, ell), want, "{p:?}");
-        if costed() {
-            let model = |n| cost::math::smooth(p, 4, n, true);
-            let (warm, t) = (model(2), model(x.len()));
-            let mut w = Waiting { sent: [true; 2] };
-            warm.replay(&mut w);
-            let rounds = t.replay(&mut w);
-            assert_eq!(
-                [r.stats[0].bytes_sent, r.stats[1].bytes_sent],
-                [t.sent(Role::P0), t.sent(Role::P1)],
-                "{p:?}: bytes"
-            );
-            assert_eq!(r.stats.map(|s| s.rounds), rounds, "{p:?}: rounds");
+        let model = |n| cost::math::smooth(p, 4, n, true);
+        let (warm, t) = (model(2), model(x.len()));
+        if let Some(rounds) = r.pin_costs(&warm, &t, &format!("{p:?}")) {
             eprintln!(
                 "{:?} ℓ={ell} s={} d={}: {} bits per element, rounds {rounds:?}",
                 p.kind(),

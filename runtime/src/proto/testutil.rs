@@ -32,6 +32,30 @@ impl<R> Run<R> {
     pub fn bits(&self) -> u64 {
         8 * (self.stats[0].bytes_sent + self.stats[1].bytes_sent)
     }
+
+    /// With [`costed`] engines: checks this measured call (after a warm-up whose
+    /// transcript is `warm`) against the transcript `t`, bytes per role and rounds per
+    /// role counted from the state the warm-up leaves, and returns those rounds.
+    pub fn pin_costs(
+        &self,
+        warm: &sci_ir::cost::Transcript,
+        t: &sci_ir::cost::Transcript,
+        what: &str,
+    ) -> Option<[u64; 2]> {
+        if !costed() {
+            return None;
+        }
+        let mut w = sci_ir::cost::Waiting { sent: [true; 2] };
+        warm.replay(&mut w);
+        let rounds = t.replay(&mut w);
+        assert_eq!(
+            [self.stats[0].bytes_sent, self.stats[1].bytes_sent],
+            [t.sent(Role::P0), t.sent(Role::P1)],
+            "{what}: bytes"
+        );
+        assert_eq!(self.stats.map(|s| s.rounds), rounds, "{what}: rounds");
+        Some(rounds)
+    }
 }
 
 /// A deterministic PRG for test data.
