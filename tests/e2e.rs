@@ -251,13 +251,16 @@ fn piecewise_linear_zoo_models() {
 }
 
 /// Sigmoid and tanh (SIRNN-style protocols, bit-equal to the interpreter): the single-op
-/// models, SiLU (`x · sigmoid(x)`), and the zoo's EfficientNet-B0 (SiLU,
+/// models, SiLU (`x · sigmoid(x)`), GELU (opset 20's op, and the exporters' `Erf`
+/// form), and the zoo's EfficientNet-B0 (SiLU,
 /// squeeze-excitation) and RegNetY (sigmoid gates).
 #[test]
 fn smooth_activation_models() {
     check_model("ops/sigmoid_o13.onnx", None, 2, 1);
     check_model("ops/tanh_o13.onnx", None, 1, 2);
     check_model("ops/silu_o14.onnx", None, 1, 1);
+    check_model("ops/gelu_o20.onnx", None, 1, 2);
+    check_model("ops/gelu_erf_o17.onnx", None, 1, 1);
     check_model("zoo/efficientnet_b0_tiny_legacy_o17.onnx", None, 1, 2);
     check_model("zoo/regnet_y_tiny_dynamo.onnx", None, 1, 1);
 }

@@ -76,10 +76,13 @@ def single(
     note: str = "",
     cases=None,
     ref=None,
+    atol: float = 1e-5,
     **attrs,
 ):
     """One-node model. `inputs` items: A(shape) activation, numpy array
-    constant (initializer), or None for an omitted optional input."""
+    constant (initializer), or None for an omitted optional input. `atol`: the
+    manifest's absolute tolerance of the float-stage interpreter against
+    onnxruntime."""
     node_inputs, graph_inputs, inits, acts = [], [], [], []
     act_names = iter(["x", "y", "z"])
     for k, it in enumerate(inputs):
@@ -107,7 +110,7 @@ def single(
         r_node_inputs = [node_inputs[k] if isinstance(it, A) or it is None else f"c{k}" for k, it in enumerate(r_inputs)]
         r_node = helper.make_node(op, r_node_inputs, ["out"], name=f"{op.lower()}0", **r_attrs)
         ref_model = make_model([r_node], graph_inputs, [model.graph.output[0]], r_inits, opset=r_opset, name=name)
-    save_model(model, f"{DIR}/{name}.onnx", cases, note=note, ref_model=ref_model)
+    save_model(model, f"{DIR}/{name}.onnx", cases, note=note, ref_model=ref_model, atol=atol)
 
 
 def w(name: str, shape, scale: float = 0.5, lo: float | None = None) -> np.ndarray:
@@ -269,6 +272,14 @@ def gen_activations():
     single("sigmoid_o13", "Sigmoid", [big], 13)
     single("tanh_o6", "Tanh", [big], 6)
     single("tanh_o13", "Tanh", [big], 13)
+    # sci lowers erf to tanh of an odd polynomial, within 3.7e-5 of erf (GELU: 5.5e-5;
+    # frontend/src/ops/nn/activation.rs, ERF_POLY): the float stage's tolerance.
+    ERF_ATOL = 1e-4
+    single("erf_o9", "Erf", [A((1, 3, 4, 4), scale=2.0)], 9, atol=ERF_ATOL)
+    single("erf_o13", "Erf", [A((1, 3, 4, 4), scale=2.0)], 13, atol=ERF_ATOL)
+    single("gelu_o20", "Gelu", [big], 20, note="approximate none: x * Phi(x) with erf",
+           atol=ERF_ATOL)
+    single("gelu_tanh_o20", "Gelu", [big], 20, approximate="tanh")
 
 
 def gen_pools():
@@ -446,11 +457,11 @@ def gen_misc():
     single("logsoftmax_o28", "LogSoftmax", [v], NEWEST)
 
 
-def _graph_model(name, nodes, inputs, outputs, inits, opset, note=""):
+def _graph_model(name, nodes, inputs, outputs, inits, opset, note="", atol=1e-5):
     model = make_model(nodes, inputs, outputs, inits, opset=opset, name=name)
     model = _finish(model)
     acts = [A(tuple(d.dim_value for d in i.type.tensor_type.shape.dim)) for i in inputs]
-    save_model(model, f"{DIR}/{name}.onnx", random_cases(name, acts), note=note)
+    save_model(model, f"{DIR}/{name}.onnx", random_cases(name, acts), note=note, atol=atol)
 
 
 def gen_composites():
@@ -475,6 +486,24 @@ def gen_composites():
         [N("Sigmoid", ["x"], ["s"]), N("Mul", ["x", "s"], ["out"])],
         [vinfo("x", (1, 3, 4, 4))], [vinfo("out", None)], [], 14,
         note="SiLU: x * Sigmoid(x), a product of two activations",
+    )
+
+    # GELU as the opset-17 exporter writes it: x * 0.5 * (1 + Erf(x / sqrt 2)).
+    _graph_model(
+        "gelu_erf_o17",
+        [
+            C("sqrt2", f32(np.sqrt(2.0))),
+            N("Div", ["x", "sqrt2"], ["u"]),
+            N("Erf", ["u"], ["e"]),
+            C("one", f32(1.0)),
+            N("Add", ["e", "one"], ["e1"]),
+            N("Mul", ["x", "e1"], ["xe"]),
+            C("half", f32(0.5)),
+            N("Mul", ["xe", "half"], ["out"]),
+        ],
+        [vinfo("x", (1, 3, 4, 4))], [vinfo("out", None)], [], 17,
+        note="GELU: x * 0.5 * (1 + Erf(x / sqrt 2)), as torch.onnx.export writes it",
+        atol=1e-4,
     )
 
     # Shape -> Gather -> Unsqueeze -> Concat -> Reshape (what torch emits for

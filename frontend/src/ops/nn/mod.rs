@@ -41,6 +41,8 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("HardSwish", activation::hard_swish);
     reg.op("Sigmoid", |cx| activation::smooth(cx, false));
     reg.op("Tanh", |cx| activation::smooth(cx, true));
+    reg.op("Erf", activation::erf);
+    reg.op("Gelu", activation::gelu);
     reg.op("MaxPool", |cx| pool::pool(cx, PoolKind::Max));
     reg.op("AveragePool", |cx| pool::pool(cx, PoolKind::Avg));
     reg.op("GlobalAveragePool", |cx| {
