@@ -829,11 +829,12 @@ fn lstm_and_gru_refuse_what_they_do_not_implement() {
         (
             "GRU",
             rnn_graph("GRU", &[], |n| {
-                let mut a = sci_frontend::pb::AttributeProto::default();
-                a.name = Some("activations".into());
-                a.r#type = Some(sci_frontend::pb::attribute_proto::AttributeType::Strings as i32);
-                a.strings = vec![b"Relu".to_vec(), b"Tanh".to_vec()];
-                n.attribute.push(a);
+                n.attribute.push(sci_frontend::pb::AttributeProto {
+                    name: Some("activations".into()),
+                    r#type: Some(sci_frontend::pb::attribute_proto::AttributeType::Strings as i32),
+                    strings: vec![b"Relu".to_vec(), b"Tanh".to_vec()],
+                    ..Default::default()
+                });
             }),
             "'activations'",
         ),

@@ -1,5 +1,7 @@
-//! `Gemm` and `MatMul` → IR `matmul`: one operand must be constant (the
-//! server's weights, paper §5.1.1); constant products are folded.
+//! `Gemm` and `MatMul` → IR `matmul`: by a constant operand (the server's weights,
+//! paper §5.1.1), or a product of two run-time tensors (secret × secret; with batch
+//! dimensions, one 2-D product per batch index, run as one wave); constant products
+//! are folded.
 
 use sci_ir::{Op, ValueId};
 
