@@ -436,13 +436,15 @@ struct State {
     c: Option<Value>,
 }
 
-/// One step of `cell`: the gates' pre-activations `xt` (`[B, G·H]`, this step's
-/// input projection) and the previous state give the next state.
-fn step(cx: &mut Ctx<'_>, cell: Cell, w: &mut DirWeights, xt: &Value, st: &State) -> Result<State> {
+/// One step, an LSTM's if the state carries a cell state, else a GRU's: the gates'
+/// input projection `xt` (`[B, G·H]`, this step's rows) and the previous state give
+/// the next state.
+fn step(cx: &mut Ctx<'_>, w: &mut DirWeights, xt: &Value, st: &State) -> Result<State> {
     let h = cx.shape_of(&st.h)[1];
     let cols = |cx: &mut Ctx<'_>, v: &Value, r: Range<usize>| take(cx, v, 1, r);
     let rec = times_weights(cx, &st.h, &mut w.rt, w.rec_bias.as_mut())?;
-    if cell == Cell::Lstm {
+    // An LSTM carries a cell state, a GRU none.
+    if let Some(c) = &st.c {
         let pre = binary(cx, xt, &rec, BinOp::Add)?;
         let s = smooth(cx, &pre, false)?;
         let i = cols(cx, &s, 0..h)?;
@@ -451,9 +453,6 @@ fn step(cx: &mut Ctx<'_>, cell: Cell, w: &mut DirWeights, xt: &Value, st: &State
         // g = tanh(x) = 2σ(2x) − 1 = 2g' − 1 (the pre-activation is already doubled),
         // so i ⊙ g = 2(i ⊙ g') − i.
         let g = cols(cx, &s, 3 * h..4 * h)?;
-        let c =
-            st.c.as_ref()
-                .ok_or_else(|| cx.error("an LSTM without a cell state"))?;
         let fc = binary(cx, &f, c, BinOp::Mul)?;
         let ig = binary(cx, &i, &g, BinOp::Mul)?;
         let ig = binary(cx, &ig, &ig, BinOp::Add)?;
@@ -615,7 +614,7 @@ fn rnn(cx: &mut Ctx<'_>, cell: Cell) -> Result<Vec<Value>> {
         for k in 0..t_len {
             let t = if reverse { t_len - 1 - k } else { k };
             let xt = take(cx, &xw, 0, t * batch..(t + 1) * batch)?;
-            st = step(cx, cell, &mut wd, &xt, &st)?;
+            st = step(cx, &mut wd, &xt, &st)?;
             hs[t] = Some(st.h.clone());
         }
         ys.push(hs.into_iter().flatten().collect());
