@@ -250,6 +250,22 @@ fn piecewise_linear_zoo_models() {
     check_model("zoo/resnet_leaky_tiny_dynamo.onnx", None, 1, 1);
 }
 
+/// Recurrent layers and attention's products: batches of secret × secret matrix
+/// products (one wave), LSTM and GRU unrolled over the sequence (products by the
+/// server's weights, one sigmoid over the stacked gates, secret × secret gate
+/// products), the single-op models and the zoo's LSTM and GRU classifiers.
+#[test]
+fn recurrent_models() {
+    check_model("ops/matmul_act_act_batched_o13.onnx", None, 1, 2);
+    check_model("ops/matmul_act_act_bcast_left_o13.onnx", None, 1, 1);
+    check_model("ops/lstm_reverse_o7.onnx", None, 1, 2);
+    check_model("ops/gru_reverse_lbr1_o7.onnx", None, 1, 1);
+    check_model("zoo/lstm_classifier_legacy_o17.onnx", None, 1, 1);
+    check_model("zoo/lstm_classifier_dynamo.onnx", None, 1, 2);
+    check_model("zoo/gru_classifier_legacy_o17.onnx", None, 1, 2);
+    check_model("zoo/gru_classifier_dynamo.onnx", None, 1, 1);
+}
+
 /// Sigmoid and tanh (SIRNN-style protocols, bit-equal to the interpreter): the single-op
 /// models, SiLU (`x · sigmoid(x)`), GELU (opset 20's op, and the exporters' `Erf`
 /// form), and the zoo's EfficientNet-B0 (SiLU,

@@ -135,3 +135,52 @@ fn every_testdata_model_compiles_and_matches_onnxruntime() {
         worst.0, worst.1
     );
 }
+
+/// The protocol waves of `path` compiled at ℓ = 32, s = 12: per wave its step and
+/// number of members.
+fn waves_of(path: &str) -> Vec<(sci_ir::schedule::Step, usize)> {
+    let opts = Options {
+        model: testdata().join(path),
+        outputs: Vec::new(),
+        quantization: Quantization::Fixed {
+            bits: Some(32),
+            scale: Some(12),
+        },
+        mill_radix: None,
+        ot: None,
+        threads: None,
+        backend: sci_ir::Backend::Ot,
+        batch: 1,
+    };
+    let p = compile(&opts, false).unwrap().program;
+    let nonneg = sci_ir::analysis::nonneg::nonneg(&p);
+    sci_ir::schedule::waves(&p, &nonneg)
+        .into_iter()
+        .filter(|w| w.step.communicates())
+        .map(|w| (w.step, w.members.len()))
+        .collect()
+}
+
+/// A batch of secret × secret products is one wave (one `secmul` call, the rounds of
+/// one product); a bidirectional LSTM's directions share their waves: one sigmoid
+/// call over both directions' stacked gates per step.
+#[test]
+fn batched_secret_products_and_recurrent_steps_share_waves() {
+    use sci_ir::schedule::Step;
+    let w = waves_of("ops/matmul_act_act_batched_o13.onnx");
+    let products: Vec<usize> = w
+        .iter()
+        .filter(|(s, _)| *s == Step::SecretProduct)
+        .map(|&(_, n)| n)
+        .collect();
+    assert_eq!(products, [4], "{w:?}");
+    // 4 steps, 2 directions.
+    let w = waves_of("ops/lstm_bidirectional_layout1_o14.onnx");
+    let sigmoids: Vec<usize> = w
+        .iter()
+        .filter(|(s, _)| matches!(s, Step::Smooth { .. }))
+        .map(|&(_, n)| n)
+        .collect();
+    // Per step: the gates' sigmoid and tanh(c), each over both directions.
+    assert_eq!(sigmoids, [2; 8], "{w:?}");
+}

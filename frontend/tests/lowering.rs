@@ -353,9 +353,9 @@ fn unnamed_nodes_are_named_by_index() {
     let mut g = Graph::new(13);
     g.input("x", &[D::N(1), D::N(3)]).output("y");
     g.node("", "Relu", &["x"], &["r"]);
-    g.node("", "LSTM", &["r"], &["y"]);
+    g.node("", "Det", &["r"], &["y"]);
     let e = lower_err(&load(&g), None);
-    assert!(e.contains("node #1 (unnamed)") && e.contains("LSTM"), "{e}");
+    assert!(e.contains("node #1 (unnamed)") && e.contains("Det"), "{e}");
 }
 
 #[test]
@@ -726,14 +726,132 @@ fn products_of_two_run_time_tensors_are_secret_products() {
         };
         assert_eq!(y, [want], "{op}");
     }
-    // A batched product of two run-time tensors is not supported yet.
+    // A batch of products of two run-time tensors: one 2-D `matmul` per batch index
+    // (independent, so one wave), the left operand's batch of 1 broadcast.
     let mut g = Graph::new(13);
-    g.input("x", &[D::N(2), D::N(2), D::N(2)])
-        .input("z", &[D::N(2), D::N(2), D::N(2)])
+    g.input("x", &[D::N(1), D::N(2), D::N(2)])
+        .input("z", &[D::N(3), D::N(2), D::N(2)])
         .output("y");
     g.node("bprod", "MatMul", &["x", "z"], &["y"]);
-    let e = lower_err(&load(&g), None);
-    assert!(e.contains("node 'bprod'") && e.contains("constant"), "{e}");
+    let (p, _) = load(&g).lower(None).unwrap();
+    let m = mnemonics(&p);
+    assert_eq!(m.iter().filter(|&&o| o == "matmul").count(), 3, "{m:?}");
+    assert_eq!(m.iter().filter(|&&o| o == "concat").count(), 1, "{m:?}");
+    let x = vec![1.0, 2.0, 3.0, 4.0];
+    let z: Vec<f32> = (0..12).map(|i| i as f32 - 5.0).collect();
+    let y = run(
+        &p,
+        &[(vec![1, 2, 2], x.clone()), (vec![3, 2, 2], z.clone())],
+    );
+    let want: Vec<f32> = (0..3)
+        .flat_map(|b| {
+            let z = &z[4 * b..4 * b + 4];
+            [
+                x[0] * z[0] + x[1] * z[2],
+                x[0] * z[1] + x[1] * z[3],
+                x[2] * z[0] + x[3] * z[2],
+                x[2] * z[1] + x[3] * z[3],
+            ]
+        })
+        .collect();
+    assert_eq!(y, [want]);
+}
+
+/// An LSTM or GRU node over `x: [3, 1, 2]` with hidden size 2 and the given extra
+/// inputs (after `x, W, R`), attributes set by `f`.
+fn rnn_graph(op: &str, extra: &[&str], f: impl FnOnce(&mut sci_frontend::pb::NodeProto)) -> Graph {
+    let gates = if op == "LSTM" { 4 } else { 3 };
+    let mut g = Graph::new(14);
+    g.input("x", &[D::N(3), D::N(1), D::N(2)]).output("y");
+    let w: Vec<f32> = (0..gates * 2 * 2)
+        .map(|i| (i as f32 * 0.37).sin())
+        .collect();
+    let r: Vec<f32> = (0..gates * 2 * 2)
+        .map(|i| (i as f32 * 0.53).cos())
+        .collect();
+    g.init_f32("W", &[1, gates * 2, 2], &w)
+        .init_f32("R", &[1, gates * 2, 2], &r)
+        .init_f32("P", &[1, 6], &[0.0, 0.0, 0.0, 0.0, 0.5, 0.0])
+        .init_i64("L", &[1], &[2]);
+    let mut inputs = vec!["x", "W", "R"];
+    inputs.extend(extra);
+    let n = g.node("rnn0", op, &inputs, &["y"]);
+    attr_i(n, "hidden_size", 2);
+    f(n);
+    g
+}
+
+#[test]
+fn lstm_and_gru_unroll_into_products_and_one_sigmoid_per_step() {
+    // LSTM over 3 steps from a zero state: one projection of the whole sequence, a
+    // recurrent product from step 2 on, one sigmoid and one tanh per step.
+    let (p, _) = load(&rnn_graph("LSTM", &[], |_| ())).lower(None).unwrap();
+    let m = mnemonics(&p);
+    let count = |op: &str| m.iter().filter(|&&o| o == op).count();
+    assert_eq!(
+        (
+            count("matmul"),
+            count("sigmoid"),
+            count("tanh"),
+            count("mul")
+        ),
+        (3, 3, 3, 8),
+        "{m:?}"
+    );
+    // GRU, linear_before_reset 1: the same products, a sigmoid of z and r and a tanh.
+    let (p, _) = load(&rnn_graph("GRU", &[], |n| {
+        attr_i(n, "linear_before_reset", 1)
+    }))
+    .lower(None)
+    .unwrap();
+    let m = mnemonics(&p);
+    let count = |op: &str| m.iter().filter(|&&o| o == op).count();
+    assert_eq!(
+        (count("matmul"), count("sigmoid"), count("tanh")),
+        (3, 3, 3),
+        "{m:?}"
+    );
+}
+
+#[test]
+fn lstm_and_gru_refuse_what_they_do_not_implement() {
+    let cases: Vec<(&str, Graph, &str)> = vec![
+        (
+            "LSTM",
+            rnn_graph("LSTM", &[], |n| attr_f(n, "clip", 3.0)),
+            "'clip'",
+        ),
+        (
+            "LSTM",
+            rnn_graph("LSTM", &[], |n| attr_i(n, "input_forget", 1)),
+            "input_forget",
+        ),
+        (
+            "GRU",
+            rnn_graph("GRU", &[], |n| {
+                n.attribute.push(sci_frontend::pb::AttributeProto {
+                    name: Some("activations".into()),
+                    r#type: Some(sci_frontend::pb::attribute_proto::AttributeType::Strings as i32),
+                    strings: vec![b"Relu".to_vec(), b"Tanh".to_vec()],
+                    ..Default::default()
+                });
+            }),
+            "'activations'",
+        ),
+        (
+            "LSTM",
+            rnn_graph("LSTM", &["", "", "", "", "P"], |_| ()),
+            "peepholes",
+        ),
+        ("GRU", rnn_graph("GRU", &["", "L"], |_| ()), "sequence_lens"),
+    ];
+    for (op, g, part) in cases {
+        let e = lower_err(&load(&g), None);
+        assert!(
+            e.contains("node 'rnn0'") && e.contains(op) && e.contains(part),
+            "{part}: {e}"
+        );
+    }
 }
 
 #[test]

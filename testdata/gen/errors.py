@@ -80,16 +80,14 @@ def generate():
                "unsupported op: node `sin_mid`, op Sin (between Conv and MaxPool)",
                node="sin_mid", op="Sin")
 
-    hidden = 4
-    lstm_inits = [init("Wl", _w(5, (1, 4 * hidden, 8))), init("Rl", _w(6, (1, 4 * hidden, hidden))),
-                  init("Wo", _w(7, (hidden, 2))), init("shape", np.asarray([3, hidden], np.int64))]
-    model_file("unsupported_op_lstm.onnx",
+    det_inits = [init("Wd", _w(5, (9, 9))), init("shape", np.asarray([1, 3, 3], np.int64))]
+    model_file("unsupported_op_det.onnx",
                make_model([
-                   N("LSTM", ["x", "Wl", "Rl"], ["Y"], name="lstm0", hidden_size=hidden),
-                   N("Reshape", ["Y", "shape"], ["y2"], name="reshape0"),
-                   N("MatMul", ["y2", "Wo"], ["out"], name="matmul0"),
-               ], [vinfo("x", (3, 1, 8))], [vinfo("out", (3, 2))], lstm_inits, opset=14),
-               "unsupported op: node `lstm0`, op LSTM", node="lstm0", op="LSTM")
+                   N("MatMul", ["x", "Wd"], ["m"], name="matmul0"),
+                   N("Reshape", ["m", "shape"], ["m3"], name="reshape0"),
+                   N("Det", ["m3"], ["out"], name="det0"),
+               ], [vinfo("x", (1, 9))], [vinfo("out", (1,))], det_inits, opset=14),
+               "unsupported op: node `det0`, op Det", node="det0", op="Det")
 
     model_file("unsupported_dtype_int8_weights.onnx",
                make_model([

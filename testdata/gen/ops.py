@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from .common import f32, init, make_model, run_ort, runtime_inputs, save_model, vinfo
 
@@ -192,6 +192,14 @@ def gen_matmul():
     single("matmul_act_const_o28", "MatMul", [A((1, 3, 4)), w("f", (4, 5))], NEWEST)
     single("matmul_act_act_o13", "MatMul", [A((3, 4)), A((4, 2))], 13,
            note="product of two activations (secret × secret)")
+    single("matmul_act_act_batched_o13", "MatMul", [A((2, 2, 3, 4)), A((2, 2, 4, 3))], 13,
+           note="a batch of secret × secret products (attention's Q·Kᵀ)")
+    single("matmul_act_act_bcast_left_o13", "MatMul", [A((1, 3, 4)), A((2, 4, 2))], 13,
+           note="secret × secret, the left operand's batch of 1 broadcast")
+    single("matmul_act_act_bcast_rank_o13", "MatMul", [A((2, 3, 4)), A((2, 2, 4, 2))], 13,
+           note="secret × secret, the left operand broadcast over a leading batch dimension")
+    single("matmul_act_act_rows_o13", "MatMul", [A((2, 3, 4)), A((4, 2))], 13,
+           note="secret × secret, the left operand's batch folded into its rows")
 
 
 def gen_elementwise():
@@ -668,6 +676,72 @@ def gen_composites():
                    note="IR 3: initializers W1,B1,W2,B2 are also graph inputs (weights, not client inputs)")
 
 
+def gen_rnn():
+    """LSTM and GRU: directions, layouts, optional inputs and outputs."""
+    N = helper.make_node
+
+    def rnn(name, op, opset, x_shape, hidden, outs, bias=True, init_h=False, init_c=False,
+            seq_lens=False, note="", **attrs):
+        dirs = 2 if attrs.get("direction") == "bidirectional" else 1
+        gates = 4 if op == "LSTM" else 3
+        layout = attrs.get("layout", 0)
+        t_len, batch = (x_shape[1], x_shape[0]) if layout else (x_shape[0], x_shape[1])
+        inits = [init("W", w(name + "W", (dirs, gates * hidden, x_shape[2]))),
+                 init("R", w(name + "R", (dirs, gates * hidden, hidden)))]
+        ins = ["x", "W", "R"]
+        if bias:
+            inits.append(init("B", w(name + "B", (dirs, 2 * gates * hidden), 0.3)))
+        ins.append("B" if bias else "")
+        if seq_lens:
+            inits.append(init("L", np.full((batch,), t_len, np.int32)))
+        ins.append("L" if seq_lens else "")
+        state = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
+        for flag, n in ((init_h, "H0"), (init_c, "C0")):
+            if flag:
+                inits.append(init(n, w(name + n, state, 0.5)))
+        ins.append("H0" if init_h else "")
+        if op == "LSTM":
+            ins.append("C0" if init_c else "")
+        while ins[-1] == "":
+            ins.pop()
+        names = ["Y", "Y_h", "Y_c"]
+        node_outs = [names[k] if k in outs else "" for k in range(max(outs) + 1)]
+        node = N(op, ins, node_outs, name=f"{op.lower()}0", hidden_size=hidden, **attrs)
+        model = make_model([node], [vinfo("x", x_shape)], [vinfo(names[k], None) for k in outs],
+                           inits, opset=opset, name=name)
+        model = _finish(model)
+        ref_model = None
+        if layout:
+            # onnxruntime implements layout 0 only: the same layer between transposes.
+            ref_inits = [numpy_helper.from_array(
+                numpy_helper.to_array(t).transpose(1, 0, 2) if t.name in ("H0", "C0")
+                else numpy_helper.to_array(t), name=t.name) for t in inits]
+            perms = {"Y": [2, 0, 1, 3], "Y_h": [1, 0, 2], "Y_c": [1, 0, 2]}
+            ref_outs = [o + "_0" if o else "" for o in node_outs]
+            nodes = [N("Transpose", ["x"], ["x_0"], perm=[1, 0, 2]),
+                     N(op, ["x_0"] + ins[1:], ref_outs, name=f"{op.lower()}0", hidden_size=hidden,
+                       **{k: v for k, v in attrs.items() if k != "layout"})]
+            nodes += [N("Transpose", [names[k] + "_0"], [names[k]], perm=perms[names[k]]) for k in outs]
+            ref_model = make_model(nodes, [vinfo("x", x_shape)], list(model.graph.output), ref_inits,
+                                   opset=opset, name=name)
+        save_model(model, f"{DIR}/{name}.onnx", random_cases(name, [A(x_shape)]), note=note,
+                   ref_model=ref_model)
+
+    rnn("lstm_forward_o14", "LSTM", 14, (4, 2, 3), 5, [0, 1, 2],
+        note="Y, Y_h, Y_c; with B")
+    rnn("lstm_bidirectional_layout1_o14", "LSTM", 14, (2, 4, 3), 4, [0, 1, 2], init_h=True,
+        init_c=True, seq_lens=True, direction="bidirectional", layout=1,
+        note="batch-first, constant initial_h/initial_c, sequence_lens all full")
+    rnn("lstm_reverse_o7", "LSTM", 7, (3, 1, 4), 3, [1], bias=False, direction="reverse",
+        note="Y_h only; no B")
+    rnn("gru_forward_lbr0_o14", "GRU", 14, (4, 2, 3), 5, [0, 1], note="linear_before_reset 0")
+    rnn("gru_bidirectional_lbr1_layout1_o22", "GRU", 22, (2, 3, 4), 4, [0, 1], init_h=True,
+        direction="bidirectional", layout=1, linear_before_reset=1,
+        note="batch-first, linear_before_reset 1, constant initial_h")
+    rnn("gru_reverse_lbr1_o7", "GRU", 7, (3, 2, 3), 3, [1], bias=False, direction="reverse",
+        linear_before_reset=1, note="Y_h only; no B")
+
+
 def generate():
     gen_conv()
     gen_gemm()
@@ -679,3 +753,4 @@ def generate():
     gen_shape_ops()
     gen_misc()
     gen_composites()
+    gen_rnn()

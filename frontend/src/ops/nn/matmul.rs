@@ -1,5 +1,7 @@
-//! `Gemm` and `MatMul` → IR `matmul`: one operand must be constant (the
-//! server's weights, paper §5.1.1); constant products are folded.
+//! `Gemm` and `MatMul` → IR `matmul`: by a constant operand (the server's weights,
+//! paper §5.1.1), or a product of two run-time tensors (secret × secret; with batch
+//! dimensions, one 2-D product per batch index, run as one wave); constant products
+//! are folded.
 
 use sci_ir::{Op, ValueId};
 
@@ -220,22 +222,116 @@ pub(super) fn matmul(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let g = shape::numel(&batch).map_err(|e| cx.error(e))?;
     let a_batch = shape::numel(&a2[..ra - 2]).map_err(|e| cx.error(e))?;
     let y = if b2[..rb - 2].iter().all(|&d| d == 1) {
-        // One weight matrix: the batch of the left operand folds into its rows.
+        // One right matrix (weights or a run-time tensor): the batch of the left
+        // operand folds into its rows.
         if a_batch != g {
             return Err(
                 cx.error("broadcasting the left operand over the right's batch is not supported")
             );
         }
-        if a_batch != 1 && matches!(b, Value::Act(_)) {
-            return Err(cx.error("a batched left operand needs a constant right operand"));
-        }
         let a_flat = reshape_value(cx, &a, vec![a_batch * m, k])?;
         let b_flat = reshape_value(cx, &b, vec![k, n])?;
         matmul_2d(cx, &a_flat, &b_flat, None, (0, 1))?
+    } else if let (Value::Act(x), Value::Act(y)) = (&a, &b) {
+        return Ok(vec![batched_secret(cx, [*x, *y], &a2, &b2, &out)?]);
     } else {
         batched_const_rhs(cx, &a, &b, &batch, (m, k, n))?
     };
     Ok(vec![reshape_value(cx, &Value::Act(y), out)?])
+}
+
+/// A batch of products of two run-time tensors `a: [..., M, K]` and `b: [..., K, N]`
+/// (`a2`, `b2`: their shapes with 1-D operands widened as numpy does; batch
+/// dimensions broadcast as numpy's, a dimension of 1 repeating its one slice), as
+/// one 2-D IR `matmul` per output batch index between `gather`s of the operands'
+/// slices and a `concat` of the results, reshaped to `out`. The products are
+/// independent, so the schedule runs them as one wave: one `secmul` call whose
+/// rounds are those of one product and whose bytes are the products' sum
+/// ([`sci_ir::schedule::waves`]); the values are those of `G` separate products.
+fn batched_secret(
+    cx: &mut Ctx<'_>,
+    [a, b]: [ValueId; 2],
+    a2: &[usize],
+    b2: &[usize],
+    out: &[usize],
+) -> Result<Value> {
+    let (ra, rb) = (a2.len(), b2.len());
+    let (m, k, n) = (a2[ra - 2], a2[ra - 1], b2[rb - 1]);
+    let batch = shape::broadcast(&a2[..ra - 2], &b2[..rb - 2]).map_err(|e| cx.error(e))?;
+    // The operands as [G_a, M, K] and [G_b, K, N].
+    let flat = |cx: &mut Ctx<'_>, x: ValueId, dims: &[usize], rows: usize, cols: usize| {
+        let g = shape::numel(&dims[..dims.len() - 2]).map_err(|e| cx.error(e))?;
+        cx.emit(Op::Reshape {
+            x,
+            shape: vec![g, rows, cols],
+        })
+    };
+    let a3 = flat(cx, a, a2, m, k)?;
+    let b3 = flat(cx, b, b2, k, n)?;
+    // Slice `i` of a `[G, R, C]` value as `[R, C]`, emitted once.
+    let mut slices: std::collections::HashMap<(ValueId, usize), ValueId> = Default::default();
+    let mut slice = |cx: &mut Ctx<'_>, x: ValueId, i: usize, rc: [usize; 2]| -> Result<ValueId> {
+        if let Some(&s) = slices.get(&(x, i)) {
+            return Ok(s);
+        }
+        let g = cx.emit(Op::Gather {
+            x,
+            axis: 0,
+            indices: vec![i],
+        })?;
+        let s = cx.emit(Op::Reshape {
+            x: g,
+            shape: rc.to_vec(),
+        })?;
+        slices.insert((x, i), s);
+        Ok(s)
+    };
+    let g = shape::numel(&batch).map_err(|e| cx.error(e))?;
+    let mut products = Vec::with_capacity(g);
+    for flat_index in 0..g {
+        let ia = broadcast_index(&batch, &a2[..ra - 2], flat_index);
+        let ib = broadcast_index(&batch, &b2[..rb - 2], flat_index);
+        let x = slice(cx, a3, ia, [m, k])?;
+        let y = slice(cx, b3, ib, [k, n])?;
+        let p = cx.emit(Op::MatMul {
+            a: x,
+            b: y,
+            bias: None,
+        })?;
+        products.push(cx.emit(Op::Reshape {
+            x: p,
+            shape: vec![1, m, n],
+        })?);
+    }
+    let all = if products.len() == 1 {
+        products[0]
+    } else {
+        cx.emit(Op::Concat {
+            xs: products,
+            axis: 0,
+        })?
+    };
+    reshape_value(cx, &Value::Act(all), out.to_vec())
+}
+
+/// The flat index into an operand with batch dimensions `dims` (right-aligned with
+/// `batch`, numpy broadcasting: a dimension of 1 repeats) of the flat index `i` of the
+/// broadcast `batch`.
+fn broadcast_index(batch: &[usize], dims: &[usize], mut i: usize) -> usize {
+    let offset = batch.len() - dims.len();
+    let (mut index, mut stride) = (0, 1);
+    for axis in (0..batch.len()).rev() {
+        let coord = i % batch[axis];
+        i /= batch[axis];
+        if axis >= offset {
+            let d = dims[axis - offset];
+            if d != 1 {
+                index += coord * stride;
+            }
+            stride *= d;
+        }
+    }
+    index
 }
 
 /// A batch of products `a[g] × b[g]` with a run-time `a` (batch `batch`, not
@@ -313,7 +409,7 @@ fn batched_const_rhs(
 }
 
 /// The product of two constant matrices (rank ≤ 2), for weights computed in-graph.
-fn matmul_const(cx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+pub(super) fn matmul_const(cx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (av, bv) = (a.to_f64(), b.to_f64());
     let (m, k) = match a.shape() {
         [k] => (1, *k),

@@ -3,14 +3,15 @@
 //! `MatMul`), [`norm`] (`BatchNormalization`), [`activation`] (`Relu`, `Clip`,
 //! `LeakyRelu`, `PRelu`, `HardSigmoid`, `HardSwish`), [`pool`] (`MaxPool`,
 //! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
-//! [`pad`] (`Pad`) and [`classifier`] (`ArgMax`, a trailing
+//! [`pad`] (`Pad`), [`rnn`] (`LSTM`, `GRU`, unrolled) and [`classifier`] (`ArgMax`, a trailing
 //! `Softmax`/`LogSoftmax`); [`window`] holds the window geometry that
 //! convolution and pooling share.
 //!
 //! The IR's convolution and pooling are 2-D (NCHW); 1-D ONNX layers (`[N, C, W]`)
 //! are lowered as 2-D layers over `[N, C, 1, W]` between two reshapes. A matrix
-//! product has a constant operand (the server's weights, paper §5.1.1) or is a 2-D
-//! product of two run-time tensors (a secret × secret product).
+//! product has a constant operand (the server's weights, paper §5.1.1) or is a
+//! product of two run-time tensors (secret × secret products; a batch of them is one
+//! 2-D product per batch index, run as one wave).
 
 mod activation;
 mod classifier;
@@ -20,6 +21,7 @@ mod matmul;
 mod norm;
 mod pad;
 mod pool;
+mod rnn;
 mod window;
 
 use super::Registry;
@@ -50,6 +52,8 @@ pub(crate) fn register(reg: &mut Registry) {
     });
     reg.op("GlobalMaxPool", |cx| pool::global_pool(cx, PoolKind::Max));
     reg.op("Pad", pad::pad);
+    reg.op("LSTM", rnn::lstm);
+    reg.op("GRU", rnn::gru);
     reg.op("ArgMax", classifier::argmax);
     reg.op("Softmax", classifier::trailing_monotone);
     reg.op("LogSoftmax", classifier::trailing_monotone);
