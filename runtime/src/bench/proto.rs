@@ -76,8 +76,8 @@ pub enum ProtoCmd {
     /// `n × cols` shared times `cols × outs` shared (secret × secret, `secmul`: two
     /// OT-based products); `--cols 1 --outs 1` is the elementwise product.
     Secmul(ProtoArgs),
-    /// `exp` of `n` non-positive inputs (`proto::exp::exp_neg`, SIRNN's digit tables):
-    /// input and output scale `--scale`, `--digit`-bit digits.
+    /// `exp` of `n` random inputs (`proto::exp::exp_neg`, SIRNN's digit tables; a
+    /// positive input gives 0): input and output scale `--scale`, `--digit`-bit digits.
     Exp(ProtoArgs),
     /// The reciprocal of `n` inputs in `[1, 2]` at scale `--scale` (`proto::recip`,
     /// Goldschmidt: the iterations that its error bound needs).
@@ -426,17 +426,7 @@ fn ring_only(
             (
                 "mill",
                 Box::new(move |s: &mut Session| {
-                    s.run(n, |ch| {
-                        let mut ctx = Ctx::new(
-                            &mut ch.lane.ch,
-                            &mut ch.lane.ot,
-                            &mut ch.lane.prg,
-                            Role::from_sender(ch.sender),
-                        )
-                        .with_radix(m);
-                        mill::mill(&mut ctx, ell, 1, &x[ch.range]).map(drop)
-                    })?;
-                    Ok(())
+                    elementwise(s, m, &x, |ctx, x| mill::mill(ctx, ell, 1, x))
                 }),
                 per(cost::mill::mill(ell, m, 1, n)),
             )
@@ -446,7 +436,8 @@ fn ring_only(
 }
 
 /// Runs `f` at radix `m` on each lane's chunk of `x`, roles alternating across lanes
-/// (as the engine's elementwise layers).
+/// (as the engine's elementwise layers): the benchmarks of protocols that have no
+/// engine method (`mill`, `exp`, `recip`).
 fn elementwise<R: Send>(
     sess: &mut Session,
     m: u32,
