@@ -64,6 +64,32 @@ fn sigmoid_and_tanh_cost_the_model() {
     }
 }
 
+/// `exp` (8-bit digits) and `recip` at ℓ = 32, s = 12: the cost model's bits per element,
+/// and on the wire exactly those plus the same OT set-up as `sigmoid`'s (whose transcript
+/// the model pins elsewhere).
+#[test]
+fn exp_and_recip_cost_the_model() {
+    let n = 512;
+    let setup = |b: &serde_json::Value| {
+        b["bytes"].as_f64().unwrap() - b["formula_bits_per_op"].as_f64().unwrap() * n as f64 / 8.0
+    };
+    let sig = bench(&["sigmoid", "--n", "512", "--ot", "iknp"]);
+    let e = bench(&["exp", "--n", "512", "--ot", "iknp"]);
+    assert_eq!(
+        (e["protocol"].as_str(), e["digit"].as_u64()),
+        (Some("exp"), Some(8))
+    );
+    let t = sci_ir::cost::math::exp_neg(32, 8, 12, 4, n, true);
+    assert_eq!(e["formula_bits_per_op"], t.bits() as f64 / n as f64, "{e}");
+    assert_eq!(setup(&e), setup(&sig), "{e} {sig}");
+    let r = bench(&["recip", "--n", "512", "--ot", "iknp"]);
+    assert_eq!(r["protocol"], "recip");
+    let p = sci_ir::interp::math::RecipParams::new(32, 12).unwrap();
+    let t = sci_ir::cost::math::recip(&p, 4, n, true);
+    assert_eq!(r["formula_bits_per_op"], t.bits() as f64 / n as f64, "{r}");
+    assert_eq!(setup(&r), setup(&sig), "{r} {sig}");
+}
+
 #[test]
 fn secret_products_cost_twice_a_product_with_known_weights() {
     // Elementwise at ℓ = 32 on IKNP: 2ℓλ + ℓ(ℓ+1) bits per element, both directions'

@@ -1,8 +1,9 @@
 //! `sci-bench` subcommands for the CrypTFlow2 protocols ([`sci_runtime::proto`]).
 //!
-//! `sci-bench PROTOCOL --bits L --n N [--m M] [--scale S] [--d D]
+//! `sci-bench PROTOCOL --bits L --n N [--m M] [--scale S] [--d D] [--digit D]
 //! [--threads T] --json`, PROTOCOL one of `mill`, `drelu`, `relu`, `trunc`,
-//! `trunc-nonneg`, `div`, `maxpool`, `argmax`, `matmul`. Each party draws its
+//! `trunc-nonneg`, `div`, `maxpool`, `argmax`, `matmul`, `secmul`, `exp`, `recip`,
+//! `sigmoid`, `tanh`. Each party draws its
 //! own random shares (the cost does not depend on the values). `n` counts:
 //! comparisons (`mill`), elements (`drelu`, `relu`, `trunc`, `trunc-nonneg`,
 //! `div`), windows of `d` elements, i.e. outputs (`maxpool`, `argmax`), and
@@ -18,14 +19,16 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::cost::{self, Transcript};
-use sci_ir::interp::math::{Smooth, SmoothParams};
+use sci_ir::interp::math::{ExpParams, RecipParams, Smooth, SmoothParams};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
 use sci_runtime::proto::maxpool::Compare;
 use sci_runtime::proto::rdiv::Sign;
 use sci_runtime::proto::secmul::SecretProduct;
-use sci_runtime::proto::{Ctx, DEFAULT_RADIX, Modulus, Role, default_radix, mill, rdiv};
+use sci_runtime::proto::{
+    Ctx, DEFAULT_RADIX, Modulus, ProtoError, Role, default_radix, exp, mill, rdiv, recip,
+};
 use serde_json::{Map, Value, json};
 
 use super::{Common, Work};
@@ -43,6 +46,10 @@ pub struct ProtoArgs {
     /// `matmul`: columns of the weights.
     #[arg(long, default_value_t = 64)]
     outs: usize,
+    /// `exp`: the digit width `d` of its table lookups (`K = ⌈ℓ/d⌉` tables of `2^d`
+    /// entries; 8, the IR's sigmoid/tanh's).
+    #[arg(long, default_value_t = SmoothParams::OP_DIGIT)]
+    digit: u32,
 }
 
 /// The protocol benchmarks.
@@ -69,6 +76,12 @@ pub enum ProtoCmd {
     /// `n × cols` shared times `cols × outs` shared (secret × secret, `secmul`: two
     /// OT-based products); `--cols 1 --outs 1` is the elementwise product.
     Secmul(ProtoArgs),
+    /// `exp` of `n` random inputs (`proto::exp::exp_neg`, SIRNN's digit tables; a
+    /// positive input gives 0): input and output scale `--scale`, `--digit`-bit digits.
+    Exp(ProtoArgs),
+    /// The reciprocal of `n` inputs in `[1, 2]` at scale `--scale` (`proto::recip`,
+    /// Goldschmidt: the iterations that its error bound needs).
+    Recip(ProtoArgs),
     /// Sigmoid of `n` random inputs at scale `--scale` (`proto::sigmoid`, the IR op's
     /// parameters: exp, reciprocal, sign).
     Sigmoid(ProtoArgs),
@@ -94,6 +107,8 @@ impl ProtoCmd {
             | ProtoCmd::Argmax(a)
             | ProtoCmd::Matmul(a)
             | ProtoCmd::Secmul(a)
+            | ProtoCmd::Exp(a)
+            | ProtoCmd::Recip(a)
             | ProtoCmd::Sigmoid(a)
             | ProtoCmd::Tanh(a) => a,
         }
@@ -109,9 +124,11 @@ impl ProtoCmd {
             ProtoCmd::Mill(_) | ProtoCmd::Drelu(_) | ProtoCmd::Relu(_) => json!({"m": m}),
             ProtoCmd::Trunc(_)
             | ProtoCmd::TruncNonneg(_)
+            | ProtoCmd::Recip(_)
             | ProtoCmd::Sigmoid(_)
             | ProtoCmd::Tanh(_) => json!({"m": m, "scale": a.scale}),
             ProtoCmd::Div(_) => json!({"m": m, "d": a.d}),
+            ProtoCmd::Exp(_) => json!({"m": m, "scale": a.scale, "digit": self.args().digit}),
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
                 json!({"m": m, "d": a.d, "window": a.d, "narrow": a.narrow})
             }
@@ -301,6 +318,8 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         ProtoCmd::Mill(_)
         | ProtoCmd::Matmul(_)
         | ProtoCmd::Secmul(_)
+        | ProtoCmd::Exp(_)
+        | ProtoCmd::Recip(_)
         | ProtoCmd::Sigmoid(_)
         | ProtoCmd::Tanh(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
@@ -312,7 +331,7 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
 }
 
 /// The benchmarks without a field twin: the millionaires', the OT-based matrix
-/// product, the secret × secret product, sigmoid and tanh.
+/// product, the secret × secret product, exp, the reciprocal, sigmoid and tanh.
 fn ring_only(
     cmd: &ProtoCmd,
     a: &ProtoArgs,
@@ -376,28 +395,66 @@ fn ring_only(
                 per(cost::math::smooth(&p, m, n, true)),
             )
         }
+        ProtoCmd::Exp(_) | ProtoCmd::Recip(_) => {
+            let s = a.layer.scale;
+            let x = Prg::from_os()?.ring_elems(n, ell);
+            let err = |e: sci_ir::interp::math::MathError| anyhow::anyhow!("{e}");
+            if let ProtoCmd::Exp(_) = cmd {
+                let p = ExpParams::new(ell, s, s, a.digit).map_err(err)?;
+                let t = cost::math::exp_neg(ell, a.digit, s, m, n, true);
+                (
+                    "exp",
+                    Box::new(move |sess: &mut Session| {
+                        elementwise(sess, m, &x, |ctx, x| exp::exp_neg(ctx, &p, x))
+                    }),
+                    per(t),
+                )
+            } else {
+                let p = RecipParams::new(ell, s).map_err(err)?;
+                let t = cost::math::recip(&p, m, n, true);
+                (
+                    "recip",
+                    Box::new(move |sess: &mut Session| {
+                        elementwise(sess, m, &x, |ctx, x| recip::recip(ctx, &p, x))
+                    }),
+                    per(t),
+                )
+            }
+        }
         ProtoCmd::Mill(_) => {
             let x = Prg::from_os()?.ring_elems(n, ell);
             (
                 "mill",
                 Box::new(move |s: &mut Session| {
-                    s.run(n, |ch| {
-                        let mut ctx = Ctx::new(
-                            &mut ch.lane.ch,
-                            &mut ch.lane.ot,
-                            &mut ch.lane.prg,
-                            Role::from_sender(ch.sender),
-                        )
-                        .with_radix(m);
-                        mill::mill(&mut ctx, ell, 1, &x[ch.range]).map(drop)
-                    })?;
-                    Ok(())
+                    elementwise(s, m, &x, |ctx, x| mill::mill(ctx, ell, 1, x))
                 }),
                 per(cost::mill::mill(ell, m, 1, n)),
             )
         }
         other => bail!("{other:?} is not a ring-only benchmark"),
     })
+}
+
+/// Runs `f` at radix `m` on each lane's chunk of `x`, roles alternating across lanes
+/// (as the engine's elementwise layers): the benchmarks of protocols that have no
+/// engine method (`mill`, `exp`, `recip`).
+fn elementwise<R: Send>(
+    sess: &mut Session,
+    m: u32,
+    x: &[u64],
+    f: impl Fn(&mut Ctx<'_>, &[u64]) -> Result<R, ProtoError> + Sync,
+) -> Result<()> {
+    sess.run(x.len(), |ch| {
+        let mut ctx = Ctx::new(
+            &mut ch.lane.ch,
+            &mut ch.lane.ot,
+            &mut ch.lane.prg,
+            Role::from_sender(ch.sender),
+        )
+        .with_radix(m);
+        f(&mut ctx, &x[ch.range]).map(drop)
+    })?;
+    Ok(())
 }
 
 /// Bits of transcript `t` on engine `ot`, without the OT set-up: IKNP's as they are;
