@@ -16,7 +16,10 @@
 #   model_bits NAME    the ring width ℓ the benchmarks use for it (37 for ResNet-50, else 32)
 # for NAME in: lenet (the digits LeNet), minionn (MiniONN-CIFAR), squeezenet
 # (SqueezeNet 1.1), resnet50 (testdata/bench-large, git-ignored: generate it with
-# `testdata/.venv/bin/python testdata/generate.py --only bench-large`).
+# `testdata/.venv/bin/python testdata/generate.py --only bench-large`), mobilenetv3
+# (torchvision's MobileNetV3-small at 224×224, random weights, the legacy exporter:
+# testdata/zoo-large, git-ignored: `testdata/.venv/bin/python testdata/generate.py --only
+# zoo-large`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,7 +29,8 @@ model_file() {
     minionn) echo testdata/bench/minionn_cifar.onnx ;;
     squeezenet) echo testdata/bench/squeezenet.onnx ;;
     resnet50) echo testdata/bench-large/resnet50.onnx ;;
-    *) echo "unknown model $1 (lenet minionn squeezenet resnet50)" >&2; return 1 ;;
+    mobilenetv3) echo testdata/zoo-large/mobilenet_v3_small_legacy_o17.onnx ;;
+    *) echo "unknown model $1 (lenet minionn squeezenet resnet50 mobilenetv3)" >&2; return 1 ;;
   esac
 }
 model_input() {

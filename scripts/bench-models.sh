@@ -9,7 +9,7 @@
 # matmul, mul: OT-based products) apart from the rest (ReLU, truncation, pooling,
 # division, output); the JSON reports and time logs stay in $OUT.
 #
-# usage: scripts/bench-models.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50;
+# usage: scripts/bench-models.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50 mobilenetv3;
 #        default lenet minionn squeezenet)
 # env:   THREADS="1 2"  OUT=target/bench-models  SCALE=12  PORT=7171
 #        BITS=ℓ (default 32, and 37 for ResNet-50)

@@ -271,6 +271,11 @@ def _zoo_large():
         ("regnet_y_400mf", lambda: models.regnet_y_400mf(weights=None)),
         ("convnext_tiny", lambda: models.convnext_tiny(weights=None)),
         ("vit_b_16", lambda: models.vit_b_16(weights=None)),
+        # ViT-Tiny/16 (DeiT-Tiny's shape: width 192, 12 layers, 3 heads) on torchvision's
+        # VisionTransformer: the end-to-end transformer benchmark.
+        ("vit_tiny_16", lambda: models.VisionTransformer(
+            image_size=224, patch_size=16, num_layers=12, num_heads=3, hidden_dim=192,
+            mlp_dim=768)),
         ("resnet18_leaky", lambda: _leaky_resnet(models.resnet18(weights=None))),
     ]:
         torch.manual_seed(len(nets))
