@@ -555,9 +555,22 @@ fn predicted_equals_measured_on_silent_for_every_model() {
 
 /// Name parts of the models [`predicted_equals_measured_on_silent`] runs: the digits
 /// models and every model with products, comparisons, pooling or divisions.
-const SILENT_KINDS: [&str; 14] = [
-    "digits/", "argmax", "pool", "relu", "conv", "gemm", "matmul", "div", "clip", "mul", "skl",
-    "sigmoid", "tanh", "silu",
+const SILENT_KINDS: [&str; 15] = [
+    "digits/",
+    "argmax",
+    "pool",
+    "relu",
+    "conv",
+    "gemm",
+    "matmul",
+    "div",
+    "clip",
+    "mul",
+    "skl",
+    "sigmoid",
+    "tanh",
+    "silu",
+    "layernorm",
 ];
 
 /// Checks `models` under `backend` on the silent engine ([`check_program`]) at 1 lane,

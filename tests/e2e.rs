@@ -281,6 +281,17 @@ fn smooth_activation_models() {
     check_model("zoo/regnet_y_tiny_dynamo.onnx", None, 1, 1);
 }
 
+/// Layer normalisation (`rsqrt`: range reduction and Newton's iteration, secret
+/// products, bit-equal to the interpreter): the opset-17 op over the last axis and over
+/// the trailing axes from 1, and the legacy exporter's decomposition (`Pow`, `Sqrt`,
+/// `Div`).
+#[test]
+fn layer_normalization_models() {
+    check_model("ops/layernorm_o17.onnx", None, 2, 1);
+    check_model("ops/layernorm_axis1_o17.onnx", None, 1, 2);
+    check_model("ops/layernorm_decomposed_pow_o13.onnx", None, 1, 1);
+}
+
 #[test]
 fn single_op_models() {
     for m in [

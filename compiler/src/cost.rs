@@ -37,7 +37,7 @@
 
 use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
-use sci_ir::interp::math::SmoothParams;
+use sci_ir::interp::math::{RsqrtParams, SmoothParams};
 use sci_ir::schedule::Step;
 use sci_ir::{Backend, Op, Pool2d, Program, ValueId};
 use serde::Serialize;
@@ -269,6 +269,18 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
                 c.multiplications = products * numel;
                 c.trunc_nonneg = (products + 1) * numel;
                 // Two products X·Y_b: ℓ COTs per element each.
+                c.cots = 2 * products * numel * bits;
+            }
+        }
+        (Step::Rsqrt { s }, _) => {
+            // The range reduction's ReLU and ℓ − 1 comparisons (DReLUs); its product
+            // `v·M`, three per Newton step and the output factor's, each truncated
+            // (`proto::rsqrt`).
+            if let Ok(rp) = RsqrtParams::new(bits as u32, s) {
+                let products = 2 + 3 * u64::from(rp.iters());
+                c.drelu = bits * numel;
+                c.multiplications = products * numel;
+                c.trunc_nonneg = products * numel;
                 c.cots = 2 * products * numel * bits;
             }
         }

@@ -173,6 +173,15 @@ fn close(got: &[f32], want: impl Iterator<Item = f32>, what: &str) {
     }
 }
 
+/// As [`close`] within `tol` (float sums in another order).
+fn near(got: &[f32], want: impl Iterator<Item = f32>, what: &str, tol: f32) {
+    let want: Vec<f32> = want.collect();
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= tol, "{what}: {got:?} vs {want:?}");
+    }
+}
+
 #[test]
 fn leaky_relu_and_prelu_are_one_relu_and_a_product() {
     let (p, y) = activation("LeakyRelu", &[("alpha", 0.1)], None);
@@ -1722,4 +1731,93 @@ fn linear_resize_is_products_by_public_weights_per_axis() {
         run(&p, &[(vec![1, 1, 2, 2], vec![0.0, 2.0, 4.0, 6.0])]),
         [vec![0.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0, 6.0]]
     );
+}
+
+/// `LayerNormalization` over the last axis: ReduceMean's sum tree and `div_public`,
+/// the centred square (a secret product), `rsqrt` of the variance plus ε, the
+/// normalised product and the affine map; the float program reproduces the definition.
+#[test]
+fn layer_normalization_lowers_to_rsqrt_and_secret_products() {
+    let mut g = Graph::new(17);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    g.init_f32("g", &[3], &[1.0, 2.0, -0.5])
+        .init_f32("b", &[3], &[0.0, 1.0, 0.25]);
+    attr_f(
+        g.node("ln", "LayerNormalization", &["x", "g", "b"], &["y"]),
+        "epsilon",
+        1e-3,
+    );
+    let (p, _) = load(&g).lower(None).unwrap();
+    let ops = mnemonics(&p);
+    assert_eq!(ops.iter().filter(|&&m| m == "rsqrt").count(), 1, "{ops:?}");
+    assert_eq!(
+        ops.iter().filter(|&&m| m == "div_public").count(),
+        2,
+        "{ops:?}"
+    );
+    let x = [1.0f32, 2.0, 4.0, -1.0, -1.0, 5.0];
+    let y = run(&p, &[(vec![2, 3], x.to_vec())]).remove(0);
+    let want = x.chunks(3).flat_map(|r| {
+        let mu = r.iter().sum::<f32>() / 3.0;
+        let var = r.iter().map(|v| (v - mu) * (v - mu)).sum::<f32>() / 3.0;
+        let (gs, bs) = ([1.0f32, 2.0, -0.5], [0.0f32, 1.0, 0.25]);
+        (0..3)
+            .map(|i| (r[i] - mu) / (var + 1e-3).sqrt() * gs[i] + bs[i])
+            .collect::<Vec<_>>()
+    });
+    near(&y, want, "layernorm", 1e-5);
+    // Only Y: the training outputs are refused.
+    let mut g = Graph::new(17);
+    g.input("x", &[D::N(2), D::N(3)]).output("y");
+    g.init_f32("g", &[3], &[1.0, 2.0, -0.5]);
+    g.node("ln", "LayerNormalization", &["x", "g"], &["y", "mean"]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("ln") && e.contains("only the output Y"), "{e}");
+}
+
+/// The legacy exporter's decomposition: `Pow(d, 2)` is a secret square, `Div(d,
+/// Sqrt(v))` is `d·rsqrt(v)`; `Div` of two run-time tensors otherwise and `Pow` by
+/// another exponent are errors naming the node.
+#[test]
+fn pow_sqrt_and_div_of_activations() {
+    let mut g = Graph::new(13);
+    g.input("a", &[D::N(1), D::N(3)])
+        .input("v", &[D::N(1), D::N(3)])
+        .output("y");
+    g.init_f32("two", &[], &[2.0]);
+    g.node("sq", "Pow", &["a", "two"], &["s"]);
+    g.node("sd", "Sqrt", &["v"], &["r"]);
+    g.node("div", "Div", &["s", "r"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    let (a, v) = ([1.0f32, -2.0, 3.0], [4.0f32, 0.25, 9.0]);
+    let y = run(&p, &[(vec![1, 3], a.to_vec()), (vec![1, 3], v.to_vec())]).remove(0);
+    near(
+        &y,
+        (0..3).map(|i| a[i] * a[i] / v[i].sqrt()),
+        "a² / √v",
+        1e-5,
+    );
+    let ops = mnemonics(&p);
+    assert_eq!(ops.iter().filter(|&&m| m == "rsqrt").count(), 1, "{ops:?}");
+    // A bare Sqrt is b·rsqrt(b).
+    let mut g = Graph::new(13);
+    g.input("v", &[D::N(1), D::N(3)]).output("y");
+    g.node("sd", "Sqrt", &["v"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    let y = run(&p, &[(vec![1, 3], v.to_vec())]).remove(0);
+    near(&y, v.iter().map(|x| x.sqrt()), "sqrt", 1e-5);
+    // Div by another run-time tensor, Pow by 3: errors naming the node.
+    let mut g = Graph::new(13);
+    g.input("a", &[D::N(1), D::N(3)])
+        .input("v", &[D::N(1), D::N(3)])
+        .output("y");
+    g.node("div", "Div", &["a", "v"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("div") && e.contains("Sqrt"), "{e}");
+    let mut g = Graph::new(13);
+    g.input("a", &[D::N(1), D::N(3)]).output("y");
+    g.init_f32("three", &[], &[3.0]);
+    g.node("cube", "Pow", &["a", "three"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("cube") && e.contains("exponent 2"), "{e}");
 }

@@ -257,6 +257,23 @@ fn smooth_activations() {
     }
 }
 
+/// `rsqrt` keeps the operand's type; over a ring it needs `10 ≤ ℓ` and `ℓ ≥ s + ⌈s/2⌉ +
+/// 3`; any scale in `f32`.
+#[test]
+fn rsqrt_type() {
+    let (mut b, x) = with_input(t(ring(32), 12, &[2, 3], Owner::Client));
+    let y = b.push("y", Op::Rsqrt { x }).unwrap();
+    assert_eq!(b.ty(y), &t(ring(32), 12, &[2, 3], Owner::Client));
+    for (bits, scale) in [(9, 2), (32, 20)] {
+        let (mut b, x) = with_input(t(ring(bits), scale, &[2], Owner::Client));
+        let e = b.push("y", Op::Rsqrt { x }).unwrap_err();
+        assert!(matches!(e.kind, K::Encoding { .. }), "{e}");
+        assert!(e.to_string().contains("⌈s/2⌉"), "{e}");
+    }
+    let (mut b, x) = with_input(Type::real(vec![2], Owner::Client).unwrap());
+    assert!(b.push("y", Op::Rsqrt { x }).is_ok());
+}
+
 #[test]
 fn pooling_shapes() {
     let r = ring(32);
@@ -734,7 +751,7 @@ fn secure_executability() {
     assert!(matches!(e, SecureError::SecretProduct { .. }));
     assert!(
         e.to_string()
-            .contains("runs only as `mul`, `matmul`, `sigmoid` or `tanh` over a ring"),
+            .contains("runs only as `mul`, `matmul`, `sigmoid`, `tanh` or `rsqrt` over a ring"),
         "{e}"
     );
     // So is a product of two client values over an HE field: SCI_HE has no secret

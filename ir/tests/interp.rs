@@ -358,6 +358,15 @@ fn sigmoid_and_tanh_hand_computed() {
     assert_eq!(p.run(Op::Tanh { x }).1, vec![0, 12, -12, 16, 16, -16]);
 }
 
+/// `rsqrt` at ℓ = 16, s = 4: 1/√1 = 1 → 16, 1/√4 = ½ → 8, 1/√0.25 = 2 → 32, 1/√2 =
+/// 0.707 → 11.3 (11), a non-positive input read as 1/16 (1/√(1/16) = 4 → 64).
+#[test]
+fn rsqrt_hand_computed() {
+    let mut p = P::new(ring(16));
+    let x = p.input(4, &[6], &[16, 64, 4, 32, 0, -5]);
+    assert_eq!(p.run(Op::Rsqrt { x }).1, vec![16, 8, 32, 11, 64, 64]);
+}
+
 fn pool(k: [usize; 2], s: [usize; 2], pads: [usize; 4], ceil_mode: bool) -> Pool2d {
     Pool2d {
         kernel: k,

@@ -462,7 +462,8 @@ fn secret_products_equal_the_interpreter_and_the_prediction() {
 fn smooth_activations_equal_the_interpreter_and_the_prediction() {
     // Sigmoid and tanh of a linear layer's output and of the client's input, SiLU (x ·
     // sigmoid(x), a secret product), and two independent sigmoids of one level batched
-    // into one call.
+    // into one call; rsqrt of a square and of the client's input (negative ones read as
+    // the smallest positive value).
     const BODY: &str = "
 %x: client i32.12[2,3] = input \"x\"
 %w: server i32.12[3,4] = const [1,-2,3,4,5,-6,7,8,9,10,-11,12]
@@ -479,6 +480,12 @@ fn smooth_activations_equal_the_interpreter_and_the_prediction() {
 %y3: client i32.12[2,4] = output %h \"h\"
 %y4: client i32.24[2,4] = output %silu \"silu\"
 %y5: client i32.12[2,4] = output %s2 \"s2\"
+%sq: shared i32.24[2,4] = mul %ta, %ta
+%v: shared i32.12[2,4] = trunc %sq s=12
+%r: shared i32.12[2,4] = rsqrt %v
+%rx: client i32.12[2,3] = rsqrt %x
+%y6: client i32.12[2,4] = output %r \"r\"
+%y7: client i32.12[2,3] = output %rx \"rx\"
 ";
     let program = |t: usize| {
         sci_ir::Program::parse(&format!("params mill_radix=4 threads={t}\n{BODY}")).unwrap()

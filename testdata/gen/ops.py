@@ -290,6 +290,18 @@ def gen_activations():
     single("gelu_tanh_o20", "Gelu", [big], 20, approximate="tanh")
 
 
+def gen_layernorm():
+    x = A((2, 4, 8))
+    single("layernorm_o17", "LayerNormalization", [x, w("ln_g", (8,)), w("ln_b", (8,))], 17,
+           note="default axis -1 and epsilon")
+    single("layernorm_axis1_o17", "LayerNormalization",
+           [A((1, 3, 4, 4), scale=3.0, offset=1.0), w("ln1_g", (3, 4, 4)), w("ln1_b", (3, 4, 4))],
+           17, axis=1, epsilon=1e-3, note="normalised over the trailing axes from 1")
+    single("layernorm_nobias_o17", "LayerNormalization", [x, w("ln2_g", (8,))], 17, axis=-1,
+           stash_type=1, note="no bias")
+    single("layernorm_o28", "LayerNormalization", [x, w("ln3_g", (8,)), w("ln3_b", (8,))], NEWEST)
+
+
 def gen_pools():
     x6 = A((1, 2, 6, 6))
     x5 = A((1, 2, 5, 5))
@@ -513,6 +525,29 @@ def gen_composites():
         note="GELU: x * 0.5 * (1 + Erf(x / sqrt 2)), as torch.onnx.export writes it",
         atol=1e-4,
     )
+
+    # The layer normalisation as the legacy PyTorch exporter writes it before opset 17.
+    for opset, square in ((13, "Pow"), (13, "Mul")):
+        name = f"layernorm_decomposed_{square.lower()}_o{opset}"
+        sq = (N("Pow", ["d", "two"], ["sq"]) if square == "Pow" else N("Mul", ["d", "d"], ["sq"]))
+        _graph_model(
+            name,
+            [
+                N("ReduceMean", ["x"], ["mu"], axes=[-1]),
+                N("Sub", ["x", "mu"], ["d"]),
+                sq,
+                N("ReduceMean", ["sq"], ["var"], axes=[-1]),
+                N("Add", ["var", "eps"], ["ve"]),
+                N("Sqrt", ["ve"], ["sd"]),
+                N("Div", ["d", "sd"], ["n"]),
+                N("Mul", ["n", "G"], ["g"]),
+                N("Add", ["g", "B"], ["out"]),
+            ],
+            [vinfo("x", (2, 4, 8))], [vinfo("out", None)],
+            [init("two", f32(2.0)), init("eps", f32(1e-5)), init("G", w(name, (8,))),
+             init("B", w(name + "b", (8,)))], opset,
+            note=f"ReduceMean, Sub, {square}, ReduceMean, Add, Sqrt, Div (legacy exporter)",
+        )
 
     # Shape -> Gather -> Unsqueeze -> Concat -> Reshape (what torch emits for
     # x.view(x.size(0), -1)), plus ConstantOfShape feeding an Add.
@@ -748,6 +783,7 @@ def generate():
     gen_matmul()
     gen_elementwise()
     gen_activations()
+    gen_layernorm()
     gen_pools()
     gen_batchnorm()
     gen_shape_ops()

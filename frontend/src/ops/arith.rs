@@ -9,7 +9,13 @@
 //! `min(a, b) = a − relu(a − b)` (exact on fixed-point values).
 //! Before opset 7 these ops broadcast only with `broadcast = 1`, aligning the
 //! second operand at `axis`; that legacy form is converted to numpy broadcasting.
-//! The other ops here (`Neg`, `Sqrt`, `Equal`, `Where`, `Mod`, ...) appear in exporters'
+//! The decomposed layer normalisation of the legacy exporter (`ReduceMean`, `Sub`,
+//! `Pow(·, 2)`, `ReduceMean`, `Add ε`, `Sqrt`, `Div`): `Pow` of a run-time tensor by the
+//! constant exponent 2 is its secret square (`mul x, x`); `Sqrt` of a run-time tensor
+//! `b` is `b·rsqrt(b)` (the IR's `rsqrt`, then a secret product); and `Div` of a run-time
+//! tensor by such a square root is `a·rsqrt(b)` (the product `b·rsqrt(b)` is then dead
+//! code). Any other `Div` by a run-time tensor is an error naming the node.
+//! The other ops here (`Neg`, `Equal`, `Where`, `Mod`, ...) appear in exporters'
 //! shape and weight computations and are evaluated on constants only.
 
 use sci_ir::Op;
@@ -33,7 +39,8 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("Max", |cx| extremum(cx, BinOp::Max));
     reg.op("Min", |cx| extremum(cx, BinOp::Min));
     reg.const_op("Neg", |cx| unary_const(cx, UnOp::Neg));
-    reg.const_op("Sqrt", |cx| unary_const(cx, UnOp::Sqrt));
+    reg.op("Sqrt", sqrt);
+    reg.op("Pow", pow);
     reg.const_op("Reciprocal", |cx| unary_const(cx, UnOp::Reciprocal));
     reg.const_op("Abs", |cx| unary_const(cx, UnOp::Abs));
     reg.const_op("Floor", |cx| unary_const(cx, UnOp::Floor));
@@ -168,9 +175,16 @@ fn combine(cx: &mut Ctx<'_>, op: BinOp, a: &Operand, b: &Operand) -> Result<Valu
             let r = cx.act(&Value::constant(recip), "reciprocal")?;
             cx.emit_value(Op::Mul { a: *x, b: r })
         }
-        (BinOp::Div, _, _) => Err(cx.error(
-            "Div is only supported with a constant divisor (supported: run-time tensor / constant)",
-        )),
+        (BinOp::Div, _, Value::Act(d)) => match *cx.ir_op(*d) {
+            // a / Sqrt(b) with Sqrt(b) lowered to b·rsqrt(b): a·rsqrt(b).
+            Op::Mul { a: b, b: r } if matches!(*cx.ir_op(r), Op::Rsqrt { x } if x == b) => {
+                let x = a.act(cx, "A")?;
+                cx.emit_value(Op::Mul { a: x, b: r })
+            }
+            _ => Err(cx.error(
+                "Div is only supported with a constant divisor or by Sqrt of a run-time tensor                  (supported: run-time tensor / constant, a / Sqrt(b))",
+            )),
+        },
         _ => Err(cx.error(format!(
             "{op:?} is only supported on constants (it appears in shape computations)"
         ))),
@@ -225,6 +239,49 @@ fn unary_const(cx: &mut Ctx<'_>, op: UnOp) -> Result<Vec<Value>> {
     fold::unary(&x, op)
         .map(|t| vec![Value::constant(t)])
         .map_err(|e| cx.error(e))
+}
+
+/// `Sqrt`: folded on a constant; of a run-time tensor `b`, `b·rsqrt(b)` (a division by
+/// it becomes `·rsqrt(b)`, see [`combine`]).
+fn sqrt(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    match cx.input(0)?.clone() {
+        Value::Const(t) => fold::unary(&t, UnOp::Sqrt)
+            .map(|t| vec![Value::constant(t)])
+            .map_err(|e| cx.error(e)),
+        Value::Act(b) => {
+            let r = cx.emit(Op::Rsqrt { x: b })?;
+            Ok(vec![cx.emit_value(Op::Mul { a: b, b: r })?])
+        }
+    }
+}
+
+/// `Pow`: of a run-time tensor by the constant exponent 2, its secret square; of two
+/// constants, folded. Other exponents of run-time tensors are an error.
+fn pow(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    let e = cx.const_input(1, "exponent")?;
+    let two = e.to_f64().iter().all(|&v| v == 2.0);
+    match cx.input(0)?.clone() {
+        Value::Const(t) => {
+            let (b, e) = (t.to_f64(), e.to_f64());
+            let shape = shape::broadcast(t.shape(), cx.const_input(1, "exponent")?.shape())
+                .map_err(|err| cx.error(err))?;
+            if e.len() != 1 && e.len() != b.len() {
+                return Err(cx.error("Pow of constants needs a scalar or same-shape exponent"));
+            }
+            let v = b
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| x.powf(e[if e.len() == 1 { 0 } else { i }]))
+                .collect();
+            Tensor::new(t.dtype(), shape, crate::tensor::Data::Float(v))
+                .map(|t| vec![Value::constant(t)])
+                .map_err(|err| cx.error(err))
+        }
+        Value::Act(x) if two => Ok(vec![cx.emit_value(Op::Mul { a: x, b: x })?]),
+        Value::Act(_) => Err(cx.error(
+            "Pow of a run-time tensor is only supported with the constant exponent 2 (a square)",
+        )),
+    }
 }
 
 fn where_op(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {

@@ -320,6 +320,11 @@ impl<'a> Ctx<'a> {
             .map_err(|e| self.node.error(format!("cannot lower to the IR: {e}")))
     }
 
+    /// The IR op that defines `v` (in the program being built).
+    pub fn ir_op(&self, v: ValueId) -> &Op {
+        &self.builder.instrs()[v.index()].op
+    }
+
     /// Emits an IR op and wraps it as a [`Value`].
     pub fn emit_value(&mut self, op: Op) -> Result<Value> {
         self.emit(op).map(Value::Act)

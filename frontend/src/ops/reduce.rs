@@ -63,6 +63,29 @@ fn sum_axis(cx: &mut Ctx<'_>, mut v: Value, axis: usize) -> Result<Value> {
     }
 }
 
+/// `v` summed along each of `axes`, which are kept with size 1.
+fn sum_axes(cx: &mut Ctx<'_>, mut v: Value, axes: &[usize]) -> Result<Value> {
+    for &axis in axes {
+        v = sum_axis(cx, v, axis)?;
+    }
+    Ok(v)
+}
+
+/// The mean of `v` along `axes` (kept with size 1): the sum trees, then one
+/// `div_public` by the count of summed entries (folded on a constant).
+pub(crate) fn mean_axes(cx: &mut Ctx<'_>, v: Value, axes: &[usize]) -> Result<Value> {
+    let shape = cx.shape_of(&v);
+    let count: usize = axes.iter().map(|&a| shape[a]).product();
+    match sum_axes(cx, v, axes)? {
+        Value::Const(t) => {
+            let d = Tensor::from_f32(vec![], &[count as f32]).map_err(|e| cx.error(e))?;
+            let q = fold::binary(&t, &d, BinOp::Div).map_err(|e| cx.error(e))?;
+            Ok(Value::constant(q))
+        }
+        Value::Act(x) => cx.emit_value(Op::DivPublic { x, d: count as u64 }),
+    }
+}
+
 /// `ReduceSum` / `ReduceMean` (`mean`): `axes` as an attribute before opset 13
 /// (`ReduceSum`) or 18 (`ReduceMean`), a constant input from then on (with
 /// `noop_with_empty_axes`); `keepdims` (default 1). No axes: all of them.
@@ -99,23 +122,11 @@ fn reduce(cx: &mut Ctx<'_>, mean: bool) -> Result<Vec<Value>> {
     {
         return Ok(vec![spatial_mean(cx, &x, keepdims)?]);
     }
-    let mut v = x;
-    for &axis in &axes {
-        v = sum_axis(cx, v, axis)?;
-    }
-    if mean {
-        let count: usize = axes.iter().map(|&a| x_shape[a]).product();
-        v = match &v {
-            Value::Const(t) => {
-                let d = Tensor::from_f32(vec![], &[count as f32]).map_err(|e| cx.error(e))?;
-                Value::constant(fold::binary(t, &d, BinOp::Div).map_err(|e| cx.error(e))?)
-            }
-            Value::Act(x) => cx.emit_value(Op::DivPublic {
-                x: *x,
-                d: count as u64,
-            })?,
-        };
-    }
+    let v = if mean {
+        mean_axes(cx, x.clone(), &axes)?
+    } else {
+        sum_axes(cx, x.clone(), &axes)?
+    };
     let out: Vec<usize> = (0..rank)
         .filter_map(|a| match (axes.contains(&a), keepdims) {
             (false, _) => Some(x_shape[a]),

@@ -1,8 +1,9 @@
 //! Elementwise arithmetic and rescaling: `add`, `sub`, `mul` (numpy broadcasting),
-//! `scale_up`, `trunc`, `div_public`, and the smooth activations `sigmoid`, `tanh`.
+//! `scale_up`, `trunc`, `div_public`, the smooth activations `sigmoid`, `tanh`, and
+//! `rsqrt`.
 
 use super::{CheckErrorKind, K, divisor_ok, fixed_only, same_encoding};
-use crate::interp::math::{Smooth, SmoothParams};
+use crate::interp::math::{RsqrtParams, Smooth, SmoothParams};
 use crate::types::{Encoding, Owner, Type};
 
 /// `add`/`sub` (`product` false: equal scales) and `mul` (`product` true: scales add):
@@ -62,6 +63,22 @@ pub(super) fn smooth(x: &Type, kind: Smooth) -> Result<Type, K> {
         return Err(K::Encoding {
             operand: "x".into(),
             expected: format!("a ring i<ℓ> with ℓ ≥ 2s + 7 at a scale s ≥ 1 ({e})"),
+            found: x.encoding(),
+        });
+    }
+    Ok(x.clone())
+}
+
+/// `rsqrt`: the operand's type; over a ring `Z_{2^ℓ}` at scale `s` the fixed-point
+/// function's conditions (`10 ≤ ℓ`, `ℓ ≥ s + ⌈s/2⌉ + 3`:
+/// [`crate::interp::math::RsqrtParams::new`]).
+pub(super) fn rsqrt(x: &Type) -> Result<Type, K> {
+    if let Encoding::Ring { bits } = x.encoding()
+        && let Err(e) = RsqrtParams::new(bits, x.scale())
+    {
+        return Err(K::Encoding {
+            operand: "x".into(),
+            expected: format!("a ring i<ℓ> with 10 ≤ ℓ and ℓ ≥ s + ⌈s/2⌉ + 3 ({e})"),
             found: x.encoding(),
         });
     }

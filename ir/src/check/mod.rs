@@ -68,6 +68,7 @@ pub(crate) fn infer<'a>(
         Op::Sigmoid { .. } | Op::Tanh { .. } => {
             arith::smooth(x(), op.smooth().map_or(Smooth::Sigmoid, |(k, _)| k))
         }
+        Op::Rsqrt { .. } => arith::rsqrt(x()),
         Op::ScaleUp { k, .. } => arith::scale_up(x(), *k),
         Op::Trunc { s, .. } => arith::trunc(x(), *s),
         Op::DivPublic { d, .. } => arith::div_public(x(), *d),

@@ -11,10 +11,14 @@
 //! The reciprocal ([`recip`]) is `n + 1` rounded products (`n` the Goldschmidt
 //! iterations), and sigmoid/tanh ([`smooth`]) a `DReLU`, a multiplexer, `exp`, the
 //! reciprocal, one non-negative truncation and a second multiplexer.
+//!
+//! The range reduction ([`normalize`]) is a ReLU, one `DReLU` and B2A of `(ℓ − 1)·n`
+//! elements, a secret product and a non-negative truncation; the reciprocal square root
+//! ([`rsqrt`]) adds `3n + 1` rounded products (`n` the Newton steps).
 
 use super::ot::{KkClass, kk_call};
 use super::{Modulus, Role, Transcript, div, mill, secmul, select, sign};
-use crate::interp::math::{RecipParams, SmoothParams};
+use crate::interp::math::{RecipParams, RsqrtParams, SmoothParams};
 
 /// `exp` of `n` elements at ring width ℓ, digit width `d`, output scale `s_out`,
 /// millionaires' radix `m`; the products streamed if `duplex`.
@@ -78,4 +82,40 @@ pub fn smooth(p: &SmoothParams, m: u32, n: usize, duplex: bool) -> Transcript {
         .then(recip(p.recip(), m, n, duplex))
         .then(div::trunc_nonneg(ell, p.t() - p.s(), m, n))
         .then(mux())
+}
+
+/// The range reduction of `n` ℓ-bit elements at internal scale `t` (the runtime's
+/// `proto::normalize`) at radix `m`: a ReLU, `DReLU^ℓ` and B2A of `(ℓ − 1)·n`
+/// elements, the secret product `v·M`, the non-negative truncation by `ℓ − 2 − t`.
+pub fn normalize(ell: u32, t: u32, m: u32, n: usize, duplex: bool) -> Transcript {
+    if n == 0 {
+        return Transcript::new();
+    }
+    let md = Modulus::Pow2(ell);
+    let cmp = (ell as usize - 1) * n;
+    select::relu(md, m, n)
+        .then(sign::drelu_ring(ell, m, cmp))
+        .then(select::b2a(md, cmp))
+        .then(secmul::mul(ell, n, duplex))
+        .then(div::trunc_nonneg(ell, ell - 2 - t, m, n))
+}
+
+/// The reciprocal square root of `n` elements ([`crate::interp::math::rsqrt`]) at radix
+/// `m`: [`normalize`] at scale `t`, three rounded products per Newton step (by `t + 2`,
+/// `t + 2`, `t + 3` in the first, `t`, `t`, `t + 1` after), the rounded product by the
+/// output factor (by `t + g − s`).
+pub fn rsqrt(p: &RsqrtParams, m: u32, n: usize, duplex: bool) -> Transcript {
+    let (ell, t) = (p.ell(), p.t());
+    if n == 0 {
+        return Transcript::new();
+    }
+    let mut tr = normalize(ell, t, m, n, duplex);
+    let mut sigma = t + 2;
+    for _ in 0..p.iters() {
+        for shift in [sigma, sigma, sigma + 1] {
+            tr = tr.then(secmul::mul_round(ell, shift, m, n, duplex));
+        }
+        sigma = t;
+    }
+    tr.then(secmul::mul_round(ell, t + p.g() - p.s(), m, n, duplex))
 }

@@ -30,6 +30,7 @@
 //! | [`Step::Product`] on [`Backend::He`] | [`he::layer`] of [`he::product`]'s ciphertexts, on lane 0 |
 //! | [`Step::Product`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the layouts, on lane 0, led by the keys of sets not yet sent ([`rlwe::key_setup`]) |
 //! | [`Step::Smooth`] | [`math::smooth`] per chunk |
+//! | [`Step::Rsqrt`] | [`math::rsqrt`] per chunk |
 //! | [`Step::SecretProduct`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
 //! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //! | [`Step::Local`] | nothing |
@@ -53,7 +54,7 @@ use super::{
     select,
 };
 use crate::analysis::nonneg::nonneg;
-use crate::interp::math::SmoothParams;
+use crate::interp::math::{RsqrtParams, SmoothParams};
 use crate::rlwe::ParamSet;
 use crate::schedule::{Step, Wave, waves};
 use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
@@ -590,6 +591,13 @@ fn phases<'a>(
             Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
                 numel,
                 Box::new(move |r: Range<usize>| math::smooth(&p, m, r.len(), lanes.duplex)),
+            )],
+            _ => Vec::new(),
+        },
+        Step::Rsqrt { s } => match RsqrtParams::new(ell, s) {
+            Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
+                numel,
+                Box::new(move |r: Range<usize>| math::rsqrt(&p, m, r.len(), lanes.duplex)),
             )],
             _ => Vec::new(),
         },

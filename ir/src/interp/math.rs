@@ -405,6 +405,209 @@ pub fn smooth(p: &SmoothParams, x: u64) -> u64 {
     out & m
 }
 
+/// The result of [`normalize`]: a positive value `v` (the clamped input), the position
+/// `k` of its most significant bit (`2^k ≤ v < 2^{k+1}`) and `z = ⌊v·2^{t−k}⌋ ∈ [2^t,
+/// 2^{t+1})`, i.e. `v·2^{−k} ∈ [1, 2)` at scale `t` (truncated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Normalized {
+    /// The clamped input: `x` if `0 < x < 2^{ℓ−1}`, else 1.
+    pub v: u64,
+    /// `⌊log₂ v⌋ ∈ [0, ℓ − 2]`.
+    pub k: u32,
+    /// `⌊v·2^{t−k}⌋` (scale `t`).
+    pub z: u64,
+}
+
+/// Range reduction of the ℓ-bit ring element `x` (signed), internal scale `t ≤ ℓ − 2`.
+///
+/// # Range reduction ([`normalize`])
+/// A non-positive `x` is first clamped to 1 (the smallest positive value), so `v ∈ [1,
+/// 2^{ℓ−1})` and `k = ⌊log₂ v⌋ ≤ ℓ − 2`. With `F = ℓ − 2`, `z = ⌊v·2^{F−k} / 2^{F−t}⌋`:
+/// the product `v·2^{F−k} ∈ [2^F, 2^{F+1})` is below `2^{ℓ−1}` and its multiplier
+/// `2^{F−k}` an integer, so the protocol's product of `v` with the one-hot combination
+/// `Σ_k h_k·2^{F−k}` and its non-negative truncation are exact; `z` is `v`'s top `t + 1`
+/// bits (exact when `k ≤ t`, else at most one ULP of scale `t` below `v·2^{t−k}`).
+pub fn normalize(ell: u32, t: u32, x: u64) -> Normalized {
+    let v = if (x >> (ell - 1)) & 1 == 1 || x == 0 {
+        1
+    } else {
+        x
+    };
+    let k = 63 - v.leading_zeros();
+    let f = ell - 2;
+    Normalized {
+        v,
+        k,
+        z: (v << (f - k)) >> (f - t),
+    }
+}
+
+/// The parameters of [`rsqrt`]: ring width ℓ, scale `s` of the input and the output,
+/// internal scale `t`, the exponent `g` of the output factors, the Newton iterations.
+///
+/// # Reciprocal square root ([`rsqrt`])
+/// `x` at scale `s`, the result `≈ 2^s/√(x/2^s)` at scale `s`; a non-positive `x` is
+/// read as the smallest positive value `2^{−s}` (result `≈ 2^{s/2}`). [`normalize`]
+/// gives `x = v`, `k` and `z ≈ v·2^{−k} ∈ [1, 2)` at scale `t = ⌊(ℓ − 6)/2⌋`, so `1/√(x/2^s)
+/// = 2^{(s−k)/2}/√(v·2^{−k})`. Then
+/// 1. `w_0 = A − z` at scale `t + 2` (`A = round(a·2^{t+2})`, `a =`
+///    [`RsqrtParams::LINE`]: the minimax line of slope `−1/4` for `1/√z` on `[1, 2]`,
+///    relative error `δ ≈ 0.0332`, [`RsqrtParams::delta`]);
+/// 2. `n` Newton steps `w ← w(3 − z·w²)/2` as three rounded products (half up, to scale
+///    `t`): `p = round(z·w)`, `q = round(p·w)`, `w' = round(w·(3·2^t − q)/2)` (shifts
+///    `σ`, `σ`, `σ + 1` with `σ = t + 2` in the first step, `t` after);
+/// 3. `y = round(w_n·G_k / 2^{t+g−s})` with `G_k = round(2^{(s−k)/2 + g})` (`g = ℓ − 2 −
+///    t − ⌈s/2⌉`, so `w_n·G_k < 2^{ℓ−1}`): the power of two and, for odd `s − k`, the
+///    `√2` factor, both selected by the range reduction's one-hot.
+///
+/// **Error** (proven, [`RsqrtParams::max_error_ulps_at`]): with `u = 2^{−t}` and `ε_i`
+/// bounding the relative error of `w_i` against `1/√z` (`ε_0 = δ`), a step gives `1 −
+/// 1.5ε² − 0.5ε³` relative exactly and its three roundings add at most `√2·((1 + ε)(2 +
+/// ε)/4 + ½)·u` relative (`|p·w − z·w²| ≤ w·u/2 + u/2`, halved by the step, plus the
+/// last rounding, times `√z ≤ √2`), so `ε_{i+1} ≤ 1.5ε_i² + 0.5ε_i³ + √2((1 + ε_i)(2 +
+/// ε_i)/4 + ½)u`. The truncation of `z` moves `1/√z` by at most `u/2`, `G_k` is within
+/// ½ of `2^{(s−k)/2+g}`, the final rounding adds ½: the result is within `2^{s + (s −
+/// k)/2}(ε_n + u/2) + 2^{s−g−1}(1 + ε_n) + ½` ULPs of scale `s` of `2^s/√(x/2^s)`. The
+/// absolute error grows with the result (`x` small, `k` small): at ℓ = 32, `s = 12` (`t
+/// = 13`, `g = 11`, 2 steps) at most 2.5 ULPs for `x ≥ 1` and 64 ULPs (relative `2^{−12}`)
+/// at `x = 2^{−12}`.
+///
+/// Needs `ℓ ≥ 10`, `ℓ ≥ s + ⌈s/2⌉ + 3`, `ℓ ≤ 64`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RsqrtParams {
+    ell: u32,
+    s: u32,
+    t: u32,
+    g: u32,
+    iters: u32,
+}
+
+impl RsqrtParams {
+    /// `a` of the initial approximation `w_0 = a − z/4`: minimises `max |1 − w_0·√z|`
+    /// over `z ∈ [1, 2]` (found numerically; `δ ≈ 0.0332`).
+    pub const LINE: f64 = 1.21678;
+
+    /// Checks `10 ≤ ℓ ≤ 64` and `ℓ ≥ s + ⌈s/2⌉ + 3`; `t = ⌊(ℓ − 6)/2⌋`, `g = ℓ − 2 − t −
+    /// ⌈s/2⌉`, Newton steps while a step at least halves the error bound.
+    pub fn new(ell: u32, s: u32) -> Result<RsqrtParams, MathError> {
+        if !(10..=64).contains(&ell) || ell < s + s.div_ceil(2) + 3 {
+            return Err(MathError(format!(
+                "rsqrt at scale {s} needs 10 ≤ ℓ = {ell} ≤ 64 and ℓ ≥ s + ⌈s/2⌉ + 3"
+            )));
+        }
+        let t = (ell - 6) / 2;
+        let mut p = RsqrtParams {
+            ell,
+            s,
+            t,
+            g: ell - 2 - t - s.div_ceil(2),
+            iters: 1,
+        };
+        let u = f64::from(t).exp2().recip();
+        // Steps while a step at least halves the bound (then the roundings dominate).
+        let mut e = p.step(p.delta(), u);
+        loop {
+            let next = p.step(e, u);
+            if next > e / 2.0 {
+                break;
+            }
+            (e, p.iters) = (next, p.iters + 1);
+        }
+        Ok(p)
+    }
+
+    /// One Newton step's bound on the relative error (see the type's documentation).
+    fn step(&self, e: f64, u: f64) -> f64 {
+        1.5 * e * e + 0.5 * e * e * e + 2f64.sqrt() * ((1.0 + e) * (2.0 + e) / 4.0 + 0.5) * u
+    }
+
+    /// Ring width ℓ.
+    pub fn ell(&self) -> u32 {
+        self.ell
+    }
+
+    /// Scale `s` of the input and the output.
+    pub fn s(&self) -> u32 {
+        self.s
+    }
+
+    /// Internal scale `t` (of `z` and the Newton iterates).
+    pub fn t(&self) -> u32 {
+        self.t
+    }
+
+    /// Exponent `g` of the output factors `G_k`.
+    pub fn g(&self) -> u32 {
+        self.g
+    }
+
+    /// Number of Newton steps `n`.
+    pub fn iters(&self) -> u32 {
+        self.iters
+    }
+
+    /// `A = round(a·2^{t+2})`: `w_0 = A − z` at scale `t + 2`.
+    pub fn initial(&self) -> u64 {
+        (RsqrtParams::LINE * f64::from(self.t + 2).exp2()).round() as u64
+    }
+
+    /// The output factor `G_k = round(2^{(s−k)/2 + g})` for `k ∈ [0, ℓ − 2]`.
+    pub fn factor(&self, k: u32) -> u64 {
+        ((f64::from(self.s) - f64::from(k)) / 2.0 + f64::from(self.g))
+            .exp2()
+            .round() as u64
+    }
+
+    /// `δ = max |1 − w_0·√z|` over real `z ∈ [1, 2]`, `w_0 = A/2^{t+2} − z/4`: at the
+    /// ends or at the critical point `z = 4A/(3·2^{t+2})`.
+    pub fn delta(&self) -> f64 {
+        let a = self.initial() as f64 / f64::from(self.t + 2).exp2();
+        let f = |z: f64| (1.0 - (a - z / 4.0) * z.sqrt()).abs();
+        let c = 4.0 * a / 3.0;
+        f(1.0)
+            .max(f(2.0))
+            .max(if (1.0..=2.0).contains(&c) { f(c) } else { 0.0 })
+    }
+
+    /// `ε_n`: the bound on the Newton result's relative error.
+    fn newton_error(&self) -> f64 {
+        let u = f64::from(self.t).exp2().recip();
+        (0..self.iters).fold(self.delta(), |e, _| self.step(e, u))
+    }
+
+    /// The proven bound on `|rsqrt(x) − 2^s/√(x/2^s)|` in ULPs of scale `s` for an input
+    /// whose most significant bit is `k` (`2^k ≤ x < 2^{k+1}`); see the type's
+    /// documentation. Decreasing in `k`.
+    pub fn max_error_ulps_at(&self, k: u32) -> f64 {
+        let (s, e) = (f64::from(self.s), self.newton_error());
+        let u = f64::from(self.t).exp2().recip();
+        (s + (s - f64::from(k)) / 2.0).exp2() * (e + u / 2.0)
+            + (s - f64::from(self.g) - 1.0).exp2() * (1.0 + e)
+            + 0.5
+    }
+
+    /// The bound over the whole domain (`k = 0`, `x = 2^{−s}`: the largest results).
+    pub fn max_error_ulps(&self) -> f64 {
+        self.max_error_ulps_at(0)
+    }
+}
+
+/// `≈ 2^s/√(x/2^s)` (scale `s`) of the ℓ-bit ring element `x` at scale `s`; see
+/// [`RsqrtParams`].
+pub fn rsqrt(p: &RsqrtParams, x: u64) -> u64 {
+    let t = p.t;
+    let n = normalize(p.ell, t, x);
+    let z = i128::from(n.z);
+    let mut w = i128::from(p.initial()) - z;
+    let mut sigma = t + 2;
+    for _ in 0..p.iters {
+        let q = round_shift(round_shift(z * w, sigma) * w, sigma);
+        w = round_shift(w * ((3 << t) - q), sigma + 1);
+        sigma = t;
+    }
+    round_shift(w * i128::from(p.factor(n.k)), t + p.g - p.s) as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,6 +778,105 @@ mod tests {
         assert_eq!(smooth(&tanh, 0), 0);
         assert!(SmoothParams::new(Smooth::Tanh, 32, 13, 8).is_err());
         assert!(SmoothParams::new(Smooth::Sigmoid, 32, 0, 8).is_err());
+    }
+
+    /// Largest error of [`rsqrt`] over the positive `xs`, each against its own bound
+    /// ([`RsqrtParams::max_error_ulps_at`]); returns the largest errors for `x < 1` and
+    /// `x ≥ 1`.
+    fn rsqrt_ulps(p: &RsqrtParams, xs: impl Iterator<Item = u64>) -> (f64, f64) {
+        let s = f64::from(p.s());
+        let (mut small, mut large) = (0f64, 0f64);
+        for x in xs {
+            let got = rsqrt(p, x) as f64;
+            let want = (1.5 * s).exp2() / (x as f64).sqrt();
+            let err = (got - want).abs();
+            let k = 63 - x.leading_zeros();
+            assert!(err <= p.max_error_ulps_at(k), "{p:?} x={x}: {err}");
+            if k < p.s() {
+                small = small.max(err);
+            } else {
+                large = large.max(err);
+            }
+        }
+        (small, large)
+    }
+
+    fn report_rsqrt(p: &RsqrtParams, (small, large): (f64, f64)) {
+        eprintln!(
+            "rsqrt ℓ={} s={} t={} g={} n={}: max error {small:.3} ULP for x < 1 (bound {:.3}), {large:.3} for x ≥ 1 (bound {:.3})",
+            p.ell(),
+            p.s(),
+            p.t(),
+            p.g(),
+            p.iters(),
+            p.max_error_ulps(),
+            p.max_error_ulps_at(p.s())
+        );
+    }
+
+    #[test]
+    fn rsqrt_exhaustive_at_small_widths() {
+        for (ell, s) in [(10u32, 4u32), (12, 4), (14, 6), (16, 8), (18, 6), (20, 10)] {
+            let p = RsqrtParams::new(ell, s).unwrap();
+            report_rsqrt(&p, rsqrt_ulps(&p, 1..1u64 << (ell - 1)));
+            // Non-positive inputs read as the smallest positive value.
+            let at_one = rsqrt(&p, 1);
+            let m = mask(ell);
+            for x in [0, m, 1 << (ell - 1), (1 << (ell - 1)) + 1] {
+                assert_eq!(rsqrt(&p, x), at_one, "{p:?} x={x}");
+            }
+        }
+    }
+
+    #[test]
+    fn rsqrt_random_at_32_and_37_bits() {
+        let mut g = 0x6a09_e667_f3bc_c908u64;
+        let mut next = move || {
+            g ^= g << 13;
+            g ^= g >> 7;
+            g ^= g << 17;
+            g
+        };
+        for (ell, s) in [(32u32, 12u32), (32, 16), (37, 12), (37, 16)] {
+            let p = RsqrtParams::new(ell, s).unwrap();
+            let top = 1u64 << (ell - 1);
+            // Log-uniform over the whole positive range, and the edges.
+            let xs: Vec<u64> = (0..300_000)
+                .map(|_| {
+                    let r = next();
+                    let k = (r % u64::from(ell - 1)) as u32;
+                    (1 << k) | ((r >> 8) & ((1 << k) - 1))
+                })
+                .chain([1, 2, 3, (1 << s) - 1, 1 << s, (1 << s) + 1, top - 1])
+                .collect();
+            report_rsqrt(&p, rsqrt_ulps(&p, xs.into_iter()));
+        }
+        let p = RsqrtParams::new(32, 12).unwrap();
+        assert!(
+            p.max_error_ulps_at(12) <= 2.5,
+            "{}",
+            p.max_error_ulps_at(12)
+        );
+        assert_eq!(rsqrt(&p, 1 << 12), 1 << 12);
+        assert_eq!(rsqrt(&p, 4 << 12), 1 << 11);
+        assert!(RsqrtParams::new(9, 2).is_err());
+        assert!(RsqrtParams::new(32, 20).is_err());
+        assert!(RsqrtParams::new(65, 12).is_err());
+    }
+
+    /// The range reduction: `2^k ≤ v < 2^{k+1}` and `z` is `v`'s top `t + 1` bits.
+    #[test]
+    fn normalize_exhaustive() {
+        for (ell, t) in [(8u32, 2u32), (12, 5), (12, 10)] {
+            for x in 0..1u64 << ell {
+                let n = normalize(ell, t, x);
+                let positive = x != 0 && x < 1 << (ell - 1);
+                assert_eq!(n.v, if positive { x } else { 1 });
+                assert!(1 << n.k <= n.v && n.v < 2 << n.k);
+                let exact = (n.v as f64) * f64::from(t).exp2() / f64::from(n.k).exp2();
+                assert_eq!(n.z, exact.floor() as u64, "ℓ={ell} t={t} x={x}");
+            }
+        }
     }
 
     #[test]

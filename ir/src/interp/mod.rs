@@ -25,7 +25,7 @@ use crate::tensor::{Tensor, TensorError};
 use crate::types::{Encoding, ShapeDisplay, Type};
 use domain::{Dom, FieldD, RealD, RingD};
 use kernels::PoolKind;
-use math::{Smooth, SmoothParams};
+use math::{RsqrtParams, Smooth, SmoothParams};
 use thiserror::Error;
 
 /// Evaluates `$body` with `$d` bound to the element domain of encoding `$enc` (the body
@@ -380,6 +380,7 @@ fn eval_kernel<'a, D: Dom>(
             let kind = op.smooth().map_or(Smooth::Sigmoid, |(k, _)| k);
             return smooth(arg(*x), kind, ty.scale());
         }
+        Op::Rsqrt { x } => return rsqrt(arg(*x), ty.scale()),
         Op::MaxPool { x, .. } | Op::AvgPool { x, .. } | Op::GlobalAvgPool { x } => {
             let xs = shape_of(*x);
             let xs = [xs[0], xs[1], xs[2], xs[3]];
@@ -497,6 +498,29 @@ fn smooth(t: &Tensor, kind: Smooth, s: u32) -> Result<crate::tensor::Data, Inter
             Ok(crate::tensor::Data::U64(v.collect()))
         }
         _ => Err(unsupported("f32 or a ring i<ℓ> (sigmoid and tanh)".into())),
+    }
+}
+
+/// `rsqrt` at scale `s`: over a ring [`math::rsqrt`] (the type checker guarantees its
+/// parameters), in `f32` `1/√max(x, 0)`; not defined over a field.
+fn rsqrt(t: &Tensor, s: u32) -> Result<crate::tensor::Data, InterpError> {
+    let unsupported = |reason: String| {
+        InterpError::Op(CheckErrorKind::Encoding {
+            operand: "x".into(),
+            expected: reason,
+            found: t.encoding(),
+        })
+    };
+    match (t.encoding(), t.as_f32()) {
+        (_, Some(f)) => Ok(crate::tensor::Data::F32(
+            f.iter().map(|&v| v.max(0.0).sqrt().recip()).collect(),
+        )),
+        (Encoding::Ring { bits }, None) => {
+            let p = RsqrtParams::new(bits, s).map_err(|e| unsupported(e.to_string()))?;
+            let v = words(t).iter().map(|&e| math::rsqrt(&p, e));
+            Ok(crate::tensor::Data::U64(v.collect()))
+        }
+        _ => Err(unsupported("f32 or a ring i<ℓ> (rsqrt)".into())),
     }
 }
 

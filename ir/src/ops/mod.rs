@@ -159,6 +159,17 @@ pub enum Op<V = ValueId> {
         /// Operand.
         x: V,
     },
+    /// The reciprocal square root `1/√x`, scale unchanged. Over a ring `Z_{2^ℓ}` at scale
+    /// `s` (`10 ≤ ℓ`, `ℓ ≥ s + ⌈s/2⌉ + 3`): exactly [`crate::interp::math::rsqrt`] with
+    /// [`crate::interp::math::RsqrtParams::new`]; a non-positive `x` is read as the
+    /// smallest positive value `2^{−s}` (the result `≈ 2^{s/2}`). Within 2.5 ULPs for `x ≥
+    /// 1` at ℓ = 32, `s = 12` ([`crate::interp::math::RsqrtParams::max_error_ulps_at`]; the
+    /// error is relative, `≈ 2^{−12}`, for smaller `x`). `f32` in a float program (`1/√x`
+    /// of `max(x, 0)`, infinite at 0); not defined over a field.
+    Rsqrt {
+        /// Operand.
+        x: V,
+    },
     /// Max pooling over 2-D windows (NCHW). Padded positions are ignored (never compared);
     /// among equal maxima the first in row-major window order wins (irrelevant to the
     /// value, stated for the protocol's comparisons).
@@ -302,6 +313,7 @@ impl<V> Op<V> {
             Op::Relu { .. } => "relu",
             Op::Sigmoid { .. } => "sigmoid",
             Op::Tanh { .. } => "tanh",
+            Op::Rsqrt { .. } => "rsqrt",
             Op::MaxPool { .. } => "maxpool",
             Op::AvgPool { .. } => "avgpool",
             Op::GlobalAvgPool { .. } => "global_avgpool",
@@ -350,6 +362,7 @@ impl<V> Op<V> {
             | Op::Relu { x }
             | Op::Sigmoid { x }
             | Op::Tanh { x }
+            | Op::Rsqrt { x }
             | Op::MaxPool { x, .. }
             | Op::AvgPool { x, .. }
             | Op::GlobalAvgPool { x }
@@ -431,6 +444,7 @@ impl<V> Op<V> {
             Op::Relu { x } => Op::Relu { x: f(x)? },
             Op::Sigmoid { x } => Op::Sigmoid { x: f(x)? },
             Op::Tanh { x } => Op::Tanh { x: f(x)? },
+            Op::Rsqrt { x } => Op::Rsqrt { x: f(x)? },
             Op::MaxPool { x, pool } => Op::MaxPool {
                 x: f(x)?,
                 pool: *pool,

@@ -111,6 +111,7 @@ pub struct InstrMsg {
 /// | 24 | gather | x | `[axis]`, indices | |
 /// | 25 | sigmoid | x | — | |
 /// | 26 | tanh | x | — | |
+/// | 27 | rsqrt | x | — | |
 ///
 /// Booleans are 0/1.
 #[derive(Clone, PartialEq, Message)]

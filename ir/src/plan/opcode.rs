@@ -45,13 +45,14 @@ fn opcode<V>(op: &Op<V>) -> u32 {
         Op::Gather { .. } => 24,
         Op::Sigmoid { .. } => 25,
         Op::Tanh { .. } => 26,
+        Op::Rsqrt { .. } => 27,
     }
 }
 
 /// Every op once, with placeholder operands and attributes (an instruction of type
 /// `ty`): the decoder picks the one whose [`opcode`] it reads, then fills it in with
 /// [`fields`].
-fn templates(ty: &Type) -> [Op; 27] {
+fn templates(ty: &Type) -> [Op; 28] {
     let x = ValueId(0);
     let pool = Pool2d {
         kernel: [0; 2],
@@ -136,6 +137,7 @@ fn templates(ty: &Type) -> [Op; 27] {
         },
         Op::Sigmoid { x },
         Op::Tanh { x },
+        Op::Rsqrt { x },
     ]
 }
 
@@ -230,6 +232,7 @@ fn fields<F: Fields>(op: &mut Op, f: &mut F) -> Result<(), F::Error> {
         Op::Relu { x }
         | Op::Sigmoid { x }
         | Op::Tanh { x }
+        | Op::Rsqrt { x }
         | Op::GlobalAvgPool { x }
         | Op::Identity { x } => f.operand(x)?,
         Op::MaxPool { x, pool } => {

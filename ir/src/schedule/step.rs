@@ -74,6 +74,12 @@ pub enum Step {
         /// The operand's (and the result's) scale.
         s: u32,
     },
+    /// `rsqrt` of a secret operand at scale `s`: `proto::rsqrt` (range reduction, Newton's
+    /// iteration), over `Z_{2^ℓ}`, exact ([`crate::cost::math::rsqrt`]).
+    Rsqrt {
+        /// The operand's (and the result's) scale.
+        s: u32,
+    },
     /// `output` of a secret value: the server sends its share, the client adds it.
     Reveal,
 }
@@ -108,6 +114,9 @@ impl Step {
         }
         match &instr.op {
             Op::Relu { .. } => Step::Relu,
+            Op::Rsqrt { .. } => Step::Rsqrt {
+                s: instr.ty.scale(),
+            },
             Op::Trunc { s, nonneg, .. } => Step::Trunc {
                 s: *s,
                 nonneg: *nonneg,
@@ -141,6 +150,7 @@ impl Step {
                 | Step::Product { .. }
                 | Step::SecretProduct
                 | Step::Smooth { .. }
+                | Step::Rsqrt { .. }
         )
     }
 }
@@ -168,6 +178,7 @@ mod tests {
 %u: client i32.24[1,1,2,2] = mul %x, %x
 %g: shared i32.12[1,1,1,1] = sigmoid %m
 %h: shared i32.12[1,1,1,1] = tanh %m
+%i: shared i32.12[1,1,1,1] = rsqrt %m
 %y: client i32.12[1,1,1,1] = output %m \"y\"
 %z: public i32.12[1,1,1,1] = output %k \"z\"
 %o: client i32.24[1,1,1,1] = output %q \"o\"
@@ -202,6 +213,7 @@ mod tests {
                 s: 12
             }
         );
+        assert_eq!(step("i"), Step::Rsqrt { s: 12 });
         assert_eq!(step("r"), Step::Relu);
         assert_eq!(
             step("t"),

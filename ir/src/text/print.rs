@@ -151,6 +151,7 @@ fn body(out: &mut String, p: &Program, op: &Op) {
         | Op::Relu { .. }
         | Op::Sigmoid { .. }
         | Op::Tanh { .. }
+        | Op::Rsqrt { .. }
         | Op::GlobalAvgPool { .. }
         | Op::Identity { .. } => {
             let _ = write!(out, " {}", names(&op.operands()));

@@ -277,9 +277,11 @@ pub fn execute(
                 ex.local(first, input).map(|val| vec![val])
             }
             Step::Reveal => ex.reveal(first, engine).map(|val| vec![val]),
-            Step::Relu | Step::Trunc { .. } | Step::Div { .. } | Step::Smooth { .. } => {
-                ex.elementwise(&wave.members, wave.step, engine)
-            }
+            Step::Relu
+            | Step::Trunc { .. }
+            | Step::Div { .. }
+            | Step::Smooth { .. }
+            | Step::Rsqrt { .. } => ex.elementwise(&wave.members, wave.step, engine),
             Step::AvgPool | Step::MaxPool { .. } | Step::ArgMax { .. } => ex
                 .pooling(first, wave.step, engine)
                 .map(|share| vec![Val::Share(share)]),
@@ -883,7 +885,7 @@ impl<'p> Exec<'p> {
     }
 
     /// A wave of the elementwise `step` (`relu`, `trunc`, `div_public`: Algorithms 8
-    /// and 5, Theorem 4.1; `sigmoid`, `tanh`: `proto::sigmoid`) over `members` ([`sci_ir::schedule::waves`]): one protocol
+    /// and 5, Theorem 4.1; `sigmoid`, `tanh`: `proto::sigmoid`; `rsqrt`: `proto::rsqrt`) over `members` ([`sci_ir::schedule::waves`]): one protocol
     /// call over their operands' shares concatenated; their output shares, split again,
     /// in order. One call's rounds instead of one per member; bytes those of one call
     /// on the summed length.
@@ -901,6 +903,7 @@ impl<'p> Exec<'p> {
         let y = match step {
             Step::Relu => engine.relu(md, &x)?,
             Step::Smooth { kind, s } => engine.smooth(md, kind, s, &x)?,
+            Step::Rsqrt { s } => engine.rsqrt(md, s, &x)?,
             Step::Trunc { s, nonneg } => engine.trunc(md, s, &x, nonneg)?,
             Step::Div { d, nonneg } => {
                 let known = if nonneg { Sign::NonNeg } else { Sign::Any };

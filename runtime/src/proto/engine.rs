@@ -27,7 +27,9 @@ use super::bits::Bits;
 use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
 use super::rdiv::Sign;
-use super::{Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, secmul, sigmoid, sign, trunc};
+use super::{
+    Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, rsqrt, secmul, sigmoid, sign, trunc,
+};
 use crate::cheetah;
 use crate::he;
 use crate::net::Party;
@@ -35,7 +37,7 @@ use crate::ot::Session;
 use crate::ot::session::split;
 use sci_ir::ConvGeom;
 use sci_ir::interp::linear;
-use sci_ir::interp::math::{Smooth, SmoothParams};
+use sci_ir::interp::math::{RsqrtParams, Smooth, SmoothParams};
 use sci_ir::rlwe::ParamSet;
 use sci_ir::{Encoding, Pool2d, Tensor};
 
@@ -178,6 +180,24 @@ impl<S: BorrowMut<Session>> Engine<S> {
         let p = SmoothParams::of_op(kind, ell, s)
             .map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
         self.chunks(x.len(), false, |ctx, r| sigmoid::smooth(ctx, &p, &x[r]))
+    }
+
+    /// Shares of `rsqrt` of shares `x` at scale `s` over `md = Z_{2^ℓ}`
+    /// ([`rsqrt::rsqrt`] with [`RsqrtParams::new`]); errors over a field or
+    /// outside the parameters' range.
+    pub fn rsqrt(
+        &mut self,
+        md: impl Into<Modulus>,
+        s: u32,
+        x: &[u64],
+    ) -> Result<Vec<u64>, ProtoError> {
+        let Modulus::Pow2(ell) = md.into() else {
+            return Err(ProtoError::InvalidArgument(
+                "rsqrt runs over a ring Z_2^ℓ only".into(),
+            ));
+        };
+        let p = RsqrtParams::new(ell, s).map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
+        self.chunks(x.len(), false, |ctx, r| rsqrt::rsqrt(ctx, &p, &x[r]))
     }
 
     /// Shares of `1{x < 0}` mod `md` (`MSB(x)` for `Z_{2^ℓ}`,

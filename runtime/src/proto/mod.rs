@@ -30,6 +30,8 @@
 //! | [`secmul`] | products of two shared operands (elementwise, matrix) | §5.1.1, twice |
 //! | [`recip`] | reciprocal of `[1, 2]` by Goldschmidt's iteration | SIRNN |
 //! | [`sigmoid`] | sigmoid and tanh from exp, reciprocal and the sign | SIRNN |
+//! | [`normalize`] | range reduction: most significant bit, one-hot, `v·2^{−k}` | SIRNN |
+//! | [`rsqrt`] | reciprocal square root: range reduction, Newton's iteration | SIRNN |
 //! | [`engine`] | every layer over all lanes of a [`crate::ot::Session`] | — |
 //! | [`bits`] | packed boolean shares | — |
 //!
@@ -73,9 +75,11 @@ pub mod maxpool;
 pub mod mill;
 pub mod modulus;
 pub mod mux;
+pub mod normalize;
 pub mod rdiv;
 pub mod recip;
 pub mod relu;
+pub mod rsqrt;
 pub mod secmul;
 pub mod sigmoid;
 pub mod sign;

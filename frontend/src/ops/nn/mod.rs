@@ -1,6 +1,7 @@
 //! Neural-network layers, one module per family (as tract's `onnx/src/ops/nn/`):
 //! [`conv`] (`Conv`), [`conv_transpose`] (`ConvTranspose`), [`matmul`] (`Gemm`,
-//! `MatMul`), [`norm`] (`BatchNormalization`), [`activation`] (`Relu`, `Clip`,
+//! `MatMul`), [`norm`] (`BatchNormalization`), [`layernorm`] (`LayerNormalization`),
+//! [`activation`] (`Relu`, `Clip`,
 //! `LeakyRelu`, `PRelu`, `HardSigmoid`, `HardSwish`), [`pool`] (`MaxPool`,
 //! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
 //! [`pad`] (`Pad`), [`rnn`] (`LSTM`, `GRU`, unrolled) and [`classifier`] (`ArgMax`, a trailing
@@ -17,6 +18,7 @@ mod activation;
 mod classifier;
 mod conv;
 mod conv_transpose;
+mod layernorm;
 mod matmul;
 mod norm;
 mod pad;
@@ -35,6 +37,7 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("Gemm", matmul::gemm);
     reg.op("MatMul", matmul::matmul);
     reg.op("BatchNormalization", norm::batch_norm);
+    reg.op("LayerNormalization", layernorm::layer_norm);
     reg.op("Relu", activation::relu);
     reg.op("Clip", activation::clip);
     reg.op("LeakyRelu", activation::leaky_relu);
