@@ -292,6 +292,14 @@ fn layer_normalization_models() {
     check_model("ops/layernorm_decomposed_pow_o13.onnx", None, 1, 1);
 }
 
+/// The zoo's ConvNeXt (both exporters): LayerNormalization (rsqrt) and GELU (`Gelu`
+/// of opset 20; `Erf` in the legacy export), bit for bit with the interpreter.
+#[test]
+fn normalised_transformer_era_zoo_models() {
+    check_model("zoo/convnext_tiny_tiny_legacy_o17.onnx", None, 1, 2);
+    check_model("zoo/convnext_tiny_tiny_dynamo.onnx", None, 1, 1);
+}
+
 #[test]
 fn single_op_models() {
     for m in [
