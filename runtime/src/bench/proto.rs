@@ -18,7 +18,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::cost::{self, Transcript};
-use sci_ir::interp::math::{Smooth, SmoothParams};
+use sci_ir::interp::math::{RsqrtParams, Smooth, SmoothParams};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
@@ -74,6 +74,9 @@ pub enum ProtoCmd {
     Sigmoid(ProtoArgs),
     /// Tanh, as `sigmoid`.
     Tanh(ProtoArgs),
+    /// Reciprocal square root of `n` random inputs at scale `--scale` (`proto::rsqrt`:
+    /// range reduction, Newton's iteration).
+    Rsqrt(ProtoArgs),
 }
 
 impl ProtoCmd {
@@ -95,7 +98,8 @@ impl ProtoCmd {
             | ProtoCmd::Matmul(a)
             | ProtoCmd::Secmul(a)
             | ProtoCmd::Sigmoid(a)
-            | ProtoCmd::Tanh(a) => a,
+            | ProtoCmd::Tanh(a)
+            | ProtoCmd::Rsqrt(a) => a,
         }
     }
 
@@ -110,7 +114,8 @@ impl ProtoCmd {
             ProtoCmd::Trunc(_)
             | ProtoCmd::TruncNonneg(_)
             | ProtoCmd::Sigmoid(_)
-            | ProtoCmd::Tanh(_) => json!({"m": m, "scale": a.scale}),
+            | ProtoCmd::Tanh(_)
+            | ProtoCmd::Rsqrt(_) => json!({"m": m, "scale": a.scale}),
             ProtoCmd::Div(_) => json!({"m": m, "d": a.d}),
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
                 json!({"m": m, "d": a.d, "window": a.d, "narrow": a.narrow})
@@ -302,7 +307,8 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         | ProtoCmd::Matmul(_)
         | ProtoCmd::Secmul(_)
         | ProtoCmd::Sigmoid(_)
-        | ProtoCmd::Tanh(_) => {
+        | ProtoCmd::Tanh(_)
+        | ProtoCmd::Rsqrt(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
             return Ok((name.into(), c, work, formula));
         }
@@ -374,6 +380,18 @@ fn ring_only(
                     Ok(Engine::new(sess, m).smooth(ell, kind, s, &x).map(drop)?)
                 }),
                 per(cost::math::smooth(&p, m, n, true)),
+            )
+        }
+        ProtoCmd::Rsqrt(_) => {
+            let s = a.layer.scale;
+            let p = RsqrtParams::new(ell, s)?;
+            let x = Prg::from_os()?.ring_elems(n, ell);
+            (
+                "rsqrt",
+                Box::new(move |sess: &mut Session| {
+                    Ok(Engine::new(sess, m).rsqrt(ell, s, &x).map(drop)?)
+                }),
+                per(cost::math::rsqrt(&p, m, n, true)),
             )
         }
         ProtoCmd::Mill(_) => {
