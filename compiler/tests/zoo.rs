@@ -7,15 +7,16 @@
 //!   and, on every committed case, the fixed-point interpreter's argmax over the class
 //!   axis (axis 1; per pixel for the U-Net) equals onnxruntime's and the largest
 //!   absolute error of the outputs is at most `max_error` (printed);
-//! * `StopsAt`: compiling fails with the frontend's unsupported-op error naming that
-//!   node and op (the first unsupported op the model needs).
+//! * `StopsAt`: compiling fails with the frontend's error naming that node and op: an
+//!   unsupported op, or an unsupported form of a supported one (the first the model
+//!   needs; e.g. a batched `MatMul` of two activations).
 //!
 //! When a lowering lands, its rows fail here until they are flipped, so the table is
 //! the record of what runs. Separately, every probe of `zoo/index.json` (the output of
 //! a ConvTranspose, Resize, ReduceMean, Expand, … node, with onnxruntime's value per
 //! case) is lowered up to that tensor (`--output`) and its float-stage interpreter
 //! value compared with onnxruntime's: the lowerings checked on real exporter graphs.
-//! A probe behind an unsupported op is reported as blocked.
+//! A probe behind an unsupported op (or form) is reported as blocked.
 
 mod common;
 
@@ -36,7 +37,8 @@ enum Row {
         /// The bound on the absolute error of every output.
         max_error: f64,
     },
-    /// Stops at the unsupported op `op` of the node named `node`.
+    /// Stops at the unsupported op (or unsupported form of op) `op` of the node named
+    /// `node`.
     StopsAt {
         op: &'static str,
         node: &'static str,
@@ -82,29 +84,29 @@ const TABLE: &[(&str, Row)] = &[
     (
         "zoo/vit_tiny_legacy_o17.onnx",
         StopsAt {
-            op: "LayerNormalization",
-            node: "/encoder/layers/encoder_layer_0/ln_1/LayerNormalization",
+            op: "Erf",
+            node: "/encoder/layers/encoder_layer_0/mlp/mlp.1/Erf",
         },
     ),
     (
         "zoo/vit_tiny_dynamo.onnx",
         StopsAt {
-            op: "LayerNormalization",
-            node: "node_layer_norm",
+            op: "Gelu",
+            node: "node_gelu",
         },
     ),
     (
         "zoo/text_encoder_tiny_legacy_o17.onnx",
         StopsAt {
-            op: "LayerNormalization",
-            node: "/encoder/layers.0/norm1/LayerNormalization",
+            op: "MatMul",
+            node: "/encoder/layers.0/self_attn/MatMul_1",
         },
     ),
     (
         "zoo/text_encoder_tiny_dynamo.onnx",
         StopsAt {
-            op: "LayerNormalization",
-            node: "node_layer_norm",
+            op: "MatMul",
+            node: "node_MatMul_73",
         },
     ),
     (
@@ -249,10 +251,12 @@ fn zoo_table_says_what_the_compiler_does_today() {
             (Compiles { .. }, Err(err)) => Err(format!("does not compile: {err:#}")),
             (StopsAt { op, node }, Err(err)) => match &err {
                 CompileError::Frontend {
-                    source: FrontendError::UnsupportedOp { node: n, .. },
+                    source:
+                        source @ (FrontendError::UnsupportedOp { node: n, .. }
+                        | FrontendError::Node { node: n, .. }),
                     ..
                 } if n.op_type == *op && n.name.as_deref() == Some(node) => {
-                    Ok(format!("stops at {n}: unsupported op"))
+                    Ok(format!("stops at {source}").chars().take(200).collect())
                 }
                 _ => Err(format!(
                     "expected unsupported op {op} at '{node}', got: {:#}",
@@ -296,7 +300,9 @@ fn probe_error(path: &str, tensor: &str, probe: &str, cases: usize) -> Result<f6
     let (program, _) = model
         .lower(Some(&[tensor.to_string()]))
         .map_err(|e| match e {
-            FrontendError::UnsupportedOp { node, .. } => format!("blocked by {node}"),
+            FrontendError::UnsupportedOp { node, .. } | FrontendError::Node { node, .. } => {
+                format!("blocked by {node}")
+            }
             other => format!("lower: {other}"),
         })?;
     let mut worst = 0.0f64;

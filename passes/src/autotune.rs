@@ -618,4 +618,32 @@ mod tests {
         let t = autotune(&float, &data, &cfg).unwrap();
         assert!(t.bits >= 2 * t.scale + 7, "ℓ = {}, s = {}", t.bits, t.scale);
     }
+
+    /// With an `rsqrt`, ℓ is at least `max(10, s + ⌈s/2⌉ + 3)` however small the values.
+    #[test]
+    fn rsqrt_keeps_the_ring_wide_enough() {
+        let float = Program::parse(
+            "
+%x: client f32[1,4] = input \"x\"
+%r: client f32[1,4] = rsqrt %x
+%w: server f32[4,2] = const [0.5, -0.25, 0.125, 1.0, -0.5, 0.75, 0.25, -1.0]
+%m: shared f32[1,2] = matmul %r, %w
+%o: client f32[1,2] = output %m \"o\"
+",
+        )
+        .unwrap();
+        let xs: Vec<f32> = (0..32).map(|i| 0.5 + i as f32 / 16.0).collect();
+        let data = Dataset {
+            x: sci_ir::npy::Array::from_f32(vec![8, 1, 4], &xs).unwrap(),
+            y: vec![0, 1, 0, 1, 0, 1, 0, 1],
+        };
+        let cfg = AutotuneConfig {
+            scales: vec![4, 10],
+            tolerance: 100.0,
+            margin_bits: 0,
+        };
+        let t = autotune(&float, &data, &cfg).unwrap();
+        let need = (t.scale + t.scale.div_ceil(2) + 3).max(10);
+        assert!(t.bits >= need, "ℓ = {}, s = {}", t.bits, t.scale);
+    }
 }

@@ -48,6 +48,16 @@ fn the_default_engine_is_silent_and_iknp_is_named() {
 }
 
 /// `sigmoid` and `tanh` at ℓ = 32, s = 12 cost what the cost model says.
+/// `rsqrt` at ℓ = 32, s = 12 costs what the cost model says.
+#[test]
+fn rsqrt_costs_the_model() {
+    let b = bench(&["rsqrt", "--n", "256", "--ot", "iknp"]);
+    assert_eq!(b["protocol"], "rsqrt");
+    let p = sci_ir::interp::math::RsqrtParams::new(32, 12).unwrap();
+    let t = sci_ir::cost::math::rsqrt(&p, 4, 256, true);
+    assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 256.0, "{b}");
+}
+
 #[test]
 fn sigmoid_and_tanh_cost_the_model() {
     for op in ["sigmoid", "tanh"] {

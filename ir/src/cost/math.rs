@@ -18,7 +18,7 @@
 
 use super::ot::{KkClass, kk_call};
 use super::{Modulus, Role, Transcript, div, mill, secmul, select, sign};
-use crate::interp::math::{RecipParams, RsqrtParams, SmoothParams};
+use crate::interp::math::{RecipParams, RecipRangeParams, RsqrtParams, SmoothParams};
 
 /// `exp` of `n` elements at ring width ℓ, digit width `d`, output scale `s_out`,
 /// millionaires' radix `m`; the products streamed if `duplex`.
@@ -118,4 +118,17 @@ pub fn rsqrt(p: &RsqrtParams, m: u32, n: usize, duplex: bool) -> Transcript {
         sigma = t;
     }
     tr.then(secmul::mul_round(ell, t + p.g() - p.s(), m, n, duplex))
+}
+
+/// The range-reduced reciprocal of `n` elements ([`crate::interp::math::recip_range`])
+/// at radix `m`: [`normalize`] at the reciprocal's scale `t`, [`recip`], one rounded
+/// product by the output factor.
+pub fn recip_range(p: &RecipRangeParams, m: u32, n: usize, duplex: bool) -> Transcript {
+    if n == 0 {
+        return Transcript::new();
+    }
+    let r = p.recip();
+    normalize(p.ell(), r.t(), m, n, duplex)
+        .then(recip(r, m, n, duplex))
+        .then(secmul::mul_round(p.ell(), p.shift(), m, n, duplex))
 }

@@ -608,6 +608,110 @@ pub fn rsqrt(p: &RsqrtParams, x: u64) -> u64 {
     round_shift(w * i128::from(p.factor(n.k)), t + p.g - p.s) as u64
 }
 
+/// The parameters of [`recip_range`]: ring width ℓ, input scale `s`, output scale
+/// `s_out`, the domain's exponent `K` (`x ∈ [1, 2^{K+1})`), and the reciprocal's
+/// parameters at the internal scale `t`.
+///
+/// # Range-reduced reciprocal ([`recip_range`])
+/// [`normalize`] gives `k = ⌊log₂ v⌋` and `z ≈ v·2^{−k} ∈ [1, 2)` at scale `t`, [`recip`]
+/// `w ≈ 2^t/z`, and `1/(v/2^s) = 2^{s−k}/(v·2^{−k})`, so `y = round(w·G_k / 2^{t+K−s_out})`
+/// with the exact power of two `G_k = 2^{s−k+K}` for `s ≤ k ≤ s + K` (selected by the
+/// range reduction's one-hot, local). Outside the domain: `G_k = 2^K` for `k < s` (`x <
+/// 1` gives the reciprocal of its mantissa `v·2^{−k}`) and `G_k = 0` for `k > s + K`
+/// (the result 0); a non-positive `x` reads as `2^{−s}`.
+///
+/// **Error** (proven, [`RecipRangeParams::max_error_ulps`]): `w` is within `R =`
+/// [`RecipParams::max_error_ulps`] ULPs of scale `t` of `2^t/z`, the truncation of `z`
+/// (by less than `2^{−t}`, `z ≥ 1`) moves `1/z` by less than one more, and `G_k` scales
+/// by `2^{s−k} ≤ 1` exactly: `y` is within `(R + 1)·2^{s_out−t} + ½` ULPs of scale
+/// `s_out` of `2^{s_out}/(x/2^s)` on the domain.
+///
+/// Needs `t = min(⌊(ℓ − 3)/2⌋, ℓ − 3 − K) ≥ 1` and `1 ≤ t + K − s_out`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecipRangeParams {
+    s: u32,
+    s_out: u32,
+    k_max: u32,
+    recip: RecipParams,
+}
+
+impl RecipRangeParams {
+    /// Checks the conditions above (`ℓ ≤ 64`).
+    pub fn new(ell: u32, s: u32, s_out: u32, k_max: u32) -> Result<RecipRangeParams, MathError> {
+        let t = if (8..=64).contains(&ell) && k_max + 4 <= ell {
+            ((ell - 3) / 2).min(ell - 3 - k_max)
+        } else {
+            0
+        };
+        if t == 0 || t + k_max <= s_out || s + k_max + 2 > ell {
+            return Err(MathError(format!(
+                "range-reduced reciprocal: ℓ = {ell}, s = {s}, s_out = {s_out}, K = {k_max} need \
+                 t = min(⌊(ℓ − 3)/2⌋, ℓ − 3 − K) ≥ 1, s_out < t + K, s + K + 2 ≤ ℓ ≤ 64"
+            )));
+        }
+        Ok(RecipRangeParams {
+            s,
+            s_out,
+            k_max,
+            recip: RecipParams::new(ell, t)?,
+        })
+    }
+
+    /// Ring width ℓ.
+    pub fn ell(&self) -> u32 {
+        self.recip.ell
+    }
+
+    /// Input scale `s`.
+    pub fn s(&self) -> u32 {
+        self.s
+    }
+
+    /// Output scale `s_out`.
+    pub fn s_out(&self) -> u32 {
+        self.s_out
+    }
+
+    /// The domain's exponent `K`.
+    pub fn k_max(&self) -> u32 {
+        self.k_max
+    }
+
+    /// The reciprocal's parameters (internal scale `t`).
+    pub fn recip(&self) -> &RecipParams {
+        &self.recip
+    }
+
+    /// The output factor `G_k` (see the type's documentation).
+    pub fn factor(&self, k: u32) -> u64 {
+        match k.checked_sub(self.s) {
+            None => 1 << self.k_max,
+            Some(e) if e <= self.k_max => 1 << (self.k_max - e),
+            Some(_) => 0,
+        }
+    }
+
+    /// The final rounding's shift `t + K − s_out`.
+    pub fn shift(&self) -> u32 {
+        self.recip.t + self.k_max - self.s_out
+    }
+
+    /// The proven bound in ULPs of scale `s_out` on the domain `[1, 2^{K+1})`.
+    pub fn max_error_ulps(&self) -> f64 {
+        (self.recip.max_error_ulps() + 1.0)
+            * (f64::from(self.s_out) - f64::from(self.recip.t)).exp2()
+            + 0.5
+    }
+}
+
+/// `≈ 2^{s_out}·2^s/x` (scale `s_out`) of the ℓ-bit ring element `x` at scale `s`; see
+/// [`RecipRangeParams`].
+pub fn recip_range(p: &RecipRangeParams, x: u64) -> u64 {
+    let n = normalize(p.ell(), p.recip.t, x);
+    let w = recip(&p.recip, n.z);
+    round_shift(i128::from(w) * i128::from(p.factor(n.k)), p.shift()) as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -877,6 +981,57 @@ mod tests {
                 assert_eq!(n.z, exact.floor() as u64, "ℓ={ell} t={t} x={x}");
             }
         }
+    }
+
+    /// The range-reduced reciprocal against `2^{s_out}/x` over its domain `[1, 2^{K+1})`:
+    /// every input at small widths, random ones at ℓ = 32 and 37.
+    #[test]
+    fn recip_range_error() {
+        let check = |p: &RecipRangeParams, xs: &mut dyn Iterator<Item = u64>| {
+            let (s, so) = (f64::from(p.s()), f64::from(p.s_out()));
+            let err = xs
+                .map(|x| {
+                    let want = (s + so).exp2() / x as f64;
+                    (recip_range(p, x) as f64 - want).abs()
+                })
+                .fold(0.0, f64::max);
+            eprintln!(
+                "recip_range ℓ={} s={} s_out={} K={} t={}: max error {err:.3} ULP (bound {:.3})",
+                p.ell(),
+                p.s(),
+                p.s_out(),
+                p.k_max(),
+                p.recip().t(),
+                p.max_error_ulps()
+            );
+            assert!(err <= p.max_error_ulps(), "{p:?}: {err}");
+        };
+        for (ell, s, so, k) in [(12u32, 3u32, 4u32, 5u32), (16, 4, 6, 8), (20, 6, 8, 10)] {
+            let p = RecipRangeParams::new(ell, s, so, k).unwrap();
+            check(&p, &mut ((1u64 << s)..(2 << (s + k))));
+            // Outside: x > 2^{K+1} gives 0; x ≤ 0 reads as 2^{−s}, x < 1 as its mantissa.
+            assert_eq!(recip_range(&p, 2 << (s + k)), 0);
+            assert_eq!(recip_range(&p, 0), recip_range(&p, 1 << s));
+        }
+        let mut g = 0xbb67_ae85_84ca_a73bu64;
+        let mut next = move || {
+            g ^= g << 13;
+            g ^= g >> 7;
+            g ^= g << 17;
+            g
+        };
+        for (ell, s, so, k) in [(32u32, 12u32, 14u32, 10u32), (37, 16, 16, 12)] {
+            let p = RecipRangeParams::new(ell, s, so, k).unwrap();
+            let mut xs = (0..300_000)
+                .map(|_| {
+                    let r = next();
+                    let e = s + (r % u64::from(k + 1)) as u32;
+                    (1 << e) | ((r >> 8) & ((1 << e) - 1))
+                })
+                .chain([1 << s, (2 << (s + k)) - 1]);
+            check(&p, &mut xs);
+        }
+        assert!(RecipRangeParams::new(32, 12, 40, 10).is_err());
     }
 
     #[test]

@@ -19,7 +19,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::cost::{self, Transcript};
-use sci_ir::interp::math::{ExpParams, RecipParams, Smooth, SmoothParams};
+use sci_ir::interp::math::{ExpParams, RecipParams, RsqrtParams, Smooth, SmoothParams};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
@@ -87,6 +87,9 @@ pub enum ProtoCmd {
     Sigmoid(ProtoArgs),
     /// Tanh, as `sigmoid`.
     Tanh(ProtoArgs),
+    /// Reciprocal square root of `n` random inputs at scale `--scale` (`proto::rsqrt`:
+    /// range reduction, Newton's iteration).
+    Rsqrt(ProtoArgs),
 }
 
 impl ProtoCmd {
@@ -110,7 +113,8 @@ impl ProtoCmd {
             | ProtoCmd::Exp(a)
             | ProtoCmd::Recip(a)
             | ProtoCmd::Sigmoid(a)
-            | ProtoCmd::Tanh(a) => a,
+            | ProtoCmd::Tanh(a)
+            | ProtoCmd::Rsqrt(a) => a,
         }
     }
 
@@ -126,7 +130,8 @@ impl ProtoCmd {
             | ProtoCmd::TruncNonneg(_)
             | ProtoCmd::Recip(_)
             | ProtoCmd::Sigmoid(_)
-            | ProtoCmd::Tanh(_) => json!({"m": m, "scale": a.scale}),
+            | ProtoCmd::Tanh(_)
+            | ProtoCmd::Rsqrt(_) => json!({"m": m, "scale": a.scale}),
             ProtoCmd::Div(_) => json!({"m": m, "d": a.d}),
             ProtoCmd::Exp(_) => json!({"m": m, "scale": a.scale, "digit": self.args().digit}),
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
@@ -321,7 +326,8 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         | ProtoCmd::Exp(_)
         | ProtoCmd::Recip(_)
         | ProtoCmd::Sigmoid(_)
-        | ProtoCmd::Tanh(_) => {
+        | ProtoCmd::Tanh(_)
+        | ProtoCmd::Rsqrt(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
             return Ok((name.into(), c, work, formula));
         }
@@ -420,6 +426,18 @@ fn ring_only(
                     per(t),
                 )
             }
+        }
+        ProtoCmd::Rsqrt(_) => {
+            let s = a.layer.scale;
+            let p = RsqrtParams::new(ell, s)?;
+            let x = Prg::from_os()?.ring_elems(n, ell);
+            (
+                "rsqrt",
+                Box::new(move |sess: &mut Session| {
+                    Ok(Engine::new(sess, m).rsqrt(ell, s, &x).map(drop)?)
+                }),
+                per(cost::math::rsqrt(&p, m, n, true)),
+            )
         }
         ProtoCmd::Mill(_) => {
             let x = Prg::from_os()?.ring_elems(n, ell);

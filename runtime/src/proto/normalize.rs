@@ -146,7 +146,13 @@ mod tests {
             let hot = open(&r.p0.3, &r.p1.3, ell);
             assert!(hot.iter().all(|&h| h <= 1) && hot.iter().sum::<u64>() == x.len() as u64);
             let model = |n| cost::math::normalize(ell, t, 4, n, true);
-            r.pin_costs(&model(2), &model(x.len()), "normalize");
+            let (warm, all) = (model(2), model(x.len()));
+            if let Some(rounds) = r.pin_costs(&warm, &all, "normalize") {
+                eprintln!(
+                    "normalize ℓ={ell} t={t}: {} bits per element, rounds {rounds:?}",
+                    all.bits() as f64 / x.len() as f64
+                );
+            }
         }
     }
 }

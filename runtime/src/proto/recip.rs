@@ -17,10 +17,17 @@
 //! [`sci_ir::cost::math::recip`]: `n + 1` rounded products (an elementwise
 //! secret product and a non-negative truncation each), the `n − 1` middle
 //! ones of twice the elements; `n` the iterations (2 at `t = 14`).
+//!
+//! # Range-reduced reciprocal ([`recip_range`])
+//! For `x ∈ [1, 2^{K+1})` at scale `s`: the range reduction ([`super::normalize`]),
+//! [`recip`] of its `z` at scale `t`, and one rounded product by the power of two
+//! `G_k` that the one-hot selects (local): shares of
+//! [`sci_ir::interp::math::recip_range`], priced by
+//! [`sci_ir::cost::math::recip_range`].
 
-use super::{Ctx, ProtoError, Role, check, secmul};
+use super::{Ctx, ProtoError, Role, check, normalize, secmul};
 use crate::pack::mask;
-use sci_ir::interp::math::RecipParams;
+use sci_ir::interp::math::{RecipParams, RecipRangeParams};
 
 /// Shares of [`sci_ir::interp::math::recip`] (scale `t`) of shared `z ∈ [2^t,
 /// 2^{t+1}]` (the result is unspecified outside).
@@ -58,6 +65,22 @@ pub fn recip(ctx: &mut Ctx<'_>, p: &RecipParams, z: &[u64]) -> Result<Vec<u64>, 
     Ok(w)
 }
 
+/// Shares of [`sci_ir::interp::math::recip_range`] (scale `s_out`) of the
+/// shared ℓ-bit `x` at scale `s` (see the [module documentation](self)).
+pub fn recip_range(
+    ctx: &mut Ctx<'_>,
+    p: &RecipRangeParams,
+    x: &[u64],
+) -> Result<Vec<u64>, ProtoError> {
+    if x.is_empty() {
+        return Ok(Vec::new());
+    }
+    let red = normalize::normalize(ctx, p.ell(), p.recip().t(), x)?;
+    let w = recip(ctx, p.recip(), &red.z)?;
+    let g = red.combine(|k| p.factor(k));
+    secmul::mul_round(ctx, p.ell(), p.shift(), &w, &g)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +105,39 @@ mod tests {
                 p.t(),
                 t.bits() as f64 / z.len() as f64
             );
+        }
+    }
+
+    /// Every input at ℓ = 12 (`s = 3`, `K = 5`) and random ones of every magnitude in
+    /// the domain and outside at ℓ = 32 (`s = 12`, `s_out = 14`, `K = 10`).
+    #[test]
+    fn range_reduced_equals_oracle() {
+        for (ell, s, so, k) in [(12u32, 3u32, 4u32, 5u32), (32, 12, 14, 10)] {
+            let p = RecipRangeParams::new(ell, s, so, k).unwrap();
+            let m = mask(ell);
+            let x: Vec<u64> = if ell == 12 {
+                (0..1 << ell).collect()
+            } else {
+                let r = prg(9).u64s(1500).into_iter();
+                r.map(|v| (v >> (v % 62)) & m)
+                    .chain([0, 1, m, 1 << s])
+                    .collect()
+            };
+            let (x0, x1) = share(&mut prg(10), &x, ell);
+            let r = measured(4, |ctx, warm| {
+                let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
+                recip_range(ctx, &p, if warm { &x[..2] } else { x })
+            });
+            let want: Vec<u64> = x.iter().map(|&v| math::recip_range(&p, v)).collect();
+            assert_eq!(open(&r.p0, &r.p1, ell), want, "{p:?}");
+            let model = |n| cost::math::recip_range(&p, 4, n, true);
+            let (warm, t) = (model(2), model(x.len()));
+            if let Some(rounds) = r.pin_costs(&warm, &t, &format!("{p:?}")) {
+                eprintln!(
+                    "recip_range ℓ={ell} s={s} s_out={so} K={k}: {} bits per element, rounds {rounds:?}",
+                    t.bits() as f64 / x.len() as f64
+                );
+            }
         }
     }
 
