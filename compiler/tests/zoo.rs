@@ -84,29 +84,29 @@ const TABLE: &[(&str, Row)] = &[
     (
         "zoo/vit_tiny_legacy_o17.onnx",
         StopsAt {
-            op: "Erf",
-            node: "/encoder/layers/encoder_layer_0/mlp/mlp.1/Erf",
+            op: "Softmax",
+            node: "/encoder/layers/encoder_layer_0/self_attention/Softmax",
         },
     ),
     (
         "zoo/vit_tiny_dynamo.onnx",
         StopsAt {
-            op: "Gelu",
-            node: "node_gelu",
+            op: "Softmax",
+            node: "node_Softmax_84",
         },
     ),
     (
         "zoo/text_encoder_tiny_legacy_o17.onnx",
         StopsAt {
-            op: "MatMul",
-            node: "/encoder/layers.0/self_attn/MatMul_1",
+            op: "Softmax",
+            node: "/encoder/layers.0/self_attn/Softmax",
         },
     ),
     (
         "zoo/text_encoder_tiny_dynamo.onnx",
         StopsAt {
-            op: "MatMul",
-            node: "node_MatMul_73",
+            op: "Softmax",
+            node: "node_Softmax_74",
         },
     ),
     (
