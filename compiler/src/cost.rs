@@ -37,7 +37,7 @@
 
 use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
-use sci_ir::interp::math::{RsqrtParams, SmoothParams};
+use sci_ir::math::{RsqrtParams, SmoothParams};
 use sci_ir::schedule::Step;
 use sci_ir::{Backend, Op, Pool2d, Program, ValueId};
 use serde::Serialize;

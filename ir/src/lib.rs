@@ -18,6 +18,9 @@
 //!   equation 2, Corollary 4.2, Appendix E).
 //! * [`tensor`]: concrete tensors (constant data, interpreter inputs and outputs).
 //! * [`text`]: the textual IR — printer and lalrpop parser, exact round trip.
+//! * [`math`]: the fixed-point math functions (exp, reciprocal, sigmoid/tanh, rsqrt,
+//!   range reduction) with their parameters and error bounds: the definitions the
+//!   interpreter runs and the protocols equal.
 //! * [`interp`]: the reference interpreter (the oracle of every protocol and of the
 //!   executor; also the frontend's float interpreter), with range tracking.
 //! * [`plan`]: plan files — versioned, checksummed binary form with a public part and a
@@ -42,6 +45,7 @@ pub mod fixed;
 pub mod fuzz_entry;
 mod id;
 pub mod interp;
+pub mod math;
 pub mod npy;
 pub mod ops;
 pub mod plan;

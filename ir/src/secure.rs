@@ -188,8 +188,8 @@ impl Program {
 
     /// Whether instruction `v` runs only over a ring `Z_{2^ℓ}`: a secret product
     /// ([`Program::is_secret_product`]), or any `sigmoid`/`tanh`/`rsqrt` (their
-    /// fixed-point definitions, [`crate::interp::math::smooth`] and
-    /// [`crate::interp::math::rsqrt`], are a ring's). [`check_secure`]
+    /// fixed-point definitions, [`crate::math::smooth`] and
+    /// [`crate::math::rsqrt`], are a ring's). [`check_secure`]
     /// refuses them over an HE field. Cost: constant.
     pub fn needs_ring(&self, v: ValueId) -> bool {
         let op = &self.instr(v).op;

@@ -18,8 +18,8 @@
 //!    of [`AutotuneConfig::margin_bits`] bits (default 1, i.e. inputs up to twice as large
 //!    as any seen) is added, and ℓ is at least one more than the largest scale (2s), and
 //!    at least `2s + 7` where a `sigmoid`/`tanh` runs at scale `s` (its internal products
-//!    must not wrap: `sci_ir::interp::math::SmoothParams`), and at least `max(10, s +
-//!    ⌈s/2⌉ + 3)` where an `rsqrt` does (`sci_ir::interp::math::RsqrtParams`).
+//!    must not wrap: `sci_ir::math::SmoothParams`), and at least `max(10, s +
+//!    ⌈s/2⌉ + 3)` where an `rsqrt` does (`sci_ir::math::RsqrtParams`).
 //!    `maxpool`/`argmax` need no headroom beyond their operand's own magnitude: the
 //!    paper's comparison of §5.2.2 takes the sign of a difference of two operands, which
 //!    needs twice the range, but the runtime compares exactly (the sign of the
@@ -384,8 +384,8 @@ pub fn autotune(
     })?;
     let float_accuracy = accuracy(&float_preds, labels);
     // The narrowest ring every scale fits, and the internal products of `sigmoid`/`tanh`
-    // (`2s + 7` bits, `sci_ir::interp::math::SmoothParams`) and `rsqrt` (`max(10, s +
-    // ⌈s/2⌉ + 3)`, `sci_ir::interp::math::RsqrtParams`) do not wrap in.
+    // (`2s + 7` bits, `sci_ir::math::SmoothParams`) and `rsqrt` (`max(10, s +
+    // ⌈s/2⌉ + 3)`, `sci_ir::math::RsqrtParams`) do not wrap in.
     let min_bits = |p: &Program| {
         p.instrs()
             .iter()

@@ -53,7 +53,7 @@ fn the_default_engine_is_silent_and_iknp_is_named() {
 fn rsqrt_costs_the_model() {
     let b = bench(&["rsqrt", "--n", "256", "--ot", "iknp"]);
     assert_eq!(b["protocol"], "rsqrt");
-    let p = sci_ir::interp::math::RsqrtParams::new(32, 12).unwrap();
+    let p = sci_ir::math::RsqrtParams::new(32, 12).unwrap();
     let t = sci_ir::cost::math::rsqrt(&p, 4, 256, true);
     assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 256.0, "{b}");
 }
@@ -63,12 +63,7 @@ fn sigmoid_and_tanh_cost_the_model() {
     for op in ["sigmoid", "tanh"] {
         let b = bench(&[op, "--n", "512", "--ot", "iknp"]);
         assert_eq!(b["protocol"], op);
-        let p = sci_ir::interp::math::SmoothParams::of_op(
-            sci_ir::interp::math::Smooth::Sigmoid,
-            32,
-            12,
-        )
-        .unwrap();
+        let p = sci_ir::math::SmoothParams::of_op(sci_ir::math::Smooth::Sigmoid, 32, 12).unwrap();
         let t = sci_ir::cost::math::smooth(&p, 4, 512, true);
         assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 512.0, "{b}");
     }
@@ -94,7 +89,7 @@ fn exp_and_recip_cost_the_model() {
     assert_eq!(setup(&e), setup(&sig), "{e} {sig}");
     let r = bench(&["recip", "--n", "512", "--ot", "iknp"]);
     assert_eq!(r["protocol"], "recip");
-    let p = sci_ir::interp::math::RecipParams::new(32, 12).unwrap();
+    let p = sci_ir::math::RecipParams::new(32, 12).unwrap();
     let t = sci_ir::cost::math::recip(&p, 4, n, true);
     assert_eq!(r["formula_bits_per_op"], t.bits() as f64 / n as f64, "{r}");
     assert_eq!(setup(&r), setup(&sig), "{r} {sig}");

@@ -498,7 +498,7 @@ fn smooth_activations_equal_the_interpreter_and_the_prediction() {
         .map(|w| (w.step, w.members.iter().map(|&v| p.name(v)).collect()))
         .collect();
     let sigmoid = sci_ir::schedule::Step::Smooth {
-        kind: sci_ir::interp::math::Smooth::Sigmoid,
+        kind: sci_ir::math::Smooth::Sigmoid,
         s: 12,
     };
     assert_eq!(batched, vec![(sigmoid, vec!["s", "s2"])]);

@@ -3,7 +3,7 @@
 //! `rsqrt`.
 
 use super::{CheckErrorKind, K, divisor_ok, fixed_only, same_encoding};
-use crate::interp::math::{RsqrtParams, Smooth, SmoothParams};
+use crate::math::{RsqrtParams, Smooth, SmoothParams};
 use crate::types::{Encoding, Owner, Type};
 
 /// `add`/`sub` (`product` false: equal scales) and `mul` (`product` true: scales add):
@@ -55,7 +55,7 @@ pub(super) fn trunc(x: &Type, s: u32) -> Result<Type, K> {
 
 /// `sigmoid`/`tanh`: the operand's type; over a ring `Z_{2^ℓ}` at scale `s` the fixed-point
 /// function's conditions (`s ≥ 1`, `ℓ ≥ 2s + 7`:
-/// [`crate::interp::math::SmoothParams::of_op`]).
+/// [`crate::math::SmoothParams::of_op`]).
 pub(super) fn smooth(x: &Type, kind: Smooth) -> Result<Type, K> {
     if let Encoding::Ring { bits } = x.encoding()
         && let Err(e) = SmoothParams::of_op(kind, bits, x.scale())
@@ -71,7 +71,7 @@ pub(super) fn smooth(x: &Type, kind: Smooth) -> Result<Type, K> {
 
 /// `rsqrt`: the operand's type; over a ring `Z_{2^ℓ}` at scale `s` the fixed-point
 /// function's conditions (`10 ≤ ℓ`, `ℓ ≥ s + ⌈s/2⌉ + 3`:
-/// [`crate::interp::math::RsqrtParams::new`]).
+/// [`crate::math::RsqrtParams::new`]).
 pub(super) fn rsqrt(x: &Type) -> Result<Type, K> {
     if let Encoding::Ring { bits } = x.encoding()
         && let Err(e) = RsqrtParams::new(bits, x.scale())

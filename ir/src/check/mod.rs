@@ -28,7 +28,7 @@ pub use crate::error::{CheckError, CheckErrorKind};
 pub use arith::broadcast;
 
 use crate::id::ValueId;
-use crate::interp::math::Smooth;
+use crate::math::Smooth;
 use crate::ops::{Op, Scalar};
 use crate::tensor::Tensor;
 use crate::types::{Encoding, Owner, Type};

@@ -2,7 +2,7 @@
 //! `proto::sigmoid`), after SIRNN (Rathee et al., S&P 2021).
 //!
 //! `exp` of `n` non-positive ℓ-bit inputs with `d`-bit digits (`K = ⌈ℓ/d⌉` digits,
-//! [`crate::interp::math::ExpParams`]): the carries into digits `1..K` as one
+//! [`crate::math::ExpParams`]): the carries into digits `1..K` as one
 //! millionaires' call of widths `d, 2d, …, (K−1)d`; their B2A into `Z_{2^d}`; the `K`
 //! table lookups as `(2^d 1)-OT_ℓ` instances in one call (role `P0` sending); then per
 //! level of the product tree one rounded product of two shared tensors
@@ -18,7 +18,7 @@
 
 use super::ot::{KkClass, kk_call};
 use super::{Modulus, Role, Transcript, div, mill, secmul, select, sign};
-use crate::interp::math::{RecipParams, RecipRangeParams, RsqrtParams, SmoothParams};
+use crate::math::{RecipParams, RecipRangeParams, RsqrtParams, SmoothParams};
 
 /// `exp` of `n` elements at ring width ℓ, digit width `d`, output scale `s_out`,
 /// millionaires' radix `m`; the products streamed if `duplex`.
@@ -49,7 +49,7 @@ pub fn exp_neg(ell: u32, d: u32, s_out: u32, m: u32, n: usize, duplex: bool) -> 
     t
 }
 
-/// The reciprocal of `n` elements ([`crate::interp::math::recip`]) at radix `m`: the
+/// The reciprocal of `n` elements ([`crate::math::recip`]) at radix `m`: the
 /// rounded product `z·w_0` (by `t + 1`), then per iteration `k` one rounded product
 /// of `2n` elements (`w_k·(1 + e_k)` and `e_k²`; `n` in the last), by `t + 1` in the
 /// first and `t` after.
@@ -67,7 +67,7 @@ pub fn recip(p: &RecipParams, m: u32, n: usize, duplex: bool) -> Transcript {
     tr
 }
 
-/// Sigmoid or tanh of `n` elements ([`crate::interp::math::smooth`]) at radix `m`:
+/// Sigmoid or tanh of `n` elements ([`crate::math::smooth`]) at radix `m`:
 /// `DReLU^ℓ`, a multiplexer (`−|x|`), [`exp_neg`] at scale `t`, [`recip`], the
 /// non-negative truncation by `t − s`, a multiplexer (the sign).
 pub fn smooth(p: &SmoothParams, m: u32, n: usize, duplex: bool) -> Transcript {
@@ -100,7 +100,7 @@ pub fn normalize(ell: u32, t: u32, m: u32, n: usize, duplex: bool) -> Transcript
         .then(div::trunc_nonneg(ell, ell - 2 - t, m, n))
 }
 
-/// The reciprocal square root of `n` elements ([`crate::interp::math::rsqrt`]) at radix
+/// The reciprocal square root of `n` elements ([`crate::math::rsqrt`]) at radix
 /// `m`: [`normalize`] at scale `t`, three rounded products per Newton step (by `t + 2`,
 /// `t + 2`, `t + 3` in the first, `t`, `t`, `t + 1` after), the rounded product by the
 /// output factor (by `t + g − s`).
@@ -120,7 +120,7 @@ pub fn rsqrt(p: &RsqrtParams, m: u32, n: usize, duplex: bool) -> Transcript {
     tr.then(secmul::mul_round(ell, t + p.g() - p.s(), m, n, duplex))
 }
 
-/// The range-reduced reciprocal of `n` elements ([`crate::interp::math::recip_range`])
+/// The range-reduced reciprocal of `n` elements ([`crate::math::recip_range`])
 /// at radix `m`: [`normalize`] at the reciprocal's scale `t`, [`recip`], one rounded
 /// product by the output factor.
 pub fn recip_range(p: &RecipRangeParams, m: u32, n: usize, duplex: bool) -> Transcript {

@@ -54,7 +54,7 @@ use super::{
     select,
 };
 use crate::analysis::nonneg::nonneg;
-use crate::interp::math::{RsqrtParams, SmoothParams};
+use crate::math::{RsqrtParams, SmoothParams};
 use crate::rlwe::ParamSet;
 use crate::schedule::{Step, Wave, waves};
 use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};

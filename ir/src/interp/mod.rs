@@ -15,10 +15,10 @@
 mod domain;
 mod kernels;
 pub mod linear;
-pub mod math;
 
 use crate::check::CheckErrorKind;
 use crate::fixed;
+use crate::math;
 use crate::ops::{ConvGeom, Op, Pool2d, Scalar};
 use crate::program::{Program, ValueId};
 use crate::tensor::{Tensor, TensorError};

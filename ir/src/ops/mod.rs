@@ -20,7 +20,7 @@ pub use conv::{Conv2d, ConvGeom};
 pub use pool::{Pool2d, PoolWindow};
 
 use crate::id::{ConstId, ValueId};
-use crate::interp::math::Smooth;
+use crate::math::Smooth;
 use crate::types::Type;
 
 /// A scalar attribute in the operand's encoding: an `f32` for `Real` operands, a signed
@@ -145,9 +145,9 @@ pub enum Op<V = ValueId> {
     },
     /// The logistic sigmoid `σ(x) = 1/(1 + e^{−x})`, scale unchanged. Over a ring
     /// `Z_{2^ℓ}` at scale `s` (`s ≥ 1`, `ℓ ≥ 2s + 7`): exactly
-    /// [`crate::interp::math::smooth`] with [`crate::interp::math::SmoothParams::of_op`]
+    /// [`crate::math::smooth`] with [`crate::math::SmoothParams::of_op`]
     /// (within 2.2 ULPs of `σ` at ℓ = 32, `s = 12`: the bound is
-    /// [`crate::interp::math::SmoothParams::max_error_ulps`]); `f32` in a float program;
+    /// [`crate::math::SmoothParams::max_error_ulps`]); `f32` in a float program;
     /// not defined over a field (refused by [`crate::secure`]).
     Sigmoid {
         /// Operand.
@@ -160,10 +160,10 @@ pub enum Op<V = ValueId> {
         x: V,
     },
     /// The reciprocal square root `1/√x`, scale unchanged. Over a ring `Z_{2^ℓ}` at scale
-    /// `s` (`10 ≤ ℓ`, `ℓ ≥ s + ⌈s/2⌉ + 3`): exactly [`crate::interp::math::rsqrt`] with
-    /// [`crate::interp::math::RsqrtParams::new`]; a non-positive `x` is read as the
+    /// `s` (`10 ≤ ℓ`, `ℓ ≥ s + ⌈s/2⌉ + 3`): exactly [`crate::math::rsqrt`] with
+    /// [`crate::math::RsqrtParams::new`]; a non-positive `x` is read as the
     /// smallest positive value `2^{−s}` (the result `≈ 2^{s/2}`). Within 2.5 ULPs for `x ≥
-    /// 1` at ℓ = 32, `s = 12` ([`crate::interp::math::RsqrtParams::max_error_ulps_at`]; the
+    /// 1` at ℓ = 32, `s = 12` ([`crate::math::RsqrtParams::max_error_ulps_at`]; the
     /// error is relative, `≈ 2^{−12}`, for smaller `x`). `f32` in a float program (`1/√x`
     /// of `max(x, 0)`, infinite at 0); not defined over a field.
     Rsqrt {

@@ -2,7 +2,7 @@
 //! ([`Step::of`]) from the public program alone, so both parties, the cost model and the
 //! compiler's report agree on it without a message.
 
-use crate::interp::math::Smooth;
+use crate::math::Smooth;
 use crate::{Backend, Op, Owner, Program, ValueId};
 
 /// How the runtime runs one instruction: locally, or by which protocol with which public

@@ -19,7 +19,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::cost::{self, Transcript};
-use sci_ir::interp::math::{ExpParams, RecipParams, RsqrtParams, Smooth, SmoothParams};
+use sci_ir::math::{ExpParams, RecipParams, RsqrtParams, Smooth, SmoothParams};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
@@ -404,7 +404,7 @@ fn ring_only(
         ProtoCmd::Exp(_) | ProtoCmd::Recip(_) => {
             let s = a.layer.scale;
             let x = Prg::from_os()?.ring_elems(n, ell);
-            let err = |e: sci_ir::interp::math::MathError| anyhow::anyhow!("{e}");
+            let err = |e: sci_ir::math::MathError| anyhow::anyhow!("{e}");
             if let ProtoCmd::Exp(_) = cmd {
                 let p = ExpParams::new(ell, s, s, a.digit).map_err(err)?;
                 let t = cost::math::exp_neg(ell, a.digit, s, m, n, true);

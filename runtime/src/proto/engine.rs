@@ -37,7 +37,7 @@ use crate::ot::Session;
 use crate::ot::session::split;
 use sci_ir::ConvGeom;
 use sci_ir::interp::linear;
-use sci_ir::interp::math::{RsqrtParams, Smooth, SmoothParams};
+use sci_ir::math::{RsqrtParams, Smooth, SmoothParams};
 use sci_ir::rlwe::ParamSet;
 use sci_ir::{Encoding, Pool2d, Tensor};
 

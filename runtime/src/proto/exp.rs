@@ -1,5 +1,5 @@
 //! `exp` of non-positive fixed-point inputs (after SIRNN, Rathee et al., S&P
-//! 2021): shares of [`sci_ir::interp::math::exp_neg`], bit for bit.
+//! 2021): shares of [`sci_ir::math::exp_neg`], bit for bit.
 //!
 //! # Protocol
 //! For shares of `x ≤ 0` each party negates its share locally: shares of `y =
@@ -22,16 +22,16 @@
 //! [`sci_ir::cost::math::exp_neg`]: the millionaires' of widths `d..(K−1)d`,
 //! `(K−1)` B2As into `Z_{2^d}`, `K` `(2^d 1)-OT_ℓ` (`2^d·ℓ` bits each plus the
 //! OT's), and `K − 1` elementwise secret products and non-negative
-//! truncations in `⌈log₂ K⌉` levels. Error: see [`sci_ir::interp::math`].
+//! truncations in `⌈log₂ K⌉` levels. Error: see [`sci_ir::math`].
 
 use super::bits::Bits;
 use super::drelu::carry_input;
 use super::mill::{self, MillSpec};
 use super::{Ctx, ProtoError, Role, b2a, check, secmul};
 use crate::pack::mask;
-use sci_ir::interp::math::ExpParams;
+use sci_ir::math::ExpParams;
 
-/// Shares of [`sci_ir::interp::math::exp_neg`] (at scale `s_out`) of the
+/// Shares of [`sci_ir::math::exp_neg`] (at scale `s_out`) of the
 /// shared ℓ-bit inputs `x ≤ 0` (a positive input gives 0).
 pub fn exp_neg(ctx: &mut Ctx<'_>, p: &ExpParams, x: &[u64]) -> Result<Vec<u64>, ProtoError> {
     let (ell, d, s) = (p.ell(), p.digit(), p.s_out());
@@ -118,7 +118,7 @@ mod tests {
     use super::*;
     use crate::proto::testutil::{measured, open, prg, run2, share};
     use sci_ir::cost;
-    use sci_ir::interp::math;
+    use sci_ir::math;
 
     fn check_exp(p: &ExpParams, x: &[u64], seed: u128) {
         let ell = p.ell();

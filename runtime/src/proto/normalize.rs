@@ -1,5 +1,5 @@
 //! Range reduction of shared positive fixed-point values (after SIRNN, Rathee
-//! et al., S&P 2021): shares of [`sci_ir::interp::math::normalize`], bit for
+//! et al., S&P 2021): shares of [`sci_ir::math::normalize`], bit for
 //! bit, and of the one-hot of the most significant bit, from which callers
 //! form public functions of it by local linear combinations
 //! ([`Reduced::combine`]). Used by [`super::rsqrt`].
@@ -53,7 +53,7 @@ impl Reduced {
     }
 }
 
-/// Shares of [`sci_ir::interp::math::normalize`] (with the one-hot of `k`) of
+/// Shares of [`sci_ir::math::normalize`] (with the one-hot of `k`) of
 /// the shared ℓ-bit `x` at internal scale `t ≤ ℓ − 3`; see the [module
 /// documentation](self).
 pub fn normalize(ctx: &mut Ctx<'_>, ell: u32, t: u32, x: &[u64]) -> Result<Reduced, ProtoError> {
@@ -106,7 +106,7 @@ mod tests {
     use super::*;
     use crate::proto::testutil::{measured, open, prg, share};
     use sci_ir::cost;
-    use sci_ir::interp::math;
+    use sci_ir::math;
 
     /// Every input at ℓ = 8; random ones and the edges at ℓ = 32: `v`, `z` and
     /// the one-hot reconstruct to the oracle's; bytes and rounds as modelled.

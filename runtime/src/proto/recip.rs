@@ -1,6 +1,6 @@
 //! The reciprocal of shared fixed-point values in `[1, 2]` (after SIRNN, Rathee
 //! et al., S&P 2021, whose reciprocal is Goldschmidt's iteration from an
-//! initial approximation): shares of [`sci_ir::interp::math::recip`], bit for
+//! initial approximation): shares of [`sci_ir::math::recip`], bit for
 //! bit.
 //!
 //! # Protocol
@@ -22,14 +22,14 @@
 //! For `x ∈ [1, 2^{K+1})` at scale `s`: the range reduction ([`super::normalize`]),
 //! [`recip`] of its `z` at scale `t`, and one rounded product by the power of two
 //! `G_k` that the one-hot selects (local): shares of
-//! [`sci_ir::interp::math::recip_range`], priced by
+//! [`sci_ir::math::recip_range`], priced by
 //! [`sci_ir::cost::math::recip_range`].
 
 use super::{Ctx, ProtoError, Role, check, normalize, secmul};
 use crate::pack::mask;
-use sci_ir::interp::math::{RecipParams, RecipRangeParams};
+use sci_ir::math::{RecipParams, RecipRangeParams};
 
-/// Shares of [`sci_ir::interp::math::recip`] (scale `t`) of shared `z ∈ [2^t,
+/// Shares of [`sci_ir::math::recip`] (scale `t`) of shared `z ∈ [2^t,
 /// 2^{t+1}]` (the result is unspecified outside).
 pub fn recip(ctx: &mut Ctx<'_>, p: &RecipParams, z: &[u64]) -> Result<Vec<u64>, ProtoError> {
     let (ell, t) = (p.ell(), p.t());
@@ -65,7 +65,7 @@ pub fn recip(ctx: &mut Ctx<'_>, p: &RecipParams, z: &[u64]) -> Result<Vec<u64>, 
     Ok(w)
 }
 
-/// Shares of [`sci_ir::interp::math::recip_range`] (scale `s_out`) of the
+/// Shares of [`sci_ir::math::recip_range`] (scale `s_out`) of the
 /// shared ℓ-bit `x` at scale `s` (see the [module documentation](self)).
 pub fn recip_range(
     ctx: &mut Ctx<'_>,
@@ -86,7 +86,7 @@ mod tests {
     use super::*;
     use crate::proto::testutil::{measured, open, prg, share};
     use sci_ir::cost;
-    use sci_ir::interp::math;
+    use sci_ir::math;
 
     fn check_recip(p: &RecipParams, z: &[u64], seed: u128) {
         let ell = p.ell();

@@ -1,5 +1,5 @@
 //! The reciprocal square root of shared fixed-point values (after SIRNN,
-//! Rathee et al., S&P 2021): shares of [`sci_ir::interp::math::rsqrt`], bit
+//! Rathee et al., S&P 2021): shares of [`sci_ir::math::rsqrt`], bit
 //! for bit.
 //!
 //! # Protocol
@@ -23,9 +23,9 @@
 
 use super::{Ctx, ProtoError, Role, normalize, secmul};
 use crate::pack::mask;
-use sci_ir::interp::math::RsqrtParams;
+use sci_ir::math::RsqrtParams;
 
-/// Shares of [`sci_ir::interp::math::rsqrt`] (scale `s`) of the shared
+/// Shares of [`sci_ir::math::rsqrt`] (scale `s`) of the shared
 /// ℓ-bit inputs `x` at scale `s` (a non-positive input reads as `2^{−s}`).
 pub fn rsqrt(ctx: &mut Ctx<'_>, p: &RsqrtParams, x: &[u64]) -> Result<Vec<u64>, ProtoError> {
     let (ell, t) = (p.ell(), p.t());
@@ -55,7 +55,7 @@ mod tests {
     use super::*;
     use crate::proto::testutil::{measured, open, prg, run2, share};
     use sci_ir::cost;
-    use sci_ir::interp::math;
+    use sci_ir::math;
 
     fn check_rsqrt(p: &RsqrtParams, x: &[u64], seed: u128) {
         let ell = p.ell();

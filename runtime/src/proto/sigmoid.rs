@@ -1,5 +1,5 @@
 //! Sigmoid and tanh of shared fixed-point values (after SIRNN, Rathee et al.,
-//! S&P 2021): shares of [`sci_ir::interp::math::smooth`], bit for bit.
+//! S&P 2021): shares of [`sci_ir::math::smooth`], bit for bit.
 //!
 //! # Protocol
 //! For shares of `x` at scale `s` (internal scale `t = s + 2`):
@@ -17,13 +17,13 @@
 //! # Cost
 //! [`sci_ir::cost::math::smooth`]: `DReLU^ℓ`, two multiplexers, `exp`, the
 //! reciprocal, one non-negative truncation. Error: see
-//! [`sci_ir::interp::math::SmoothParams`].
+//! [`sci_ir::math::SmoothParams`].
 
 use super::{Ctx, ProtoError, Role, check, drelu, exp, mux, recip, trunc};
 use crate::pack::mask;
-use sci_ir::interp::math::{Smooth, SmoothParams};
+use sci_ir::math::{Smooth, SmoothParams};
 
-/// Shares of [`sci_ir::interp::math::smooth`] (sigmoid or tanh at scale `s`)
+/// Shares of [`sci_ir::math::smooth`] (sigmoid or tanh at scale `s`)
 /// of the shared ℓ-bit inputs `x` at scale `s`.
 pub fn smooth(ctx: &mut Ctx<'_>, p: &SmoothParams, x: &[u64]) -> Result<Vec<u64>, ProtoError> {
     let (ell, s, t) = (p.ell(), p.s(), p.t());
@@ -91,7 +91,7 @@ mod tests {
     use super::*;
     use crate::proto::testutil::{measured, open, prg, run2, share};
     use sci_ir::cost;
-    use sci_ir::interp::math;
+    use sci_ir::math;
 
     fn check_smooth(p: &SmoothParams, x: &[u64], seed: u128) {
         let ell = p.ell();

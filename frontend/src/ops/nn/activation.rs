@@ -14,7 +14,7 @@
 //! a `PRelu` slope is a weight (a server constant).
 //!
 //! The smooth activations are IR ops of their own, exact to a few ULPs of the fixed-point
-//! scale (`sci_ir::interp::math::SmoothParams`):
+//! scale (`sci_ir::math::SmoothParams`):
 //!
 //! | ONNX | lowering | protocols on shares |
 //! |---|---|---|
