@@ -46,7 +46,7 @@ fn compile(dir: &Path, model: &str, ot: OtKind, threads: u32) -> (PathBuf, PathB
     assert_eq!(c.program.params().ot, ot);
     assert_eq!(
         c.program.params().mill_radix,
-        sci_ir::cost::mill::default_radix(ot, sci_ir::cost::predict::modulus(&c.program))
+        sci_ir::cost::radix::default_radix(ot, sci_ir::cost::predict::modulus(&c.program))
     );
     let plan = Plan::new(c.program);
     let stem = format!("{}_{ot}_t{threads}", model.replace(['/', '.'], "_"));

@@ -44,7 +44,7 @@ pub struct Options {
     /// `--bits`/`--scale`/`--validation` is an error).
     pub quantization: Quantization,
     /// The millionaires' radix m (default: the program's when the engine stays, else
-    /// the recorded engine's [`sci_ir::cost::mill::default_radix`] — so for an ONNX
+    /// the recorded engine's [`sci_ir::cost::radix::default_radix`] — so for an ONNX
     /// model on the default silent engine, silent's for its ℓ; see
     /// [`with_run_params`]).
     pub mill_radix: Option<u32>,
@@ -258,7 +258,7 @@ fn set_batch(model: &mut sci_frontend::Model, batch: usize) -> Result<Vec<String
 
 /// `program` run on OT engine `ot`, with millionaires' radix `mill_radix` (default: the
 /// program's if the engine does not change, else `ot`'s
-/// [`sci_ir::cost::mill::default_radix`] for the program's modulus) and `threads` lanes
+/// [`sci_ir::cost::radix::default_radix`] for the program's modulus) and `threads` lanes
 /// (default: the program's). The instructions do not change; only the parameters, which
 /// the plan records and its hash covers.
 pub fn with_run_params(
@@ -274,7 +274,7 @@ pub fn with_run_params(
     let radix = if ot == old.ot {
         old.mill_radix
     } else {
-        sci_ir::cost::mill::default_radix(ot, sci_ir::cost::predict::modulus(&program))
+        sci_ir::cost::radix::default_radix(ot, sci_ir::cost::predict::modulus(&program))
     };
     let params = Params {
         mill_radix: mill_radix.unwrap_or(radix),

@@ -123,7 +123,7 @@ fn without_ot_the_engine_is_chosen_too() {
     let modulus = sci_ir::cost::predict::modulus(&c.program);
     assert_eq!(
         c.program.params().mill_radix,
-        sci_ir::cost::mill::default_radix(OtKind::Iknp, modulus)
+        sci_ir::cost::radix::default_radix(OtKind::Iknp, modulus)
     );
     let best = choice
         .candidates

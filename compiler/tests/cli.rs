@@ -155,7 +155,7 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
 #[test]
 fn the_defaults_are_rlwe_on_silent_ot() {
     use sci_ir::OtKind;
-    use sci_ir::cost::{Modulus, mill, predict::setup_transcript};
+    use sci_ir::cost::{Modulus, predict::setup_transcript, radix};
     let dir = tempfile::tempdir().unwrap();
     let (plan, ir, report) = (
         dir.path().join("plan.bin"),
@@ -183,7 +183,7 @@ fn the_defaults_are_rlwe_on_silent_ot() {
     assert_eq!(params.backend, sci_ir::Backend::Rlwe);
     assert_eq!(
         params.mill_radix,
-        mill::default_radix(OtKind::Silent, Modulus::Pow2(32))
+        radix::default_radix(OtKind::Silent, Modulus::Pow2(32))
     );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();

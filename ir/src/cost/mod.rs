@@ -57,6 +57,7 @@ pub mod net;
 pub mod ot;
 pub mod pool;
 pub mod predict;
+pub mod radix;
 pub mod rlwe;
 pub mod secmul;
 pub mod select;

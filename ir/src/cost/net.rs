@@ -1,6 +1,6 @@
 //! Network time: how long a run's communication takes over a link of a given bandwidth
 //! and round-trip time ([`NetProfile`]), from the bytes and rounds the cost model
-//! predicts on every lane ([`LaneLoad`], kept by [`super::predict_program`]).
+//! predicts on every lane ([`LaneLoad`](super::predict::LaneLoad), kept by [`super::predict_program`]).
 //!
 //! # The formula
 //! Both parties' links are full duplex: each direction carries `B` bytes per second,
@@ -39,7 +39,7 @@
 //! computation itself is compute time, not in this model.
 
 use super::Role;
-use super::predict::{Cost, Prediction, setup_transcript};
+use super::predict::{Cost, LaneLoad, Prediction, setup_transcript};
 use crate::OtKind;
 use std::fmt;
 use std::str::FromStr;
@@ -214,18 +214,6 @@ fn parse_time(s: &str) -> Option<f64> {
         _ => return None,
     };
     Some(n * scale)
-}
-
-/// What one step does on one lane: the bytes each party sends there and the rounds each
-/// waits for ([`Cost`] of that lane alone), and the bytes the lane carries one flight
-/// after the other (`serial_bytes`: both directions', or less where a product pipelines
-/// over a full-duplex lane; see the [module documentation](self)).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LaneLoad {
-    /// Bytes and rounds on this lane.
-    pub cost: Cost,
-    /// Bytes that cross the lane one flight after the other.
-    pub serial_bytes: u64,
 }
 
 /// Predicted network time of a run.

@@ -48,7 +48,6 @@
 //! keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
 use super::ferret::{self, FerretParams};
-use super::net::LaneLoad;
 use super::{
     Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, math, ot, pool, rlwe, secmul,
     select,
@@ -137,6 +136,18 @@ impl std::iter::Sum for Cost {
     fn sum<I: Iterator<Item = Cost>>(iter: I) -> Cost {
         iter.fold(Cost::default(), Add::add)
     }
+}
+
+/// What one step does on one lane: the bytes each party sends there and the rounds each
+/// waits for ([`Cost`] of that lane alone), and the bytes the lane carries one flight
+/// after the other (`serial_bytes`: both directions', or less where a product pipelines
+/// over a full-duplex lane; see the [network model](super::net)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaneLoad {
+    /// Bytes and rounds on this lane.
+    pub cost: Cost,
+    /// Bytes that cross the lane one flight after the other.
+    pub serial_bytes: u64,
 }
 
 /// The prediction for a whole program.

@@ -18,7 +18,10 @@ use fhe_math::rq::{Context, Poly, Representation};
 use fhe_math::zq::Modulus;
 
 use super::HeError;
-use super::params::{CT_LEVEL, DEGREE};
+use sci_ir::backend::HE_CT_LEVEL as CT_LEVEL;
+
+/// The ring degree `N` ([`sci_ir::backend::HE_DEGREE`], as `super::params::DEGREE`).
+const DEGREE: usize = sci_ir::backend::HE_DEGREE as usize;
 
 /// SIMD encoder for the plaintext modulus `t` at the ciphertexts' level.
 #[derive(Debug)]

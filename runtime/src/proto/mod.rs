@@ -99,7 +99,7 @@ use crate::ot::{OtError, OtPack};
 
 /// The millionaires' default radices per OT engine: the cost model's, so that
 /// `sci-compile` and the runtime agree.
-pub use sci_ir::cost::mill::{DEFAULT_RADIX, default_radix};
+pub use sci_ir::cost::radix::{DEFAULT_RADIX, default_radix};
 
 /// Errors of the protocols.
 #[derive(Debug, thiserror::Error)]
