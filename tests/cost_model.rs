@@ -30,9 +30,9 @@
 //! (`cargo test --release -p sci --test cost_model -- --ignored`).
 
 use sci_compiler::{Options, Quantization};
-use sci_ir::cost::ferret::{FERRET, FERRET_SMALL, FerretParams};
 use sci_ir::cost::predict::Prediction;
 use sci_ir::cost::{Cost, Lanes, predict_session};
+use sci_ir::params::ferret::{FERRET, FERRET_SMALL, FerretParams};
 use sci_ir::{Backend, OtKind};
 use sci_ir::{Plan, Tensor};
 use sci_runtime::exec::io::{self, FileArg};

@@ -240,7 +240,7 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
                 // ℓ COTs per element of the shared operand.
                 (Backend::Ot, _) => c.cots += elems * bits,
                 (Backend::Rlwe, _) => {
-                    if let Some(Ok(l)) = sci_ir::cost::rlwe::layout(p, v) {
+                    if let Some(Ok(l)) = sci_ir::rlwe::layout(p, v) {
                         c.ciphertexts_up += l.in_cts() as u64;
                         c.ciphertexts_down += l.out_cts() as u64;
                     }

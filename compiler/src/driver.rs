@@ -289,7 +289,7 @@ pub fn with_run_params(
 }
 
 /// `program` (on the ring) with RLWE as its backend: every product with the server's
-/// weights runs by RLWE where RLWE can ([`sci_ir::cost::rlwe::runnable`]: a kind it
+/// weights runs by RLWE where RLWE can ([`sci_ir::rlwe::runnable`]: a kind it
 /// runs, a layout that floods it at the program's width) and is recorded as OT
 /// otherwise (e.g. an elementwise `mul` by a full weight tensor).
 pub fn with_rlwe(program: Program) -> Result<Program, CompileError> {
@@ -306,7 +306,7 @@ pub fn with_rlwe(program: Program) -> Result<Program, CompileError> {
     let mut p = b.finish()?;
     let fallback: Vec<_> = p
         .ids()
-        .filter(|&v| p.is_secure_product(v) && sci_ir::cost::rlwe::runnable(&p, v).is_err())
+        .filter(|&v| p.is_secure_product(v) && sci_ir::rlwe::runnable(&p, v).is_err())
         .collect();
     for v in fallback {
         p.set_product_backend(v, Backend::Ot)

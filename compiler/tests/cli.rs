@@ -142,10 +142,10 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
         .iter()
         .map(|d| d.as_u64().unwrap())
         .product::<u64>();
-    let t = sci_ir::cost::select::relu(sci_ir::cost::Modulus::Pow2(bits), 8, n as usize);
+    let t = sci_ir::cost::select::relu(sci_ir::params::Modulus::Pow2(bits), 8, n as usize);
     assert_eq!(
         relu_layer["cost"]["server_bytes"].as_u64().unwrap(),
-        t.sent(sci_ir::cost::Role::P0)
+        t.sent(sci_ir::params::Role::P0)
     );
 }
 
@@ -155,7 +155,8 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
 #[test]
 fn the_defaults_are_rlwe_on_silent_ot() {
     use sci_ir::OtKind;
-    use sci_ir::cost::{Modulus, predict::setup_transcript, radix};
+    use sci_ir::cost::{predict::setup_transcript, radix};
+    use sci_ir::params::Modulus;
     let dir = tempfile::tempdir().unwrap();
     let (plan, ir, report) = (
         dir.path().join("plan.bin"),
@@ -192,7 +193,7 @@ fn the_defaults_are_rlwe_on_silent_ot() {
     let setup = setup_transcript(OtKind::Silent);
     assert_eq!(
         r["setup_cost"]["server_bytes"].as_u64().unwrap(),
-        setup.sent(sci_ir::cost::Role::P0)
+        setup.sent(sci_ir::params::Role::P0)
     );
     // The emitted IR states the engine, so compiling it again keeps it.
     assert!(std::fs::read_to_string(&ir).unwrap().contains("ot=silent"));

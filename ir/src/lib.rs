@@ -48,6 +48,7 @@ pub mod interp;
 pub mod math;
 pub mod npy;
 pub mod ops;
+pub mod params;
 pub mod plan;
 pub mod program;
 pub mod rlwe;

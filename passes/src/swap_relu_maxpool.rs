@@ -38,7 +38,8 @@
 
 use crate::error::PassError;
 use crate::rewrite::{Rewriter, fixpoint};
-use sci_ir::cost::{Modulus, Role, Transcript, pool, select};
+use sci_ir::cost::{Transcript, pool, select};
+use sci_ir::params::{Modulus, Role};
 use sci_ir::{Encoding, Op, Pool2d, Program, ValueId};
 
 /// The pass: see the module docs.

@@ -39,11 +39,11 @@ fn the_default_engine_is_silent_and_iknp_is_named() {
     // amortised (ReLU at ℓ = 32, the silent radix m = 2: about 327 bits).
     let relu = |ot| bench(&["relu", "--bits", "32", "--n", "1024", "--ot", ot]);
     let (s, i) = (relu("silent"), relu("iknp"));
-    let ms = sci_ir::cost::select::relu(sci_ir::cost::Modulus::Pow2(32), 2, 1024);
+    let ms = sci_ir::cost::select::relu(sci_ir::params::Modulus::Pow2(32), 2, 1024);
     let want = sci_ir::cost::ferret::amortized_bits(&ms) / 1024.0;
     assert_eq!(s["formula_bits_per_op"].as_f64().unwrap(), want);
     assert!((320.0..335.0).contains(&want), "{want}");
-    let mi = sci_ir::cost::select::relu(sci_ir::cost::Modulus::Pow2(32), 4, 1024);
+    let mi = sci_ir::cost::select::relu(sci_ir::params::Modulus::Pow2(32), 4, 1024);
     assert_eq!(i["formula_bits_per_op"], mi.bits() as f64 / 1024.0);
 }
 

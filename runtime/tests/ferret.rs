@@ -6,8 +6,10 @@
 
 use std::time::Duration;
 
-use sci_ir::cost::ferret::{self as cost, FERRET, FerretParams, LpnParams};
-use sci_ir::cost::{Role, Transcript};
+use sci_ir::cost::Transcript;
+use sci_ir::cost::ferret as cost;
+use sci_ir::params::Role;
+use sci_ir::params::ferret::{FERRET, FerretParams, LpnParams};
 use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::{Channel, mem};
 use sci_runtime::ot::ferret::{FerretReceiver, FerretSender};

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use sci_ir::ConvGeom;
 use sci_ir::backend::he_prime;
-use sci_ir::cost::Role;
 use sci_ir::cost::he::{self, Counts};
+use sci_ir::params::Role;
 use sci_runtime::he::conv::Conv;
 use sci_runtime::he::fc::MatMul;
 use sci_runtime::he::mul::Mul;
@@ -171,7 +171,7 @@ fn bytes_on_the_wire_equal_the_model() {
             he::key_setup_bytes(),
             he::client_ct_bytes(),
             he::server_ct_bytes(t),
-            he::reply_level(t)
+            sci_ir::backend::reply_level(t)
         );
     }
 }

@@ -8,8 +8,8 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use sci_ir::cost::Role;
 use sci_ir::cost::ferret::{derived, derived_batches, setup};
+use sci_ir::params::Role;
 use sci_runtime::crypto::{Block, Prg};
 use sci_runtime::net::{Channel, Party, Stats, mem};
 use sci_runtime::ot::derived::nofn::ots_per_instance;

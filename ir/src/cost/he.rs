@@ -32,7 +32,7 @@
 //! = 11,832,745 bytes.
 
 use super::{Role, Transcript};
-use crate::backend::{HE_CT_LEVEL, HE_DEGREE, HE_MODULI};
+use crate::backend::{HE_CT_LEVEL, HE_DEGREE, HE_MODULI, reply_level};
 use crate::{ConvGeom, Op, Owner, Program, ValueId};
 
 /// `N`, slots per ciphertext.
@@ -40,10 +40,6 @@ const N: u64 = HE_DEGREE;
 
 /// Slots of one of the two rows a column rotation rotates.
 const ROW: usize = (HE_DEGREE / 2) as usize;
-
-/// Bound on an error coefficient of `fhe`'s centered binomial distribution (variance
-/// 10): the rounding noise of one modulus switch is at most `(1 + 20N)/2`.
-const ERR_BOUND: f64 = 20.0;
 
 /// Ciphertexts of one HE layer each way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -154,33 +150,6 @@ pub fn product(program: &Program, v: ValueId) -> Option<Counts> {
         Op::Mul { .. } => mul(program.ty(v).numel()),
         _ => None,
     }
-}
-
-/// The level of the server's reply ciphertexts for the plaintext modulus `t`: the most
-/// primes dropped (of the last four, the first stays) such that a ciphertext whose
-/// noise is at the flooding limit `Q_1/(4t)` — the most the runtime's flooding lets it
-/// reach — still decrypts after switching down (`‖v‖·Q_L/Q_1 + (L − 1)(1 + 20N)/2 <
-/// Q_L/(2t)`, in `log₂`). The runtime switches to this level (a function of `t`
-/// alone, so the bytes are known before the run): 3 (two primes) for the fields of 24
-/// to 44 bits, 4 below.
-pub fn reply_level(t: u64) -> usize {
-    let log_q = |l: usize| -> f64 {
-        HE_MODULI[..HE_MODULI.len() - l]
-            .iter()
-            .map(|&q| (q as f64).log2())
-            .sum()
-    };
-    let t = t as f64;
-    let limit = 2f64.powf(log_q(HE_CT_LEVEL)) / (4.0 * t);
-    let switch = (1.0 + N as f64 * ERR_BOUND) / 2.0;
-    (HE_CT_LEVEL..HE_MODULI.len())
-        .rev()
-        .find(|&l| {
-            let ratio = 2f64.powf(log_q(l) - log_q(HE_CT_LEVEL));
-            let v = limit * ratio + (l - HE_CT_LEVEL) as f64 * switch;
-            (v * 2.0 * t).log2() < log_q(l)
-        })
-        .unwrap_or(HE_CT_LEVEL)
 }
 
 /// Bytes of a varint encoding `v`.

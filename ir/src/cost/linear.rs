@@ -2,7 +2,7 @@
 //! `X` (`R×C`) shared and `W` (`C×O`) the server's. Each element of the client's share
 //! is decomposed into its ℓ bits; bit `i` is one correlated OT carrying the `O` weights
 //! it multiplies mod `2^{ℓ−i}`: `R·C·(ℓλ + O·ℓ(ℓ+1)/2)` bits — the paper's `NKℓ`
-//! instances of `COT_{O(ℓ+1)/2}` — in batches of at most [`BATCH_WORDS`] correlation
+//! instances of `COT_{O(ℓ+1)/2}` — in batches of at most [`BATCH_WORDS`](crate::params::linear::BATCH_WORDS) correlation
 //! words, each padded as its own OT call. The server (weight owner) is role `P0`, the
 //! OT sender, on every lane.
 //!
@@ -18,16 +18,7 @@
 
 use super::ot::{Widths, cot_call};
 use super::{Role, Transcript};
-
-/// Largest number of correlation words (`u64`) of one OT batch.
-pub const BATCH_WORDS: usize = 1 << 22;
-
-/// Pairs `(r, c)` of each OT batch of a product with `total` pairs and `outs` outputs
-/// per element.
-pub fn batch_pairs(ell: u32, total: usize, outs: usize) -> impl Iterator<Item = usize> {
-    let per = (BATCH_WORDS / (ell as usize * outs.max(1))).max(1);
-    (0..total.div_ceil(per)).map(move |b| per.min(total - b * per))
-}
+use crate::params::linear::batch_pairs;
 
 /// The OT batches (instances per batch) and the answer widths of the products
 /// `R_k×C_k` by `C_k×O_k`, one product's after the other: `ℓ` instances per pair,
@@ -54,7 +45,7 @@ pub fn matmul(ell: u32, dims: (usize, usize, usize), duplex: bool) -> Transcript
 }
 
 /// Several products run as one correlated-OT call on one lane (a wave of independent
-/// products, [`crate::schedule`]), in batches of at most [`BATCH_WORDS`] words, one
+/// products, [`crate::schedule`]), in batches of at most [`BATCH_WORDS`](crate::params::linear::BATCH_WORDS) words, one
 /// product's after the other; streamed if `duplex` (and there is more than one batch):
 /// the bytes are the products' summed and, streamed, the rounds those of one product.
 pub fn products(ell: u32, products: &[(usize, usize, usize)], duplex: bool) -> Transcript {

@@ -16,9 +16,10 @@
 //! elements, a secret product and a non-negative truncation; the reciprocal square root
 //! ([`rsqrt`]) adds `3n + 1` rounded products (`n` the Newton steps).
 
-use super::ot::{KkClass, kk_call};
+use super::ot::kk_call;
 use super::{Modulus, Role, Transcript, div, mill, secmul, select, sign};
 use crate::math::{RecipParams, RecipRangeParams, RsqrtParams, SmoothParams};
+use crate::params::ot::KkClass;
 
 /// `exp` of `n` elements at ring width ℓ, digit width `d`, output scale `s_out`,
 /// millionaires' radix `m`; the products streamed if `duplex`.

@@ -11,32 +11,10 @@
 //! (3844 bits for ℓ = 32, m = 4) — plus the padding of the batch to 8 instances and of
 //! each message to whole bytes. Rounds (role `P1`): `max(1, ⌈log₂ q⌉)`.
 
-use super::ot::{self, KkClass};
+use super::ot;
 use super::{Role, Transcript, bytes_of};
-
-/// Largest number of comparisons per element.
-pub const MAX_K: usize = 4;
-
-/// The digit widths `w_j` of ℓ-bit inputs at radix `m`, lowest first.
-pub fn digit_widths(bits: u32, m: u32) -> Vec<u32> {
-    let q = bits.div_ceil(m);
-    (0..q).map(|j| m.min(bits - j * m)).collect()
-}
-
-/// `⌈log₂ q⌉`, the number of tree levels of `q` digits.
-pub fn levels(q: usize) -> usize {
-    q.next_power_of_two().trailing_zeros() as usize
-}
-
-/// The OT classes `(N, bits per message)` of the leaves, lowest digit first (digit 0
-/// carries `lt` only, the others `lt` and `eq`).
-pub fn leaf_classes(bits: u32, m: u32, k: usize) -> Vec<(usize, u32)> {
-    digit_widths(bits, m)
-        .iter()
-        .enumerate()
-        .map(|(j, &w)| (1usize << w, if j == 0 { k } else { 2 * k } as u32))
-        .collect()
-}
+use crate::params::mill::{leaf_classes, levels};
+use crate::params::ot::KkClass;
 
 /// The leaf classes (in call order) of one millionaires' on `n` elements with `k`
 /// comparisons each, and its bit triples `(regular, correlated pairs)`: one regular

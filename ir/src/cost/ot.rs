@@ -10,25 +10,8 @@
 //! silent engine prices in its own way ([`super::ferret::Sources::price`]).
 
 use super::{Role, Transcript, bytes_of};
+use crate::params::ot::{KkClass, LAMBDA, POINT_BYTES};
 use std::ops::Range;
-
-/// The security parameter λ (bits).
-pub const LAMBDA: u64 = 128;
-
-/// Bytes of a Ristretto255 point (a base-OT message element).
-pub const POINT_BYTES: u64 = 32;
-
-/// One class of instances of a 1-of-N OT call: `count` instances of
-/// `(n_msgs 1)-OT_bits`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KkClass {
-    /// `N`, the number of messages (2..=256).
-    pub n_msgs: usize,
-    /// Message width in bits (1..=128).
-    pub bits: u32,
-    /// Number of instances.
-    pub count: usize,
-}
 
 /// The sender's answer bits per instance of a correlated-OT call: runs of instances in
 /// order; in a run `(count, cycle)`, the run's instance `j` carries `cycle[j mod

@@ -11,18 +11,7 @@
 
 use super::select::{and_open, and_triples, mux};
 use super::{Modulus, Transcript, sign};
-
-/// The multiplexer's fields: the value, the index (ArgMax), the sign (exact mode).
-pub fn fields(md: Modulus, index: bool, exact: bool) -> Vec<Modulus> {
-    let mut f = vec![md];
-    if index {
-        f.push(md);
-    }
-    if exact {
-        f.push(Modulus::Pow2(1));
-    }
-    f
-}
+use crate::params::pool::fields;
 
 /// The tree reduction of windows of lengths `lens` (each ≥ 1) of shares mod `md` at
 /// radix `m`, given the inputs' signs in exact mode (their test is [`signs`]).
@@ -71,7 +60,7 @@ pub fn maxpool(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::Role;
+    use crate::params::Role;
 
     #[test]
     fn levels_and_rounds() {

@@ -47,13 +47,15 @@
 //! inference to the next. A SCI_HE program with HE products first sets up the HE
 //! keys on lane 0 ([`he::key_setup`], [`Prediction::he_keys`]).
 
-use super::ferret::{self, FerretParams};
+use super::ferret;
 use super::{
     Modulus, Role, Transcript, Waiting, bytes_of, div, he, linear, math, ot, pool, rlwe, secmul,
     select,
 };
 use crate::analysis::nonneg::nonneg;
 use crate::math::{RsqrtParams, SmoothParams};
+use crate::params::ferret::FerretParams;
+use crate::params::lanes::split;
 use crate::rlwe::ParamSet;
 use crate::schedule::{Step, Wave, waves};
 use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
@@ -218,22 +220,6 @@ struct Phase<'a> {
     chunk: Box<dyn Fn(Range<usize>) -> Transcript + 'a>,
 }
 
-/// Cuts `0..n` into `t` contiguous ranges whose lengths differ by at most 1 (the first
-/// `n mod t` one longer), as the runtime's sessions do.
-pub fn split(n: usize, t: usize) -> Vec<Range<usize>> {
-    let t = t.max(1);
-    let (q, r) = (n / t, n % t);
-    let mut start = 0;
-    (0..t)
-        .map(|i| {
-            let len = q + usize::from(i < r);
-            let range = start..start + len;
-            start += len;
-            range
-        })
-        .collect()
-}
-
 impl LaneState {
     /// The state after the OT set-up: on every lane the client sent last.
     fn after_setup(threads: usize, ferret: Vec<ferret::Sources>) -> LaneState {
@@ -345,9 +331,8 @@ pub fn setup(threads: usize, kind: OtKind) -> Cost {
 pub fn setup_transcript(kind: OtKind) -> Transcript {
     match kind {
         OtKind::Iknp => ot::setup(Role::P0),
-        OtKind::Silent => {
-            ferret::setup(Role::P0, &ferret::FERRET).then(ferret::setup(Role::P1, &ferret::FERRET))
-        }
+        OtKind::Silent => ferret::setup(Role::P0, &crate::params::ferret::FERRET)
+            .then(ferret::setup(Role::P1, &crate::params::ferret::FERRET)),
     }
 }
 
@@ -462,7 +447,7 @@ fn replay(program: &Program, lanes: Lanes, state: &mut LaneState, first: bool) -
     let mut keyed = if first {
         Vec::new()
     } else {
-        rlwe::program_sets(program)
+        crate::rlwe::program_sets(program)
     };
     for wave in waves(program, &nn) {
         let first = wave.members[0];
@@ -782,12 +767,12 @@ fn rlwe_wave<'a>(
 ) -> Vec<Phase<'a>> {
     let layouts: Vec<_> = wave
         .iter()
-        .filter_map(|&v| rlwe::layout(program, v)?.ok())
+        .filter_map(|&v| crate::rlwe::layout(program, v)?.ok())
         .collect();
     if layouts.is_empty() {
         return Vec::new();
     }
-    let fresh: Vec<&'static ParamSet> = rlwe::sets(&layouts)
+    let fresh: Vec<&'static ParamSet> = crate::rlwe::sets(&layouts)
         .into_iter()
         .filter(|s| !keyed.iter().any(|k| k.id == s.id))
         .collect();

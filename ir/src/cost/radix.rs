@@ -36,7 +36,7 @@ const RADIX_BATCH: usize = 1 << 12;
 
 /// The silent engine's cost of a ReLU of [`RADIX_BATCH`] shares mod `md` at radix `m`,
 /// in bits times the COTs one iteration of the main set hands out
-/// ([`ferret::FERRET`]): its bits on the wire beside the engine's, plus the COTs it
+/// ([`FERRET`](crate::params::ferret::FERRET)): its bits on the wire beside the engine's, plus the COTs it
 /// draws (both directions) at the main set's amortised `8·iteration_bytes /
 /// per_iteration` bits each (≈ 0.447). Integer, so that the comparison is exact.
 pub fn silent_relu_cost(md: Modulus, m: u32) -> u128 {
@@ -70,7 +70,7 @@ mod tests {
         assert_eq!(default_radix(crate::OtKind::Iknp, field), DEFAULT_RADIX);
         // ReLU at ℓ = 32, m = 2: 327.2 bits per element with the COTs amortised.
         let per = silent_relu_cost(Modulus::Pow2(32), 2) as f64
-            / ferret::FERRET.per_iteration() as f64
+            / crate::params::ferret::FERRET.per_iteration() as f64
             / RADIX_BATCH as f64;
         assert!((327.0..327.5).contains(&per), "{per}");
     }

@@ -49,7 +49,7 @@ pub fn mul_round(ell: u32, s: u32, m: u32, n: usize, duplex: bool) -> Transcript
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::Role;
+    use crate::params::Role;
 
     #[test]
     fn twice_the_product_with_known_weights() {

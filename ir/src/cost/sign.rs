@@ -32,7 +32,7 @@ pub fn drelu(md: Modulus, m: u32, n: usize) -> Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::Role;
+    use crate::params::Role;
 
     #[test]
     fn rounds_of_the_sign_tests() {

@@ -125,7 +125,7 @@ impl HeCmd {
         let a = self.args();
         let md = Modulus::Odd(a.modulus);
         let m = a.layer.m.unwrap_or_else(|| {
-            default_radix(self.common().ot, sci_ir::cost::Modulus::Odd(a.modulus))
+            default_radix(self.common().ot, sci_ir::params::Modulus::Odd(a.modulus))
         });
         let mut v = json!({"modulus": a.modulus, "eta": md.bits(), "m": m});
         if let Value::Object(o) = &mut v {
@@ -218,7 +218,7 @@ pub fn workload(cmd: &HeCmd) -> Result<(String, &Common, Work, Option<f64>)> {
     let c = cmd.common();
     a.layer
         .m
-        .get_or_insert(default_radix(c.ot, sci_ir::cost::Modulus::Odd(a.modulus)));
+        .get_or_insert(default_radix(c.ot, sci_ir::params::Modulus::Odd(a.modulus)));
     let md = Modulus::Odd(a.modulus);
     let layer = match cmd {
         HeCmd::Drelu(_) => Layer::Drelu,

@@ -123,7 +123,7 @@ impl ProtoCmd {
         let mut a = self.args().layer;
         let (ot, ell) = (self.common().ot, self.common().bits);
         let m =
-            *a.m.get_or_insert(default_radix(ot, sci_ir::cost::Modulus::Pow2(ell)));
+            *a.m.get_or_insert(default_radix(ot, sci_ir::params::Modulus::Pow2(ell)));
         let v = match self {
             ProtoCmd::Mill(_) | ProtoCmd::Drelu(_) | ProtoCmd::Relu(_) => json!({"m": m}),
             ProtoCmd::Trunc(_)
@@ -308,7 +308,7 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
     let (n, ell) = (c.n, c.bits);
     a.layer
         .m
-        .get_or_insert(default_radix(c.ot, sci_ir::cost::Modulus::Pow2(ell)));
+        .get_or_insert(default_radix(c.ot, sci_ir::params::Modulus::Pow2(ell)));
     if !(1..=64).contains(&ell) {
         bail!("--bits must be in 1..=64");
     }

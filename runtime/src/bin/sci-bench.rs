@@ -307,7 +307,7 @@ fn silent_extra(
     random: bool,
     bytes: u64,
 ) -> serde_json::Map<String, serde_json::Value> {
-    let setup = sci_ir::cost::ferret::setup(sci_ir::cost::Role::P0, &FERRET).bits() / 8;
+    let setup = sci_ir::cost::ferret::setup(sci_ir::params::Role::P0, &FERRET).bits() / 8;
     let lanes = c.threads.min(c.n.max(1)) as u64;
     let after = bytes.saturating_sub(setup * lanes);
     let per_lane = c.n.div_ceil(c.threads.max(1));

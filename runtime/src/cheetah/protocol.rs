@@ -115,7 +115,7 @@ pub fn run_all(
         .iter()
         .map(|(layer, x)| layer.conv_input(x))
         .collect::<Result<Vec<_>, _>>()?;
-    let sets = sci_ir::cost::rlwe::sets(layers.iter().map(|(l, _)| &l.layout));
+    let sets = sci_ir::rlwe::sets(layers.iter().map(|(l, _)| &l.layout));
     let first = layers.first().map_or("", |(l, _)| l.name.as_str());
     keys.setup(ch, prg, &sets, first)?;
     let mut ys: Vec<Vec<u64>> = layers

@@ -452,8 +452,9 @@ fn plan_products() -> Vec<(rlwe::Product, Vec<usize>, Vec<usize>, bool)> {
 /// and rounds each way equal the cost model's ([`sci_ir::cost::rlwe`]).
 #[test]
 fn engine_products_cost_what_the_model_prices() {
+    use sci_ir::cost::Transcript;
     use sci_ir::cost::rlwe as price;
-    use sci_ir::cost::{Role, Transcript};
+    use sci_ir::params::Role;
     for (ell, seed) in [(16u32, 11u64), (37, 12)] {
         let mut g = Prg::new(Block(u128::from(seed)));
         let products = plan_products();
@@ -471,7 +472,7 @@ fn engine_products_cost_what_the_model_prices() {
             .map(|(x, _)| share(&mut g, x, Modulus::Pow2(ell)))
             .collect();
         let layouts: Vec<_> = products.iter().map(|p| p.0.layout(ell).unwrap()).collect();
-        let sets = price::sets(&layouts);
+        let sets = sci_ir::rlwe::sets(&layouts);
         let (a, b) = mem::pair(Some(Duration::from_secs(600)));
         let ((ys0, st0), (ys1, st1)) = engines(a, b, |e, party| {
             let server = party == crate::net::Party::Server;

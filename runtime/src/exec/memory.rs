@@ -18,7 +18,7 @@
 use super::ExecError;
 use crate::ot::OtKind;
 use sci_ir::Program;
-use sci_ir::cost::ferret::{FERRET, LpnParams};
+use sci_ir::params::ferret::{FERRET, LpnParams};
 
 /// The memory limit when none is given: 8 GiB.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 8 << 30;

@@ -16,7 +16,7 @@
 //! | re-randomization: `+ Enc_pk(0)` (public key switched to level 1) | `+ B_rr = N·20·(1 + 20N/2 + 20) + 20 + 20²N` ([`rerandomization`]) |
 //! | subtracting the mask (a plaintext) | `+ 1` |
 //! | flooding with `U[−F, F)` | `+ F` |
-//! | switching from `Q_1` down to `Q_L` | `v·Q_L/Q_1 + (L − 1)·(1 + 20N)/2`; `L` = [`sci_ir::cost::he::reply_level`]`(t)`, the lowest level that decrypts `v = Q_1/(4t)` |
+//! | switching from `Q_1` down to `Q_L` | `v·Q_L/Q_1 + (L − 1)·(1 + 20N)/2`; `L` = [`sci_ir::backend::reply_level`]`(t)`, the lowest level that decrypts `v = Q_1/(4t)` |
 //!
 //! Flooding ([`Flood::choose`]): `F = 2^f` is the largest power of two with
 //! `B + F < Q_1/(4t)` (one bit of margin), where `B` bounds the computation's
@@ -98,7 +98,7 @@ impl Flood {
         })?;
         // The level depends on `t` only: the one that decrypts the largest noise the
         // flooding allows, `b + F ≤ Q_1/(4t)` (so the cost model knows the bytes).
-        let level = sci_ir::cost::he::reply_level(params.t);
+        let level = sci_ir::backend::reply_level(params.t);
         Ok(Flood {
             f,
             level,

@@ -54,7 +54,8 @@ pub fn codeword(v: u8) -> [Block; 2] {
 
 /// The classes of a call and their exact bits on the wire: the cost model's
 /// ([`sci_ir::cost::ot`]).
-pub use sci_ir::cost::ot::{KkClass, kk_bits};
+pub use sci_ir::cost::ot::kk_bits;
+pub use sci_ir::params::ot::KkClass;
 
 /// Validates the classes of a call (before any set-up or traffic); returns
 /// the total number of instances.

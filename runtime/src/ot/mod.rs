@@ -57,7 +57,7 @@ pub use pack::{OtKind, OtPack};
 pub use session::{Chunk, Lane, Session, lane_seed};
 
 /// Security parameter λ (bits).
-pub const LAMBDA: usize = sci_ir::cost::ot::LAMBDA as usize;
+pub const LAMBDA: usize = sci_ir::params::ot::LAMBDA as usize;
 
 /// Errors of the OT layer.
 #[derive(Debug, thiserror::Error)]

@@ -58,8 +58,8 @@ pub struct Chunk<'a> {
 }
 
 /// How a session cuts `0..n` over its lanes: the cost model's
-/// [`sci_ir::cost::predict::split`], so prediction and run chunk alike.
-pub use sci_ir::cost::predict::split;
+/// [`sci_ir::params::lanes::split`], so prediction and run chunk alike.
+pub use sci_ir::params::lanes::split;
 
 /// The LPN seed of lane `lane` of a session whose public seed is `seed`
 /// ([`Session::with_lpn_seed`]): `Prg::derive(seed, "sci/ferret/lane",

@@ -503,7 +503,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
     /// ([`cheetah::Keys::setup`]: the client's public key of each set to the
     /// server, [`sci_ir::rlwe::ParamSet::key_bytes`] each, one flight, no flush;
     /// its secret keys stay with it). Returns whether it set any up. Both parties
-    /// pass the same sets (the plan's: [`sci_ir::cost::rlwe::program_sets`]). A
+    /// pass the same sets (the plan's: [`sci_ir::rlwe::program_sets`]). A
     /// malformed key is [`cheetah::CheetahError::Malformed`].
     pub fn rlwe_keys(&mut self, sets: &[&'static ParamSet]) -> Result<bool, ProtoError> {
         let party = self.party();
@@ -528,7 +528,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         &mut self,
         layers: &[(&cheetah::Layer, &[u64])],
     ) -> Result<Vec<Vec<u64>>, ProtoError> {
-        let sets = sci_ir::cost::rlwe::sets(layers.iter().map(|(l, _)| &l.layout));
+        let sets = sci_ir::rlwe::sets(layers.iter().map(|(l, _)| &l.layout));
         self.rlwe_keys(&sets)?;
         let keys = self.rlwe.as_mut().ok_or_else(|| {
             ProtoError::InvalidArgument("RLWE keys missing after their set-up".into())
@@ -816,7 +816,8 @@ mod tests {
     #[test]
     fn independent_products_run_as_one_call() {
         use crate::proto::matmul::Product;
-        use sci_ir::cost::{Role as CostRole, he as he_cost, linear as lin};
+        use sci_ir::cost::{he as he_cost, linear as lin};
+        use sci_ir::params::Role as CostRole;
         const T32: u64 = 4_295_049_217;
         let conv = sci_ir::Conv2d {
             strides: [1, 1],

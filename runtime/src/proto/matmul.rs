@@ -57,7 +57,7 @@ use crate::ot::CotFields;
 use crate::pack::mask;
 use sci_ir::ConvGeom;
 use sci_ir::cost;
-use sci_ir::cost::linear::batch_pairs;
+use sci_ir::params::linear::batch_pairs;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -66,7 +66,7 @@ use std::ops::Range;
 /// ([`crate::ot::OtPack::send_cot_batches`]), so a batch holds only the
 /// receiver's pads (16 bytes per instance) and its correction message
 /// (`BATCH_WORDS·ℓ/2` bits on average).
-pub const BATCH_WORDS: usize = cost::linear::BATCH_WORDS;
+pub const BATCH_WORDS: usize = sci_ir::params::linear::BATCH_WORDS;
 
 /// Rounds of a product ([`matmul`], [`matmul_wx`], [`mul`]) for each party,
 /// once the channel's OTs are set up, whatever the dimensions: the client's

@@ -188,9 +188,9 @@ struct Level {
 }
 
 /// Field moduli of the multiplexer: value, index (ArgMax), sign (exact)
-/// ([`sci_ir::cost::pool::fields`]).
+/// ([`sci_ir::params::pool::fields`]).
 fn fields(md: Modulus, index: bool, exact: bool) -> Vec<Modulus> {
-    cost::pool::fields(md.into(), index, exact)
+    sci_ir::params::pool::fields(md.into(), index, exact)
         .into_iter()
         .map(Modulus::from)
         .collect()

@@ -69,10 +69,10 @@ use super::{Ctx, ProtoError, Role, check};
 use crate::crypto::Prg;
 use crate::pack::mask;
 use sci_ir::cost;
-use sci_ir::cost::mill::{digit_widths, levels};
+use sci_ir::params::mill::{digit_widths, levels};
 
 /// Largest number of comparisons per element ([`mill`]'s `k`).
-pub const MAX_K: usize = cost::mill::MAX_K;
+pub const MAX_K: usize = sci_ir::params::mill::MAX_K;
 
 /// A tree node: shares of `lt` and (except for the lowest node) `eq`, one
 /// bit per element and comparison.

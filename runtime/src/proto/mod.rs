@@ -142,8 +142,8 @@ pub(crate) fn check_ell(ell: u32) -> Result<(), ProtoError> {
 
 /// Which of the paper's two parties this party plays in one protocol run (`P0`:
 /// sender of the one-way OTs, first to speak in an exchange); the cost model's
-/// [`sci_ir::cost::Role`], so that transcripts and runs name the roles alike.
-pub use sci_ir::cost::Role;
+/// [`sci_ir::params::Role`], so that transcripts and runs name the roles alike.
+pub use sci_ir::params::Role;
 
 /// What a protocol run needs: the channel to the peer, the OT states of that
 /// channel, the generator the run draws its randomness from, this party's

@@ -38,21 +38,21 @@ impl From<u32> for Modulus {
 }
 
 /// The cost model's name for the same modulus.
-impl From<Modulus> for sci_ir::cost::Modulus {
+impl From<Modulus> for sci_ir::params::Modulus {
     fn from(md: Modulus) -> Self {
         match md {
-            Modulus::Pow2(ell) => sci_ir::cost::Modulus::Pow2(ell),
-            Modulus::Odd(n) => sci_ir::cost::Modulus::Odd(n),
+            Modulus::Pow2(ell) => sci_ir::params::Modulus::Pow2(ell),
+            Modulus::Odd(n) => sci_ir::params::Modulus::Odd(n),
         }
     }
 }
 
 /// The modulus the cost model names.
-impl From<sci_ir::cost::Modulus> for Modulus {
-    fn from(md: sci_ir::cost::Modulus) -> Self {
+impl From<sci_ir::params::Modulus> for Modulus {
+    fn from(md: sci_ir::params::Modulus) -> Self {
         match md {
-            sci_ir::cost::Modulus::Pow2(ell) => Modulus::Pow2(ell),
-            sci_ir::cost::Modulus::Odd(n) => Modulus::Odd(n),
+            sci_ir::params::Modulus::Pow2(ell) => Modulus::Pow2(ell),
+            sci_ir::params::Modulus::Odd(n) => Modulus::Odd(n),
         }
     }
 }

@@ -30,13 +30,13 @@ use crate::ot::CotFields;
 /// Exact bits on the wire of [`mux_fields`] with fields `fields` on `n`
 /// elements (both OTs; [`sci_ir::cost::select::mux`]).
 pub fn cost_bits<M: Copy + Into<Modulus>>(fields: &[M], n: usize) -> u64 {
-    let fields: Vec<sci_ir::cost::Modulus> = fields.iter().map(|&f| f.into().into()).collect();
+    let fields: Vec<sci_ir::params::Modulus> = fields.iter().map(|&f| f.into().into()).collect();
     sci_ir::cost::select::mux(&fields, n).bits()
 }
 
 /// Rounds of a multiplexer as counted by role `P1` (after having sent): 1.
 pub fn rounds() -> u64 {
-    sci_ir::cost::select::mux(&[sci_ir::cost::Modulus::Pow2(1)], 1).rounds(Role::P1)
+    sci_ir::cost::select::mux(&[sci_ir::params::Modulus::Pow2(1)], 1).rounds(Role::P1)
 }
 
 /// Shares of `c·x` for shares `x` of elements of `Z_n` (`n = 2^ℓ` for an

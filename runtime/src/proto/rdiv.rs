@@ -137,15 +137,15 @@ fn check_divisors(md: Modulus, n: usize, d: &[u64]) -> Result<Option<u32>, Proto
 }
 
 /// The comparisons per element (`k`) and their width `δ` for a batch
-/// ([`sci_ir::cost::div::batch_shape`]).
+/// ([`sci_ir::params::div::batch_shape`]).
 fn batch_shape(md: Modulus, d: &[u64], known: Sign) -> (usize, u32) {
-    cost::div::batch_shape(md.into(), d, known == Sign::NonNeg)
+    sci_ir::params::div::batch_shape(md.into(), d, known == Sign::NonNeg)
 }
 
 /// The moduli of the `corr` shares: one field mod `2^{max(ℓ,δ)}` for
-/// `2^ℓ`, or `(n, 2^δ)` for odd `n` ([`sci_ir::cost::div::corr_fields`]).
+/// `2^ℓ`, or `(n, 2^δ)` for odd `n` ([`sci_ir::params::div::corr_fields`]).
 fn corr_fields(md: Modulus, delta: u32) -> Vec<Modulus> {
-    cost::div::corr_fields(md.into(), delta)
+    sci_ir::params::div::corr_fields(md.into(), delta)
         .into_iter()
         .map(Modulus::from)
         .collect()

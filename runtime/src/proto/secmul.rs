@@ -470,7 +470,7 @@ mod tests {
     fn streamed_over_tcp_loopback() {
         let (ell, dims) = (32u32, (64usize, 64usize, 40usize));
         assert_eq!(
-            cost::linear::batch_pairs(ell, dims.0 * dims.1, dims.2).count(),
+            sci_ir::params::linear::batch_pairs(ell, dims.0 * dims.1, dims.2).count(),
             2
         );
         let (m, k, o) = dims;

@@ -66,7 +66,7 @@ mod pads;
 mod source;
 pub(crate) mod spcot;
 
-pub use sci_ir::cost::ferret::{FERRET, FerretParams, LpnParams};
+pub use sci_ir::params::ferret::{FERRET, FerretParams, LpnParams};
 
 /// A small chaining LPN set for tests, **insecure** (`k` far too small):
 /// iterations of `64·2^10` COTs, 60,800 handed out each, bootstrapped from

@@ -21,7 +21,7 @@ use super::super::OtError;
 use super::spcot;
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::Outbox;
-use sci_ir::cost::ferret::LpnParams;
+use sci_ir::params::ferret::LpnParams;
 
 /// The low bit, which carries the choice bit.
 const LSB: Block = Block(1);

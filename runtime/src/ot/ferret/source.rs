@@ -53,7 +53,7 @@ use super::mpcot::{self, Iteration, Scratch, Trees};
 use crate::crypto::{Block, Mmo, Prg, Tccr};
 use crate::net::{Channel, Outbox};
 use crate::ot::derived::{Inflow, Inline};
-use sci_ir::cost::ferret::{FerretParams, LpnParams};
+use sci_ir::params::ferret::{FerretParams, LpnParams};
 
 /// Outputs generated per chunk (1 MiB), rounded up to whole trees: small
 /// enough to stay in the L2 cache between their generation and their use.
