@@ -82,47 +82,20 @@ pub struct InstrMsg {
     pub backend: u32,
 }
 
-/// An op: opcode, operands (value indices) and attributes.
-///
-/// | opcode | op | operands | `attrs` | other fields |
-/// |---|---|---|---|---|
-/// | 0 | input | — | — | `label` = external name |
-/// | 1 | const | — | `[const id]` | |
-/// | 2 | conv2d | x, w[, bias] | strides(2), pads(4), dilations(2), groups | |
-/// | 3 | matmul | a, b[, bias] | — | |
-/// | 4, 5, 6 | add, sub, mul | a, b | — | |
-/// | 7 | mul_public | x | — | `int` = k |
-/// | 8 | scale_up | x | `[k]` | |
-/// | 9 | trunc | x | `[s, nonneg]` | |
-/// | 10 | div_public | x | `[d]` | |
-/// | 11 | relu | x | — | |
-/// | 12 | maxpool | x | kernel(2), strides(2), pads(4), ceil_mode | |
-/// | 13 | avgpool | x | kernel(2), strides(2), pads(4), ceil_mode, count_include_pad | |
-/// | 14 | global_avgpool | x | — | |
-/// | 15 | argmax | x | `[axis, keepdims]` | |
-/// | 16 | reshape | x | shape | |
-/// | 17 | flatten | x | `[axis]` | |
-/// | 18 | transpose | x | perm | |
-/// | 19 | concat | xs… | `[axis]` | |
-/// | 20 | pad | x | pads | `int` (ring/field) or `float` (f32) = value |
-/// | 21 | output | x | — | `label` = external name |
-/// | 22 | batchnorm | x, scale, bias, mean, var | — | `float` = epsilon |
-/// | 23 | identity | x | — | |
-/// | 24 | gather | x | `[axis]`, indices | |
-/// | 25 | sigmoid | x | — | |
-/// | 26 | tanh | x | — | |
-/// | 27 | rsqrt | x | — | |
-///
-/// Booleans are 0/1.
+/// An op: opcode, operands (value indices) and attributes. Each op's opcode and the
+/// order of its fields are its row of the op table ([`crate::ops`]; the kinds of fields
+/// and where each is stored: `crate::ops::table`): operands in `operands`, integer and
+/// boolean (0/1) attributes in `attrs` in the row's order, a signed attribute in `int`, a
+/// float one in `float`, an external name in `label`.
 #[derive(Clone, PartialEq, Message)]
 pub struct OpMsg {
-    /// The opcode (table above).
+    /// The opcode (the op table's).
     #[prost(uint32, tag = "1")]
     pub opcode: u32,
     /// Operand value indices.
     #[prost(uint32, repeated, tag = "2")]
     pub operands: Vec<u32>,
-    /// Integer attributes, in the order of the table.
+    /// Integer attributes, in the order of the op's row.
     #[prost(uint64, repeated, tag = "3")]
     pub attrs: Vec<u64>,
     /// A signed attribute.

@@ -1,10 +1,12 @@
 //! The printer of the text format.
 
 use crate::backend::{Backend, OtKind};
-use crate::ops::{Op, Pool2d, Scalar};
+use crate::id::ConstId;
+use crate::ops::{Attr, Fields, Op, Scalar};
 use crate::program::{Program, ValueId};
 use crate::tensor::{Data, Tensor};
-use crate::types::ShapeDisplay;
+use crate::types::{ShapeDisplay, Type};
+use std::convert::Infallible;
 use std::fmt::Write;
 
 /// Constant elements per line before the printer wraps.
@@ -105,133 +107,97 @@ fn data(out: &mut String, t: &Tensor) {
     out.push(']');
 }
 
-fn pool(out: &mut String, p: &Pool2d) {
-    let _ = write!(
-        out,
-        " kernel={} strides={} pads={}",
-        list(&p.kernel),
-        list(&p.strides),
-        list(&p.pads)
-    );
-    if p.ceil_mode {
-        out.push_str(" ceil_mode");
+/// Writes an op's body (after its mnemonic) as the text format's reader expects it: the
+/// operands, comma-separated, then each attribute as the op table's kind prints it.
+struct Printer<'a> {
+    out: &'a mut String,
+    p: &'a Program,
+    operands: usize,
+}
+
+impl Fields for Printer<'_> {
+    type Error = Infallible;
+
+    fn operand(&mut self, v: &mut ValueId) -> Result<(), Infallible> {
+        self.out
+            .push_str(if self.operands == 0 { " " } else { ", " });
+        self.out.push_str(&name(self.p.name(*v)));
+        self.operands += 1;
+        Ok(())
+    }
+    fn optional(&mut self, v: &mut Option<ValueId>) -> Result<(), Infallible> {
+        v.iter_mut().try_for_each(|v| self.operand(v))
+    }
+    fn operand_list(&mut self, v: &mut Vec<ValueId>) -> Result<(), Infallible> {
+        v.iter_mut().try_for_each(|v| self.operand(v))
+    }
+    fn attr<T: Attr>(&mut self, key: &'static str, v: &mut T) -> Result<(), Infallible> {
+        let _ = write!(self.out, " {key}={v}");
+        Ok(())
+    }
+    fn flag(&mut self, key: &'static str, v: &mut bool) -> Result<(), Infallible> {
+        if *v {
+            let _ = write!(self.out, " {key}");
+        }
+        Ok(())
+    }
+    fn array<const N: usize>(
+        &mut self,
+        key: &'static str,
+        v: &mut [usize; N],
+    ) -> Result<(), Infallible> {
+        let _ = write!(self.out, " {key}={}", list(v));
+        Ok(())
+    }
+    fn list(&mut self, key: &'static str, v: &mut Vec<usize>) -> Result<(), Infallible> {
+        let _ = write!(self.out, " {key}={}", list(v));
+        Ok(())
+    }
+    fn int(&mut self, key: &'static str, v: &mut i64) -> Result<(), Infallible> {
+        let _ = write!(self.out, " {key}={v}");
+        Ok(())
+    }
+    fn float(&mut self, key: &'static str, v: &mut f32) -> Result<(), Infallible> {
+        let _ = write!(self.out, " {key}={}", f32_lit(*v));
+        Ok(())
+    }
+    fn label(&mut self, v: &mut String) -> Result<(), Infallible> {
+        let _ = write!(self.out, " \"{}\"", escape(v));
+        Ok(())
+    }
+    fn ty(&mut self, _: &mut Type) {}
+    fn const_id(&mut self, v: &mut ConstId) -> Result<(), Infallible> {
+        match self.p.const_data(*v) {
+            Some(t) => {
+                self.out.push(' ');
+                data(self.out, t);
+            }
+            None => self.out.push_str(" withheld"),
+        }
+        Ok(())
+    }
+    fn fill(&mut self, key: &'static str, v: &mut Scalar, _: ValueId) -> Result<(), Infallible> {
+        let v = match v {
+            Scalar::F32(f) => f32_lit(*f),
+            Scalar::Int(i) => i.to_string(),
+        };
+        let _ = write!(self.out, " {key}={v}");
+        Ok(())
     }
 }
 
+/// The mnemonic, operands and attributes of `op`.
 fn body(out: &mut String, p: &Program, op: &Op) {
-    let n = |v: &ValueId| name(p.name(*v));
-    let names = |vs: &[&ValueId]| vs.iter().map(|v| n(v)).collect::<Vec<_>>().join(", ");
     out.push_str(op.mnemonic());
-    match op {
-        Op::Input { name: ext, .. } => {
-            let _ = write!(out, " \"{}\"", escape(ext));
-        }
-        Op::Const { id, .. } => match p.const_data(*id) {
-            Some(t) => {
-                out.push(' ');
-                data(out, t);
-            }
-            None => out.push_str(" withheld"),
-        },
-        Op::Conv2d { conv, .. } => {
-            let _ = write!(
-                out,
-                " {} strides={} pads={} dilations={} groups={}",
-                names(&op.operands()),
-                list(&conv.strides),
-                list(&conv.pads),
-                list(&conv.dilations),
-                conv.groups
-            );
-        }
-        Op::MatMul { .. }
-        | Op::Add { .. }
-        | Op::Sub { .. }
-        | Op::Mul { .. }
-        | Op::Relu { .. }
-        | Op::Sigmoid { .. }
-        | Op::Tanh { .. }
-        | Op::Rsqrt { .. }
-        | Op::GlobalAvgPool { .. }
-        | Op::Identity { .. } => {
-            let _ = write!(out, " {}", names(&op.operands()));
-        }
-        Op::MulPublic { x, k } => {
-            let _ = write!(out, " {} k={k}", n(x));
-        }
-        Op::ScaleUp { x, k } => {
-            let _ = write!(out, " {} k={k}", n(x));
-        }
-        Op::Trunc { x, s, nonneg } => {
-            let _ = write!(out, " {} s={s}", n(x));
-            if *nonneg {
-                out.push_str(" nonneg");
-            }
-        }
-        Op::DivPublic { x, d } => {
-            let _ = write!(out, " {} d={d}", n(x));
-        }
-        Op::MaxPool { x, pool: pl } => {
-            let _ = write!(out, " {}", n(x));
-            pool(out, pl);
-        }
-        Op::AvgPool {
-            x,
-            pool: pl,
-            count_include_pad,
-        } => {
-            let _ = write!(out, " {}", n(x));
-            pool(out, pl);
-            if *count_include_pad {
-                out.push_str(" count_include_pad");
-            }
-        }
-        Op::ArgMax { x, axis, keepdims } => {
-            let _ = write!(out, " {} axis={axis}", n(x));
-            if *keepdims {
-                out.push_str(" keepdims");
-            }
-        }
-        Op::Reshape { x, shape } => {
-            let _ = write!(out, " {} shape={}", n(x), list(shape));
-        }
-        Op::Flatten { x, axis } => {
-            let _ = write!(out, " {} axis={axis}", n(x));
-        }
-        Op::Transpose { x, perm } => {
-            let _ = write!(out, " {} perm={}", n(x), list(perm));
-        }
-        Op::Gather { x, axis, indices } => {
-            let _ = write!(out, " {} axis={axis} indices={}", n(x), list(indices));
-        }
-        Op::Concat { axis, .. } => {
-            let _ = write!(out, " {} axis={axis}", names(&op.operands()));
-        }
-        Op::Pad { x, pads, value } => {
-            let v = match value {
-                Scalar::F32(f) => f32_lit(*f),
-                Scalar::Int(i) => i.to_string(),
-            };
-            let _ = write!(out, " {} pads={} value={v}", n(x), list(pads));
-        }
-        Op::Output {
-            x,
-            name: ext,
-            logits,
-        } => {
-            let _ = write!(out, " {} \"{}\"", n(x), escape(ext));
-            if *logits {
-                out.push_str(" logits");
-            }
-        }
-        Op::BatchNorm { epsilon, .. } => {
-            let _ = write!(
-                out,
-                " {} epsilon={}",
-                names(&op.operands()),
-                f32_lit(*epsilon)
-            );
-        }
+    let mut printer = Printer {
+        out,
+        p,
+        operands: 0,
+    };
+    // The walk takes `&mut` (shared with the readers); printing only reads.
+    match op.clone().fields(&mut printer) {
+        Ok(()) => {}
+        Err(never) => match never {},
     }
 }
 
