@@ -141,11 +141,16 @@ fn parse_errors_have_positions_and_expectations() {
         "%x: client i8.0[2] = inptu \"x\"",
         1,
         22,
-        "invalid token `inptu`",
+        "unknown op `inptu` (the ops: input, const, conv2d",
     );
     check("%x: client i8.0[2] = 5 \"x\"", 1, 22, "expected one of");
-    check("%x: client i8.0[2] = 5 \"x\"", 1, 22, "`input`");
-    check("%x: client i8.0[2] = input 5", 1, 28, "expected a string");
+    check(
+        "%x: client i8.0[2] = 5 \"x\"",
+        1,
+        22,
+        "a word (an op or an attribute)",
+    );
+    check("%x: client i8.0[2] = input 5", 1, 28, "a string");
     check(
         "%x: client i8.9[2] = input \"x\"",
         1,
@@ -208,6 +213,88 @@ fn parse_errors_have_positions_and_expectations() {
         "cannot be withheld",
     );
     check("%x: client i8.0[1] = input \"x\" $", 1, 32, "invalid token");
+    // What the op table's reader says of a malformed op.
+    let x = "%x: client i8.4[1,1,4,4] = input \"x\"\n";
+    check(
+        &format!("{x}%y: client i8.4[1,1,4,4] = relu %x, %x"),
+        2,
+        28,
+        "`relu` takes 1 operands, 2 written",
+    );
+    check(
+        &format!("{x}%y: shared i8.4[1,1,4,4] = add %x"),
+        2,
+        28,
+        "`add` takes more operands than the 1 written",
+    );
+    check(
+        &format!("{x}%y: client i8.2[1,1,4,4] = trunc %x"),
+        2,
+        28,
+        "`trunc` needs `s=…`",
+    );
+    check(
+        &format!("{x}%y: client i8.2[1,1,4,4] = trunc %x s=2 s=2"),
+        2,
+        41,
+        "`trunc` has no attribute `s` (or it is repeated)",
+    );
+    check(
+        &format!("{x}%y: client i8.2[1,1,4,4] = trunc %x s=2 k=1"),
+        2,
+        41,
+        "has no attribute `k`",
+    );
+    check(
+        &format!("{x}%y: client i8.2[1,1,4,4] = trunc %x s=-2"),
+        2,
+        39,
+        "non-negative integer",
+    );
+    check(
+        &format!("{x}%y: client i8.2[1,1,4,4] = trunc %x s=[2]"),
+        2,
+        39,
+        "takes a number, not a list",
+    );
+    check(
+        &format!("{x}%y: client i8.2[1,1,4,4] = trunc %x s=2 nonneg=1"),
+        2,
+        41,
+        "`nonneg` is a flag",
+    );
+    check(
+        &format!("{x}%y: client i8.2[1,1,4,4] = trunc %x nonneg"),
+        2,
+        28,
+        "`trunc` needs `s=…`",
+    );
+    check(
+        &format!(
+            "{x}%y: client i8.4[1,1,2,2] = maxpool %x kernel=[2,2] strides=[2] pads=[0,0,0,0]"
+        ),
+        2,
+        60,
+        "`strides` takes 2 entries, found 1",
+    );
+    check(
+        &format!("{x}%y: client i8.4[1,1,4,4] = output %x"),
+        2,
+        28,
+        "`output` needs a string",
+    );
+    check(
+        &format!("{x}%y: client i8.4[1,1,4,4] = relu %x \"z\""),
+        2,
+        36,
+        "`relu` takes no (further) string",
+    );
+    check(
+        &format!("{x}%y: client i8.4[16] = reshape %x shape=4"),
+        2,
+        40,
+        "takes a list",
+    );
     check("params mill_radix=9 threads=1", 1, 1, "radix");
     check(
         "%x: client i8.0[99999999999999999999999] = input \"x\"",

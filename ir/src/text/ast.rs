@@ -1,17 +1,10 @@
 //! The parse tree of the text format, before names are resolved and the program is
 //! type-checked by the [`crate::Builder`].
 
-use crate::ops::Op;
 use crate::types::Type;
 
 /// A value name with its byte offset in the source.
 pub(crate) type Name = (String, usize);
-
-/// Two sizes (strides, dilations, kernels).
-pub(crate) type U2 = [usize; 2];
-
-/// Four sizes (pads: top, left, bottom, right).
-pub(crate) type U4 = [usize; 4];
 
 /// A numeric literal as written: its sign and text (integer or float syntax).
 #[derive(Clone, Debug)]
@@ -30,17 +23,51 @@ impl Num {
 
 /// The right-hand side of an instruction.
 pub(crate) enum Body {
-    Input(String),
-    /// `None`: withheld server data.
+    /// `const withheld` (`None`: withheld server data) or `const [data]`.
     Const(Option<Vec<Num>>),
-    /// Any other op, with value names as operands. `Pad` carries its fill value
-    /// separately because its kind depends on the literal.
-    Op(Op<Name>),
-    Pad {
-        x: Name,
-        pads: Vec<usize>,
-        value: Num,
+    /// Any other op as written: its mnemonic, operand names and attributes, read into
+    /// an op by the op table's walk once the operands are resolved.
+    Op {
+        mnemonic: Name,
+        operands: Vec<Name>,
+        args: Vec<Arg>,
     },
+}
+
+/// An attribute as written after an op's operands.
+pub(crate) enum Arg {
+    /// `key=value`.
+    Value { key: Name, value: Value },
+    /// `key` alone (a flag that is set).
+    Flag(Name),
+    /// `"text"` (a label: an external name).
+    Label { text: String, loc: usize },
+}
+
+impl Arg {
+    /// The key and its position (a label has none).
+    pub fn key(&self) -> Option<&Name> {
+        match self {
+            Arg::Value { key, .. } | Arg::Flag(key) => Some(key),
+            Arg::Label { .. } => None,
+        }
+    }
+
+    /// The position of the attribute in the source.
+    pub fn loc(&self) -> usize {
+        match self {
+            Arg::Value { key, .. } | Arg::Flag(key) => key.1,
+            Arg::Label { loc, .. } => *loc,
+        }
+    }
+}
+
+/// The value of a `key=value` attribute.
+pub(crate) enum Value {
+    /// A number.
+    Num(Num),
+    /// `[n, …]`, with the position of its `[`.
+    List { items: Vec<Num>, loc: usize },
 }
 
 /// One instruction: `%name: type = body [linear=backend]`.

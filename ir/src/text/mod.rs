@@ -11,10 +11,12 @@
 mod ast;
 mod print;
 
-use crate::ops::{Op, Scalar};
+use crate::id::ConstId;
+use crate::ops::{Attr, Fields, OPCODES, Op, Scalar};
 use crate::program::{Builder, Params, Program, ValueId};
 use crate::tensor::{Data, Tensor};
-use ast::{ActionError, Body, Num, RawProgram};
+use crate::types::Type;
+use ast::{ActionError, Arg, Body, Name, Num, RawProgram, Value};
 use lalrpop_util::lalrpop_mod;
 use std::collections::HashMap;
 use std::fmt;
@@ -88,6 +90,8 @@ fn describe_terminal(t: &str) -> String {
             "a field type (z<modulus>.<scale>)".into()
         } else if t.contains("\"(") {
             "a string".into()
+        } else if t.contains("[a-z_]") {
+            "a word (an op or an attribute)".into()
         } else {
             "a number".into()
         }
@@ -164,10 +168,6 @@ fn resolve(src: &str, raw: RawProgram) -> Result<Program, ParseError> {
                 .ok_or_else(|| at(src, *l, format!("unknown value %{n}")))
         };
         let op: Op = match ins.body {
-            Body::Input(ext) => Op::Input {
-                name: ext,
-                ty: ins.ty.clone(),
-            },
             Body::Const(data) => {
                 let data = data
                     .map(|nums| const_data(src, &ins.ty, &nums))
@@ -177,12 +177,14 @@ fn resolve(src: &str, raw: RawProgram) -> Result<Program, ParseError> {
                     ty: ins.ty.clone(),
                 }
             }
-            Body::Op(op) => op.try_map_operands(lookup)?,
-            Body::Pad { x, pads, value } => Op::Pad {
-                x: lookup(&x)?,
-                pads,
-                value: scalar(src, &value)?,
-            },
+            Body::Op {
+                mnemonic,
+                operands,
+                args,
+            } => {
+                let operands = operands.iter().map(lookup).collect::<Result<_, _>>()?;
+                read_op(src, &mnemonic, operands, args, &ins.ty)?
+            }
         };
         let v = b.push(&name, op).map_err(|e| at(src, loc, e.to_string()))?;
         if b.ty(v) != &ins.ty {
@@ -207,6 +209,267 @@ fn resolve(src: &str, raw: RawProgram) -> Result<Program, ParseError> {
             .map_err(|e| at(src, loc, e.to_string()))?;
     }
     Ok(p)
+}
+
+/// The op `mnemonic` of an instruction of type `ty` from its resolved operands and
+/// its attributes as written: the op table's walk ([`Fields`]) over the op's template,
+/// taking each field from what was written. Errors name the op and the field: an
+/// unknown op, too few or too many operands, a missing, malformed or unknown attribute.
+fn read_op(
+    src: &str,
+    mnemonic: &Name,
+    operands: Vec<ValueId>,
+    args: Vec<Arg>,
+    ty: &Type,
+) -> Result<Op, ParseError> {
+    let (m, loc) = mnemonic;
+    // `const` never gets here: the grammar reads its data literal itself.
+    let code = OPCODES.iter().find(|&&(_, n)| n == m).map(|&(c, _)| c);
+    let mut op = code.and_then(|c| Op::template(c, ty)).ok_or_else(|| {
+        let ops: Vec<&str> = OPCODES.iter().map(|&(_, n)| n).collect();
+        at(
+            src,
+            *loc,
+            format!("unknown op `{m}` (the ops: {})", ops.join(", ")),
+        )
+    })?;
+    let mut r = Reader {
+        src,
+        op: m,
+        loc: *loc,
+        operands,
+        next: 0,
+        args: args.into_iter().map(Some).collect(),
+        ty,
+    };
+    op.fields(&mut r)?;
+    r.finish()?;
+    Ok(op)
+}
+
+/// Fills an op's fields from the operands and attributes written for it (see
+/// [`read_op`]); each attribute is taken once.
+struct Reader<'a> {
+    src: &'a str,
+    /// The op's mnemonic and its position.
+    op: &'a str,
+    loc: usize,
+    operands: Vec<ValueId>,
+    next: usize,
+    /// The attributes not taken yet.
+    args: Vec<Option<Arg>>,
+    ty: &'a Type,
+}
+
+impl Reader<'_> {
+    fn error(&self, loc: usize, message: String) -> ParseError {
+        at(self.src, loc, message)
+    }
+
+    /// Takes the attribute `key` (`key=value` or `key`), if written.
+    fn take(&mut self, key: &str) -> Option<Arg> {
+        self.args
+            .iter_mut()
+            .find(|a| a.as_ref().and_then(Arg::key).is_some_and(|k| k.0 == key))
+            .and_then(Option::take)
+    }
+
+    /// The value of `key=value`; an error if missing or written as a flag.
+    fn value(&mut self, key: &'static str) -> Result<(Value, usize), ParseError> {
+        match self.take(key) {
+            Some(Arg::Value { key: (_, l), value }) => Ok((value, l)),
+            Some(a) => Err(self.error(a.loc(), format!("`{key}` needs a value: `{key}=…`"))),
+            None => Err(self.error(self.loc, format!("`{}` needs `{key}=…`", self.op))),
+        }
+    }
+
+    /// `key=n` with a non-negative integer `n`.
+    fn natural(&self, key: &str, n: &Num) -> Result<u64, ParseError> {
+        if n.neg || !n.is_int() {
+            return Err(self.error(
+                n.loc,
+                format!("`{key}` takes a non-negative integer, found {}", n.text),
+            ));
+        }
+        n.text
+            .parse()
+            .map_err(|_| self.error(n.loc, format!("integer {} is out of range here", n.text)))
+    }
+
+    /// `key=[n, …]` of non-negative integers.
+    fn naturals(&mut self, key: &'static str) -> Result<(Vec<usize>, usize), ParseError> {
+        match self.value(key)? {
+            (Value::List { items, loc }, _) => {
+                let v = items
+                    .iter()
+                    .map(|n| {
+                        let v = self.natural(key, n)?;
+                        usize::try_from(v).map_err(|_| {
+                            self.error(n.loc, format!("integer {} is out of range here", n.text))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok((v, loc))
+            }
+            (Value::Num(n), _) => Err(self.error(
+                n.loc,
+                format!("`{key}` takes a list `[…]`, found {}", n.text),
+            )),
+        }
+    }
+
+    /// `key=n`, a single number.
+    fn number(&mut self, key: &'static str) -> Result<Num, ParseError> {
+        match self.value(key)? {
+            (Value::Num(n), _) => Ok(n),
+            (Value::List { loc, .. }, _) => {
+                Err(self.error(loc, format!("`{key}` takes a number, not a list")))
+            }
+        }
+    }
+
+    /// Errors unless every operand and attribute was taken.
+    fn finish(&self) -> Result<(), ParseError> {
+        if self.next < self.operands.len() {
+            return Err(self.error(
+                self.loc,
+                format!(
+                    "`{}` takes {} operands, {} written",
+                    self.op,
+                    self.next,
+                    self.operands.len()
+                ),
+            ));
+        }
+        match self.args.iter().flatten().next() {
+            Some(a) => Err(self.error(
+                a.loc(),
+                match a.key() {
+                    Some((k, _)) => {
+                        format!("`{}` has no attribute `{k}` (or it is repeated)", self.op)
+                    }
+                    None => format!("`{}` takes no (further) string", self.op),
+                },
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Fields for Reader<'_> {
+    type Error = ParseError;
+
+    fn operand(&mut self, v: &mut ValueId) -> Result<(), ParseError> {
+        *v = *self.operands.get(self.next).ok_or_else(|| {
+            self.error(
+                self.loc,
+                format!(
+                    "`{}` takes more operands than the {} written",
+                    self.op,
+                    self.operands.len()
+                ),
+            )
+        })?;
+        self.next += 1;
+        Ok(())
+    }
+    fn optional(&mut self, v: &mut Option<ValueId>) -> Result<(), ParseError> {
+        *v = self.operands.get(self.next).copied();
+        self.next += usize::from(v.is_some());
+        Ok(())
+    }
+    fn operand_list(&mut self, v: &mut Vec<ValueId>) -> Result<(), ParseError> {
+        *v = self.operands.get(self.next..).unwrap_or_default().to_vec();
+        if v.is_empty() {
+            return Err(self.error(
+                self.loc,
+                format!("`{}` takes at least one operand", self.op),
+            ));
+        }
+        self.next = self.operands.len();
+        Ok(())
+    }
+    fn attr<T: Attr>(&mut self, key: &'static str, v: &mut T) -> Result<(), ParseError> {
+        let n = self.number(key)?;
+        let raw = self.natural(key, &n)?;
+        *v = T::from_u64(raw)
+            .ok_or_else(|| self.error(n.loc, format!("integer {} is out of range here", n.text)))?;
+        Ok(())
+    }
+    fn flag(&mut self, key: &'static str, v: &mut bool) -> Result<(), ParseError> {
+        *v = match self.take(key) {
+            None => false,
+            Some(Arg::Flag(_)) => true,
+            Some(a) => {
+                return Err(self.error(
+                    a.loc(),
+                    format!("`{key}` is a flag: write `{key}` alone, or nothing"),
+                ));
+            }
+        };
+        Ok(())
+    }
+    fn array<const N: usize>(
+        &mut self,
+        key: &'static str,
+        v: &mut [usize; N],
+    ) -> Result<(), ParseError> {
+        let (items, loc) = self.naturals(key)?;
+        *v = items.try_into().map_err(|items: Vec<usize>| {
+            self.error(
+                loc,
+                format!("`{key}` takes {N} entries, found {}", items.len()),
+            )
+        })?;
+        Ok(())
+    }
+    fn list(&mut self, key: &'static str, v: &mut Vec<usize>) -> Result<(), ParseError> {
+        *v = self.naturals(key)?.0;
+        Ok(())
+    }
+    fn int(&mut self, key: &'static str, v: &mut i64) -> Result<(), ParseError> {
+        let n = self.number(key)?;
+        if !n.is_int() {
+            return Err(self.error(n.loc, format!("`{key}` takes an integer, found {}", n.text)));
+        }
+        let i = signed_int(&n).map_err(|e| at(self.src, e.loc, e.message))?;
+        *v = i64::try_from(i)
+            .map_err(|_| self.error(n.loc, format!("integer {i} does not fit 64 bits")))?;
+        Ok(())
+    }
+    fn float(&mut self, key: &'static str, v: &mut f32) -> Result<(), ParseError> {
+        let n = self.number(key)?;
+        *v = parse_f32(&n).map_err(|e| at(self.src, e.loc, e.message))?;
+        Ok(())
+    }
+    fn label(&mut self, v: &mut String) -> Result<(), ParseError> {
+        let label = self
+            .args
+            .iter_mut()
+            .find(|a| matches!(a, Some(Arg::Label { .. })))
+            .and_then(Option::take);
+        match label {
+            Some(Arg::Label { text, .. }) => {
+                *v = text;
+                Ok(())
+            }
+            _ => Err(self.error(self.loc, format!("`{}` needs a string \"…\"", self.op))),
+        }
+    }
+    fn ty(&mut self, v: &mut Type) {
+        v.clone_from(self.ty);
+    }
+    fn const_id(&mut self, _: &mut ConstId) -> Result<(), ParseError> {
+        Err(self.error(
+            self.loc,
+            "`const` takes its data `[…]` or `withheld`".into(),
+        ))
+    }
+    fn fill(&mut self, key: &'static str, v: &mut Scalar, _: ValueId) -> Result<(), ParseError> {
+        let n = self.number(key)?;
+        *v = scalar(self.src, &n)?;
+        Ok(())
+    }
 }
 
 /// A pad value: integer syntax gives an integer scalar, float syntax an f32.
