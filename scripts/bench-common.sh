@@ -47,7 +47,7 @@ MODELS=("$@")
 for m in "${MODELS[@]}"; do model_file "$m" > /dev/null; done
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install -y time)" >&2; exit 1; }
 
-cargo build --release -q -p sci-compiler --bin sci-compile -p sci-runtime --bin sci-run
+cargo build --release -q -p sci-compiler --bin sci-compile -p sci-cli --bin sci-run
 TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 COMPILE=$TARGET/release/sci-compile
 SCIRUN=$TARGET/release/sci-run

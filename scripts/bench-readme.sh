@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
 GROUPS_=("$@")
 [ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=(ot proto matmul models predicted accuracy)
-cargo build --release -q -p sci-runtime --bin sci-bench
+cargo build --release -q -p sci-cli --bin sci-bench
 TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 B=$TARGET/release/sci-bench
 echo "# $(date -u '+%F %T UTC'), load: $(uptime | sed 's/.*load average: //'), RUNS=$RUNS"

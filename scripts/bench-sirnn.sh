@@ -49,7 +49,7 @@ OUT=${OUT:-target/bench-sirnn}
 TIMEOUT=${TIMEOUT:-600}
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install -y time)" >&2; exit 1; }
 if [ -z "${SCI_BENCH:-}" ]; then
-  cargo build --release -q -p sci-runtime --bin sci-bench
+  cargo build --release -q -p sci-cli --bin sci-bench
   TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
   SCI_BENCH=$TARGET/release/sci-bench
 fi

@@ -24,7 +24,7 @@ case $MODEL in
   *) echo "unknown model $MODEL" >&2; exit 1 ;;
 esac
 
-cargo build --release -q -p sci-compiler --bin sci-compile -p sci-runtime --bin sci-run --bin sci-keygen
+cargo build --release -q -p sci-compiler --bin sci-compile -p sci-cli --bin sci-run --bin sci-keygen
 TARGET=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 BIN=$TARGET/release
 rm -rf "$OUT" && mkdir -p "$OUT"

@@ -5,13 +5,13 @@
 //! **Where `sci-run` comes from.** Cargo gives a test the path of a binary only for the
 //! binaries of its own package (`CARGO_BIN_EXE_*`), and `sci-run` belongs to
 //! `sci-runtime`. So `sci_testkit::process::sci_run` builds it with the same cargo, profile and target
-//! directory it was itself built with (`cargo build -p sci-runtime --bin sci-run`, a
+//! directory it was itself built with (`cargo build -p sci-cli --bin sci-run`, a
 //! no-op when up to date, as under `cargo test --workspace`) and takes the executable's
 //! path from cargo's JSON messages. That guarantees the test never runs a stale binary
 //! and does not depend on the target directory layout. The failure cases of `sci-run`
 //! (killed or silent peer, mismatched or truncated plan, wrong input, same role twice,
 //! client plan at the server) are tested on hand-built plans in
-//! `runtime/tests/cli.rs`, where `CARGO_BIN_EXE_sci-run` is available.
+//! `runtime/cli/tests/cli.rs`, where `CARGO_BIN_EXE_sci-run` is available.
 
 use sci_compiler::{Options, Quantization};
 use sci_ir::{Backend, Plan};

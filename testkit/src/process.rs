@@ -95,7 +95,7 @@ impl Listening {
 ///
 /// Cargo gives a test the path of a binary only for the binaries of its own package
 /// (`CARGO_BIN_EXE_*`), and `sci-run` belongs to `sci-runtime`. So this builds it with
-/// the cargo and profile the test kit was built with (`cargo build -p sci-runtime --bin
+/// the cargo and profile the test kit was built with (`cargo build -p sci-cli --bin
 /// sci-run`, a no-op when up to date, as under `cargo test --workspace`) and takes the
 /// executable's path from cargo's JSON messages: a test never runs a stale binary and
 /// does not depend on the target directory's layout. Built once per test process.
@@ -103,7 +103,7 @@ pub fn sci_run() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "-p", "sci-runtime", "--bin", "sci-run"])
+        cmd.args(["build", "-p", "sci-cli", "--bin", "sci-run"])
             .arg("--message-format=json");
         if !cfg!(debug_assertions) {
             cmd.arg("--release");
@@ -115,7 +115,7 @@ pub fn sci_run() -> &'static Path {
             .expect("running cargo build");
         assert!(
             out.status.success(),
-            "cargo build -p sci-runtime --bin sci-run failed"
+            "cargo build -p sci-cli --bin sci-run failed"
         );
         String::from_utf8_lossy(&out.stdout)
             .lines()

@@ -14,7 +14,7 @@
 //! A protocol run between the paper's roles `P0` and `P1` is a [`Transcript`]: the
 //! sequence of its flights, each the bytes one role sends before it next reads. Bytes
 //! per role are the sums of its flights. Rounds are counted as the runtime's channels
-//! count them (`runtime/src/net/mod.rs`): a party counts a round each time it receives
+//! count them (`runtime/net/src/lib.rs`): a party counts a round each time it receives
 //! after having sent since its previous receive. A transcript therefore also says when
 //! each party waits, so its rounds depend on what came before on the same channel
 //! (whether the party's last act was a send); [`Transcript::replay`] carries that state

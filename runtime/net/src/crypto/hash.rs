@@ -146,7 +146,7 @@ impl Mmo {
 impl Mmo {
     /// The first two blocks of `G(y)` for each parent `y`: `children[2p + b]
     /// = h(parents[p] ⊕ b)`, the length-doubling PRG of a GGM tree level
-    /// ([`crate::ot::ferret`]; `children` holds `2·parents.len()` blocks, the
+    /// (`sci_runtime::ot::ferret`; `children` holds `2·parents.len()` blocks, the
     /// rest is left alone). One fused pass over the level, in place.
     /// Cost: one AES block per child.
     pub fn expand_children(&self, parents: &[Block], children: &mut [Block]) {

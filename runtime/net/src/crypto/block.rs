@@ -142,7 +142,7 @@ impl Not for Block {
 
 /// Views blocks as AES blocks, for in-place encryption.
 #[inline]
-pub(crate) fn as_aes_blocks_mut(b: &mut [Block]) -> &mut [aes::Block] {
+pub fn as_aes_blocks_mut(b: &mut [Block]) -> &mut [aes::Block] {
     // SAFETY: `Block` is `repr(transparent)` over `u128`: 16 bytes, align 16,
     // every bit pattern valid. `aes::Block` is `hybrid_array::Array<u8, U16>`,
     // `repr(transparent)` over `[u8; 16]`: 16 bytes, align 1, every bit pattern

@@ -261,7 +261,7 @@ impl BitReader<'_> {
     }
 
     /// The stream and the position of the next bit.
-    pub(crate) fn parts(&self) -> (&[u8], u64) {
+    pub fn parts(&self) -> (&[u8], u64) {
         (self.bytes, self.pos)
     }
 
@@ -297,7 +297,7 @@ pub fn unpack_fields(bytes: &[u8], pos: u64, w: u32, out: &mut [u64]) {
 /// The AVX2 field extraction of [`unpack_fields`], for callers that
 /// combine the fields of several streams in registers.
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod x86 {
+pub mod x86 {
     use super::mask;
     use std::arch::x86_64::*;
 
@@ -310,7 +310,7 @@ pub(crate) mod x86 {
     /// has period 8 in `e`, so two shuffle and shift patterns, for even and
     /// odd groups, serve the whole run.
     #[derive(Clone, Copy)]
-    pub(crate) struct FieldGroups {
+    pub struct FieldGroups {
         pos: u64,
         w: u64,
         pats: [(__m256i, __m256i); 2],
@@ -320,7 +320,7 @@ pub(crate) mod x86 {
     impl FieldGroups {
         /// The groups of `w`-bit fields from bit `pos` (`w` in 1..=56).
         #[target_feature(enable = "avx2")]
-        pub(crate) fn new(pos: u64, w: u32) -> Self {
+        pub fn new(pos: u64, w: u32) -> Self {
             debug_assert!((1..=56).contains(&w));
             let w = w as u64;
             // Lane `l` (values at `o_l = o + 2l·w` and `o_l + w`) moves bytes
@@ -353,7 +353,7 @@ pub(crate) mod x86 {
         /// How many of the first `n / 4` groups have their loads inside a
         /// stream of `len` bytes (all but those in its last 16 bytes).
         #[inline(always)]
-        pub(crate) fn groups(&self, len: usize, n: usize) -> usize {
+        pub fn groups(&self, len: usize, n: usize) -> usize {
             let last_load = |g: usize| ((self.pos + (4 * g as u64 + 2) * self.w) / 8) as usize + 16;
             let mut groups = n / 4;
             while groups > 0 && last_load(groups - 1) > len {
@@ -366,7 +366,7 @@ pub(crate) mod x86 {
         /// [`FieldGroups::groups`] (panics otherwise).
         #[inline]
         #[target_feature(enable = "avx2")]
-        pub(crate) fn get(&self, bytes: &[u8], g: usize) -> __m256i {
+        pub fn get(&self, bytes: &[u8], g: usize) -> __m256i {
             let o = self.pos + 4 * g as u64 * self.w;
             let b0 = (o / 8) as usize;
             let b1 = ((o + 2 * self.w) / 8) as usize;
@@ -378,7 +378,7 @@ pub(crate) mod x86 {
         }
 
         /// The field mask, `2^w − 1` in each word.
-        pub(crate) fn mask(&self) -> __m256i {
+        pub fn mask(&self) -> __m256i {
             self.m
         }
     }
@@ -386,7 +386,7 @@ pub(crate) mod x86 {
     /// Loads words `4g .. 4g + 4` of `s` (panics past its end).
     #[inline]
     #[target_feature(enable = "avx2")]
-    pub(crate) fn load4(s: &[u64], g: usize) -> __m256i {
+    pub fn load4(s: &[u64], g: usize) -> __m256i {
         let s = &s[4 * g..4 * g + 4];
         // SAFETY: `s` is 4 words (32 bytes); the load is unaligned.
         unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
@@ -395,7 +395,7 @@ pub(crate) mod x86 {
     /// Stores `v` to words `4g .. 4g + 4` of `s` (panics past its end).
     #[inline]
     #[target_feature(enable = "avx2")]
-    pub(crate) fn store4(s: &mut [u64], g: usize, v: __m256i) {
+    pub fn store4(s: &mut [u64], g: usize, v: __m256i) {
         let s = &mut s[4 * g..4 * g + 4];
         // SAFETY: `s` is 4 words (32 bytes); the store is unaligned.
         unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), v) }

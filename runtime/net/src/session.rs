@@ -26,7 +26,7 @@
 //! # Bounded set-up
 //! Each connection has one absolute set-up deadline, [`TcpConfig::setup_timeout`] from
 //! its acceptance: its TLS handshake and preamble, and on a session's lane 0 also the
-//! hello ([`crate::exec::handshake`]), must be done by then however slowly the peer
+//! hello (`sci_runtime::exec::handshake`), must be done by then however slowly the peer
 //! sends (the deadline is lifted with [`Incoming::setup`] once the hello is through;
 //! a further lane's when its preamble is read). At most [`MAX_PENDING`] connections are
 //! in set-up (TLS handshake, preamble) at once, at most [`MAX_PENDING_PER_SOURCE`] of

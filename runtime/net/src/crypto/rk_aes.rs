@@ -44,18 +44,18 @@ use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use super::Block;
 
 /// Instances per group of the output layout of [`hash_rows`].
-pub(crate) const LANES: usize = 4;
+pub const LANES: usize = 4;
 
 /// Position of hash `(j, v)` in the output of [`hash_rows`] with `n_msgs`
 /// masks.
 #[inline]
-pub(crate) fn row_index(j: usize, v: usize, n_msgs: usize) -> usize {
+pub fn row_index(j: usize, v: usize, n_msgs: usize) -> usize {
     ((j / LANES) * n_msgs + v) * LANES + j % LANES
 }
 
 /// Output length of [`hash_rows`] for `n` instances and `n_msgs` masks: whole
 /// groups of [`LANES`] instances.
-pub(crate) fn rows_len(n: usize, n_msgs: usize) -> usize {
+pub fn rows_len(n: usize, n_msgs: usize) -> usize {
     n.div_ceil(LANES) * LANES * n_msgs
 }
 
@@ -66,7 +66,7 @@ pub(crate) fn rows_len(n: usize, n_msgs: usize) -> usize {
 /// [`rows_len`]`(q0.len(), N)`, or `q0.len()` when `N = 1` (then the layout
 /// is the instance order). Entries of the padding instances of the last
 /// group are hashes of zero rows.
-pub(crate) fn hash_rows(
+pub fn hash_rows(
     q0: &[Block],
     q1: &[Block],
     pts: &[Block],
@@ -103,7 +103,7 @@ pub(crate) fn hash_rows(
 /// [`hash_rows`] with the `aes` crate only (one `Aes256::new` and one
 /// `encrypt_block` per hash): the fallback without AES-NI, and the baseline
 /// the benchmark compares the kernels with.
-pub(crate) fn hash_rows_portable(
+pub fn hash_rows_portable(
     q0: &[Block],
     q1: &[Block],
     pts: &[Block],

@@ -7,6 +7,7 @@
 //! `--serve` runs sessions at once, a silent client holding up only its own, and
 //! stops on SIGTERM.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::*;

@@ -20,11 +20,11 @@ mod prg;
 mod rk_aes;
 
 pub use block::Block;
-pub(crate) use block::as_aes_blocks_mut;
-pub(crate) use fixed_aes::FixedAes;
+pub use block::as_aes_blocks_mut;
+pub use fixed_aes::FixedAes;
 pub use hash::{Mmo, RkAes256, Tccr};
 pub use prg::Prg;
-pub(crate) use rk_aes::{hash_rows, row_index, rows_len};
+pub use rk_aes::{hash_rows, row_index, rows_len};
 
 /// The operating system's randomness source failed.
 #[derive(Debug, thiserror::Error)]

@@ -1,3 +1,9 @@
+//! `sci-net`: what the two parties' messages travel on and are made of — channels
+//! (this module: TCP, TLS 1.3, in memory, sessions, the LAN/WAN emulator), the
+//! symmetric crypto (`crypto`: fixed-key AES PRG and hashes, OS randomness) and exact
+//! bit packing (`pack`). The OT engines (`sci-ot`), the HE backends (`sci-he`,
+//! `sci-cheetah`) and the protocols (`sci-runtime`) are built on it.
+//!
 //! Channels: byte streams between the two parties, with explicit flush and
 //! counters of bytes and rounds.
 //!
@@ -30,7 +36,7 @@
 //! parties of one channel sending large data at the same time: on each
 //! channel the messages of a protocol strictly alternate (one side talks, the
 //! other listens). Protocols built on top must keep that discipline (or use
-//! separate channels, as [`crate::ot::session::Session`] does per thread),
+//! separate channels, as `sci_runtime::ot::session::Session` does per thread),
 //! or read and write from two threads at once over a full-duplex transport
 //! ([`Channel::duplex`]), so that their reads drain the peer's writes.
 //!
@@ -46,8 +52,10 @@
 //! [`pack`]), so communication on the wire matches the paper's formulas:
 //! `n` elements of `bits` bits take `⌈n·bits/8⌉` bytes.
 
+pub mod crypto;
 pub mod emulate;
 pub mod mem;
+pub mod pack;
 pub mod session;
 pub mod tcp;
 pub mod tls;
@@ -57,11 +65,10 @@ use std::io;
 use std::ops::{Add, AddAssign, Sub};
 
 use crate::crypto::Block;
-use crate::pack;
 
 /// The two real parties of a run: the server (`--party 0`, holding the
 /// model) and the client (`--party 1`, holding the input). Not to be confused
-/// with the paper's protocol roles `P0`/`P1` ([`crate::proto::Role`]), which
+/// with the paper's protocol roles `P0`/`P1` (`sci_runtime::proto::Role`), which
 /// alternate between the real parties from lane to lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Party {

@@ -50,7 +50,7 @@ impl Backend {
 
 /// AES-128 encryption under one key (see the [module documentation](self)).
 #[derive(Clone)]
-pub(crate) struct FixedAes {
+pub struct FixedAes {
     /// The eleven round keys (only with an AES-NI backend).
     rk: [Block; 11],
     /// The `aes` crate's cipher (the portable backend, and the reference).
@@ -61,7 +61,7 @@ pub(crate) struct FixedAes {
 impl FixedAes {
     /// The cipher keyed by `key` (its little-endian bytes), on the widest
     /// backend of this CPU. Cost: one key expansion.
-    pub(crate) fn new(key: Block) -> FixedAes {
+    pub fn new(key: Block) -> FixedAes {
         FixedAes::with_backend(key, Backend::detect())
     }
 
@@ -81,13 +81,13 @@ impl FixedAes {
     }
 
     /// In place, `x[i] ← AES_key(x[i])`. Cost: one AES block per block.
-    pub(crate) fn encrypt_blocks(&self, x: &mut [Block]) {
+    pub fn encrypt_blocks(&self, x: &mut [Block]) {
         self.run::<false>(x);
     }
 
     /// In place, `x[i] ← AES_key(x[i]) ⊕ x[i]` (Matyas–Meyer–Oseas), without
     /// a copy of the inputs. Cost: one AES block per block.
-    pub(crate) fn mmo_blocks(&self, x: &mut [Block]) {
+    pub fn mmo_blocks(&self, x: &mut [Block]) {
         self.run::<true>(x);
     }
 

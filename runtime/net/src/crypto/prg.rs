@@ -8,14 +8,14 @@
 //!
 //! # Where protocol randomness comes from
 //! No protocol seeds itself: every run draws from a `Prg` it is handed (the
-//! lane's, in [`crate::proto::Ctx::prg`] and inside [`crate::ot::OtPack`]),
+//! lane's, in `sci_runtime::proto::Ctx::prg` and inside `sci_runtime::ot::OtPack`),
 //! as swanky's OT traits take an `rng`. In production the root of each
 //! session is one seed from the operating system ([`Prg::from_os`], used by
-//! [`crate::ot::Session::new`]); lanes and OT packs get children derived
+//! `sci_runtime::ot::Session::new`); lanes and OT packs get children derived
 //! from it with domain separation ([`Prg::derive`]), and a protocol that
 //! needs a generator of its own takes a [`Prg::fork`] of the lane's, keyed
 //! by fresh output of it, so no stream is ever used twice. Tests seed the
-//! root from a printed seed instead ([`crate::ot::Session::with_seed`]), so
+//! root from a printed seed instead (`sci_runtime::ot::Session::with_seed`), so
 //! that a failing run can be replayed bit for bit.
 
 use aes::Aes128;

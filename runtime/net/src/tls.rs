@@ -263,12 +263,12 @@ impl Tls {
     }
 
     /// A server-side connection (for the listening side of a lane).
-    pub(crate) fn server(&self) -> io::Result<rustls::ServerConnection> {
+    pub fn server(&self) -> io::Result<rustls::ServerConnection> {
         rustls::ServerConnection::new(Arc::clone(&self.server)).map_err(io::Error::other)
     }
 
     /// A client-side connection (for the connecting side of a lane).
-    pub(crate) fn client(&self) -> io::Result<rustls::ClientConnection> {
+    pub fn client(&self) -> io::Result<rustls::ClientConnection> {
         let name = ServerName::try_from("sci").map_err(io::Error::other)?;
         rustls::ClientConnection::new(Arc::clone(&self.client), name).map_err(io::Error::other)
     }
