@@ -319,6 +319,9 @@ pub mod x86 {
 
     impl FieldGroups {
         /// The groups of `w`-bit fields from bit `pos` (`w` in 1..=56).
+        ///
+        /// # Safety
+        /// The CPU must have AVX2 (callers check `is_x86_feature_detected!("avx2")`).
         #[target_feature(enable = "avx2")]
         pub fn new(pos: u64, w: u32) -> Self {
             debug_assert!((1..=56).contains(&w));
@@ -364,6 +367,9 @@ pub mod x86 {
 
         /// Values `4g .. 4g + 4` of `bytes`, for `g` below
         /// [`FieldGroups::groups`] (panics otherwise).
+        ///
+        /// # Safety
+        /// The CPU must have AVX2 (callers check `is_x86_feature_detected!("avx2")`).
         #[inline]
         #[target_feature(enable = "avx2")]
         pub fn get(&self, bytes: &[u8], g: usize) -> __m256i {
@@ -384,6 +390,9 @@ pub mod x86 {
     }
 
     /// Loads words `4g .. 4g + 4` of `s` (panics past its end).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 (callers check `is_x86_feature_detected!("avx2")`).
     #[inline]
     #[target_feature(enable = "avx2")]
     pub fn load4(s: &[u64], g: usize) -> __m256i {
@@ -393,6 +402,9 @@ pub mod x86 {
     }
 
     /// Stores `v` to words `4g .. 4g + 4` of `s` (panics past its end).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 (callers check `is_x86_feature_detected!("avx2")`).
     #[inline]
     #[target_feature(enable = "avx2")]
     pub fn store4(s: &mut [u64], g: usize, v: __m256i) {
