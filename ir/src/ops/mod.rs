@@ -170,6 +170,20 @@ pub enum Op<V = ValueId> {
         /// Operand.
         x: V,
     },
+    /// Softmax along `axis`, scale unchanged: `y_i = e^{x_i}/Σ_j e^{x_j}` over each line
+    /// of the axis. Over a ring `Z_{2^ℓ}` at scale `s` (`ℓ ≥ 2s + 4`, the line length `n`
+    /// with `⌊(ℓ−2)/2⌋ + ⌊log₂ n⌋ + 2 ≤ ℓ`): exactly [`crate::math::softmax`] with
+    /// [`crate::math::SoftmaxParams::new`] (the maximum subtracted, exp, the sum's
+    /// range-reduced reciprocal, one rounded product); within
+    /// [`crate::math::SoftmaxParams::max_error_ulps`] ULPs (`≈ 1.6 + 0.44·n` at ℓ = 32,
+    /// `s = 12`) where a line's spread is below `2^{ℓ−1}`. `f32` in a float program; not
+    /// defined over a field.
+    Softmax {
+        /// Operand.
+        x: V,
+        /// The axis the lines run along.
+        axis: usize,
+    },
     /// Max pooling over 2-D windows (NCHW). Padded positions are ignored (never compared);
     /// among equal maxima the first in row-major window order wins (irrelevant to the
     /// value, stated for the protocol's comparisons).
@@ -314,6 +328,7 @@ impl<V> Op<V> {
             Op::Sigmoid { .. } => "sigmoid",
             Op::Tanh { .. } => "tanh",
             Op::Rsqrt { .. } => "rsqrt",
+            Op::Softmax { .. } => "softmax",
             Op::MaxPool { .. } => "maxpool",
             Op::AvgPool { .. } => "avgpool",
             Op::GlobalAvgPool { .. } => "global_avgpool",
@@ -363,6 +378,7 @@ impl<V> Op<V> {
             | Op::Sigmoid { x }
             | Op::Tanh { x }
             | Op::Rsqrt { x }
+            | Op::Softmax { x, .. }
             | Op::MaxPool { x, .. }
             | Op::AvgPool { x, .. }
             | Op::GlobalAvgPool { x }
@@ -445,6 +461,10 @@ impl<V> Op<V> {
             Op::Sigmoid { x } => Op::Sigmoid { x: f(x)? },
             Op::Tanh { x } => Op::Tanh { x: f(x)? },
             Op::Rsqrt { x } => Op::Rsqrt { x: f(x)? },
+            Op::Softmax { x, axis } => Op::Softmax {
+                x: f(x)?,
+                axis: *axis,
+            },
             Op::MaxPool { x, pool } => Op::MaxPool {
                 x: f(x)?,
                 pool: *pool,

@@ -112,6 +112,7 @@ pub struct InstrMsg {
 /// | 25 | sigmoid | x | — | |
 /// | 26 | tanh | x | — | |
 /// | 27 | rsqrt | x | — | |
+/// | 28 | softmax | x | `[axis]` | |
 ///
 /// Booleans are 0/1.
 #[derive(Clone, PartialEq, Message)]

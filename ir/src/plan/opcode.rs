@@ -46,13 +46,14 @@ fn opcode<V>(op: &Op<V>) -> u32 {
         Op::Sigmoid { .. } => 25,
         Op::Tanh { .. } => 26,
         Op::Rsqrt { .. } => 27,
+        Op::Softmax { .. } => 28,
     }
 }
 
 /// Every op once, with placeholder operands and attributes (an instruction of type
 /// `ty`): the decoder picks the one whose [`opcode`] it reads, then fills it in with
 /// [`fields`].
-fn templates(ty: &Type) -> [Op; 28] {
+fn templates(ty: &Type) -> [Op; 29] {
     let x = ValueId(0);
     let pool = Pool2d {
         kernel: [0; 2],
@@ -138,6 +139,7 @@ fn templates(ty: &Type) -> [Op; 28] {
         Op::Sigmoid { x },
         Op::Tanh { x },
         Op::Rsqrt { x },
+        Op::Softmax { x, axis: 0 },
     ]
 }
 
@@ -247,6 +249,10 @@ fn fields<F: Fields>(op: &mut Op, f: &mut F) -> Result<(), F::Error> {
             f.operand(x)?;
             f.pool(pool)?;
             f.attr(count_include_pad)?;
+        }
+        Op::Softmax { x, axis } => {
+            f.operand(x)?;
+            f.attr(axis)?;
         }
         Op::ArgMax { x, axis, keepdims } => {
             f.operand(x)?;

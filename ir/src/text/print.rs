@@ -195,7 +195,7 @@ fn body(out: &mut String, p: &Program, op: &Op) {
         Op::Reshape { x, shape } => {
             let _ = write!(out, " {} shape={}", n(x), list(shape));
         }
-        Op::Flatten { x, axis } => {
+        Op::Flatten { x, axis } | Op::Softmax { x, axis } => {
             let _ = write!(out, " {} axis={axis}", n(x));
         }
         Op::Transpose { x, perm } => {
