@@ -81,33 +81,15 @@ const TABLE: &[(&str, Row)] = &[
         "zoo/convnext_tiny_tiny_dynamo.onnx",
         Compiles { max_error: 1e-3 },
     ),
-    (
-        "zoo/vit_tiny_legacy_o17.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "/encoder/layers/encoder_layer_0/self_attention/Softmax",
-        },
-    ),
-    (
-        "zoo/vit_tiny_dynamo.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "node_Softmax_84",
-        },
-    ),
+    ("zoo/vit_tiny_legacy_o17.onnx", Compiles { max_error: 4e-3 }),
+    ("zoo/vit_tiny_dynamo.onnx", Compiles { max_error: 4e-3 }),
     (
         "zoo/text_encoder_tiny_legacy_o17.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "/encoder/layers.0/self_attn/Softmax",
-        },
+        Compiles { max_error: 1e-3 },
     ),
     (
         "zoo/text_encoder_tiny_dynamo.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "node_Softmax_74",
-        },
+        Compiles { max_error: 1e-3 },
     ),
     (
         "zoo/unet_tiny_legacy_o17.onnx",

@@ -551,6 +551,18 @@ fn map_lines<T: Copy + Default>(
     out
 }
 
+/// The float softmax of `x` (shape `shape`) along `axis`: `e^{x − max}/Σ e^{x − max}`
+/// on every line (the float program's [`Op::Softmax`]; the frontend folds constants
+/// with it). Cost: `O(numel)`.
+pub fn softmax_f32(x: &[f32], shape: &[usize], axis: usize) -> Vec<f32> {
+    map_lines(x, shape, axis, |l| {
+        let m = l.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = l.iter().map(|&v| (v - m).exp()).collect();
+        let total: f32 = e.iter().sum();
+        e.iter().map(|&v| v / total).collect()
+    })
+}
+
 /// `softmax` along `axis` at scale `s`: over a ring [`math::softmax`] on every line (the
 /// type checker guarantees its parameters), in `f32` `e^{x − max}/Σ e^{x − max}`; not
 /// defined over a field.
@@ -564,12 +576,7 @@ fn softmax(t: &Tensor, axis: usize, s: u32) -> Result<crate::tensor::Data, Inter
     };
     let shape = t.shape();
     match (t.encoding(), t.as_f32()) {
-        (_, Some(f)) => Ok(crate::tensor::Data::F32(map_lines(f, shape, axis, |l| {
-            let m = l.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let e: Vec<f32> = l.iter().map(|&v| (v - m).exp()).collect();
-            let total: f32 = e.iter().sum();
-            e.iter().map(|&v| v / total).collect()
-        }))),
+        (_, Some(f)) => Ok(crate::tensor::Data::F32(softmax_f32(f, shape, axis))),
         (Encoding::Ring { bits }, None) => {
             let n = shape.get(axis).copied().unwrap_or(1);
             let p = SoftmaxParams::new(bits, s, n).map_err(|e| unsupported(e.to_string()))?;
