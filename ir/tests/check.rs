@@ -791,13 +791,13 @@ params mill_radix=2 threads=1 linear=he ot=silent
     .unwrap();
     let e = p.check_secure().unwrap_err();
     assert!(matches!(e, SecureError::SecretProduct { .. }), "{e}");
-    // So are sigmoid and tanh (secret products inside); over a ring they run.
-    for op in ["sigmoid", "tanh"] {
+    // So are sigmoid, tanh and softmax (secret products inside); over a ring they run.
+    for op in ["sigmoid %x", "tanh %x", "softmax %x axis=1"] {
         let p = sci_ir::Program::parse(&format!(
             "
 params mill_radix=2 threads=1 linear=he ot=silent
 %x: client z4294475777.12[3,4] = input \"x\"
-%s: client z4294475777.12[3,4] = {op} %x
+%s: client z4294475777.12[3,4] = {op}
 %o: client z4294475777.12[3,4] = output %s \"o\"
 "
         ))
@@ -807,7 +807,7 @@ params mill_radix=2 threads=1 linear=he ot=silent
         let p = sci_ir::Program::parse(&format!(
             "
 %x: client i32.12[3,4] = input \"x\"
-%s: client i32.12[3,4] = {op} %x
+%s: client i32.12[3,4] = {op}
 %o: client i32.12[3,4] = output %s \"o\"
 "
         ))
