@@ -786,13 +786,8 @@ impl SoftmaxParams {
     }
 
     /// The length `n` of a line.
-    pub fn len(&self) -> usize {
+    pub fn line_len(&self) -> usize {
         self.n
-    }
-
-    /// Always `false`: a line has at least one element.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// Internal scale `t` of the exponentials and their sum.
@@ -825,7 +820,7 @@ impl SoftmaxParams {
     }
 }
 
-/// `≈ 2^s·softmax(x)` (scale `s`) of one line `x` of [`SoftmaxParams::len`] ℓ-bit ring
+/// `≈ 2^s·softmax(x)` (scale `s`) of one line `x` of [`SoftmaxParams::line_len`] ℓ-bit ring
 /// elements at scale `s`; see [`SoftmaxParams`]. `None` if `x` has another length.
 pub fn softmax(p: &SoftmaxParams, x: &[u64]) -> Option<Vec<u64>> {
     if x.len() != p.n {
@@ -1195,7 +1190,7 @@ mod tests {
             "softmax ℓ={} s={} n={} t={} s_r={}: max error {worst:.3} ULP (bound {:.3})",
             ell,
             p.s(),
-            p.len(),
+            p.line_len(),
             p.t(),
             p.recip().s_out(),
             p.max_error_ulps()

@@ -137,7 +137,7 @@ pub fn recip_range(p: &RecipRangeParams, m: u32, n: usize, duplex: bool) -> Tran
         .then(secmul::mul_round(p.ell(), p.shift(), m, n, duplex))
 }
 
-/// Softmax of `rows` lines of [`SoftmaxParams::len`] elements ([`crate::math::softmax`];
+/// Softmax of `rows` lines of [`SoftmaxParams::line_len`] elements ([`crate::math::softmax`];
 /// the runtime's `proto::softmax`) at radix `m`: the lines' maxima
 /// ([`pool::maxpool`], exact comparisons if `exact`), [`exp_neg`] of every difference
 /// at scale `t`, [`recip_range`] of every line's sum, the rounded product of every
@@ -146,9 +146,9 @@ pub fn softmax(p: &SoftmaxParams, m: u32, rows: usize, exact: bool, duplex: bool
     if rows == 0 {
         return Transcript::new();
     }
-    let (ell, e) = (p.ell(), p.exp());
-    let n = rows * p.len();
-    pool::maxpool(Modulus::Pow2(ell), m, n, &vec![p.len(); rows], exact, false)
+    let (ell, e, len) = (p.ell(), p.exp(), p.line_len());
+    let n = rows * len;
+    pool::maxpool(Modulus::Pow2(ell), m, n, &vec![len; rows], exact, false)
         .then(exp_neg(ell, e.digit(), e.s_out(), m, n, duplex))
         .then(recip_range(p.recip(), m, rows, duplex))
         .then(secmul::mul_round(ell, p.shift(), m, n, duplex))

@@ -30,7 +30,7 @@ use crate::pack::mask;
 use sci_ir::math::SoftmaxParams;
 
 /// Shares of [`sci_ir::math::softmax`] (scale `s`) of every line of the shared
-/// ℓ-bit `x` (lines of [`SoftmaxParams::len`] elements, one after the other);
+/// ℓ-bit `x` (lines of [`SoftmaxParams::line_len`] elements, one after the other);
 /// `cmp` as for [`maxpool::maxpool`].
 pub fn softmax(
     ctx: &mut Ctx<'_>,
@@ -38,7 +38,7 @@ pub fn softmax(
     cmp: Compare,
     x: &[u64],
 ) -> Result<Vec<u64>, ProtoError> {
-    let (ell, n) = (p.ell(), p.len());
+    let (ell, n) = (p.ell(), p.line_len());
     let m = mask(ell);
     check(x.len().is_multiple_of(n), || {
         format!("{} elements are not lines of {n}", x.len())
@@ -72,7 +72,7 @@ mod tests {
 
     /// Two-party softmax of the lines `x` against the oracle, costs pinned.
     fn check_softmax(p: &SoftmaxParams, cmp: Compare, x: &[u64], seed: u128) {
-        let (ell, n) = (p.ell(), p.len());
+        let (ell, n) = (p.ell(), p.line_len());
         let (x0, x1) = share(&mut prg(seed), x, ell);
         let r = measured(4, |ctx, warm| {
             let x = if ctx.role == super::super::Role::P0 {
