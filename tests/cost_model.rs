@@ -555,7 +555,7 @@ fn predicted_equals_measured_on_silent_for_every_model() {
 
 /// Name parts of the models [`predicted_equals_measured_on_silent`] runs: the digits
 /// models and every model with products, comparisons, pooling or divisions.
-const SILENT_KINDS: [&str; 15] = [
+const SILENT_KINDS: [&str; 17] = [
     "digits/",
     "argmax",
     "pool",
@@ -571,6 +571,8 @@ const SILENT_KINDS: [&str; 15] = [
     "tanh",
     "silu",
     "layernorm",
+    "softmax",
+    "attention",
 ];
 
 /// Checks `models` under `backend` on the silent engine ([`check_program`]) at 1 lane,

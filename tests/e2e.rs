@@ -300,6 +300,28 @@ fn normalised_transformer_era_zoo_models() {
     check_model("zoo/convnext_tiny_tiny_dynamo.onnx", None, 1, 1);
 }
 
+/// Softmax inside a graph (`proto::softmax`: the lines' maxima, exp, the sums'
+/// reciprocal, a secret product): the per-axis form, the form coerced to 2-D before
+/// opset 13, and single-head attention (`softmax(q·kᵀ/√d)·v`).
+#[test]
+fn softmax_models() {
+    check_model("ops/softmax_axis1_o13.onnx", None, 1, 2);
+    check_model("ops/softmax_flatten_o11.onnx", None, 1, 1);
+    check_model("ops/attention_o17.onnx", None, 2, 1);
+}
+
+/// The zoo's vision transformer and transformer text encoder (both exporters):
+/// attention's softmax, batched secret products, LayerNormalization and GELU, bit for
+/// bit with the interpreter; one ViT with its products by the weights on RLWE (the
+/// default backend), the others on SCI_OT.
+#[test]
+fn attention_zoo_models() {
+    check_model("zoo/vit_tiny_legacy_o17.onnx", None, 1, 2);
+    check_model_for(Backend::Rlwe, "zoo/vit_tiny_dynamo.onnx", None, 1, 1);
+    check_model("zoo/text_encoder_tiny_legacy_o17.onnx", None, 1, 1);
+    check_model("zoo/text_encoder_tiny_dynamo.onnx", None, 1, 2);
+}
+
 #[test]
 fn single_op_models() {
     for m in [

@@ -37,7 +37,7 @@
 
 use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
-use sci_ir::math::{RsqrtParams, SmoothParams};
+use sci_ir::math::{RsqrtParams, SmoothParams, SoftmaxParams};
 use sci_ir::schedule::Step;
 use sci_ir::{Backend, Op, Pool2d, Program, ValueId};
 use serde::Serialize;
@@ -282,6 +282,25 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
                 c.multiplications = products * numel;
                 c.trunc_nonneg = products * numel;
                 c.cots = 2 * products * numel * bits;
+            }
+        }
+        (Step::Softmax { s, exact }, Op::Softmax { x, axis }) => {
+            // The lines' tournaments (MaxPool's: `n − 1` comparisons per line, the
+            // signs in exact mode); exp's tree (`K − 1` products per element); per line
+            // the range reduction (a ReLU and ℓ − 1 DReLUs, one product), the
+            // reciprocal's `2n` products and the output factor's; the final product per
+            // element; every product rounded by a non-negative truncation
+            // (`proto::softmax`).
+            let n = shape(x).get(*axis).copied().unwrap_or(1).max(1);
+            if let Ok(sp) = SoftmaxParams::new(bits as u32, s, n) {
+                let rows = numel / n as u64;
+                let products = sp.exp().digits() as u64 * numel
+                    + (2 + 2 * u64::from(sp.recip().recip().iters())) * rows;
+                c.comparisons = rows * (n as u64 - 1);
+                c.drelu = c.comparisons + signs(x, exact) + bits * rows;
+                c.multiplications = products;
+                c.trunc_nonneg = products;
+                c.cots = 2 * products * bits;
             }
         }
         _ => {}

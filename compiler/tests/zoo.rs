@@ -1,22 +1,14 @@
 //! The models people deploy today (issue 25; `testdata/gen/zoo.py`, `testdata/zoo/`):
 //! reduced MobileNetV3, EfficientNet, RegNetY, ConvNeXt, ViT, a transformer text
 //! encoder, a U-Net, LSTM and GRU classifiers and a LeakyReLU ResNet, each from both
-//! PyTorch exporters. [`TABLE`] says, per model, what the compiler does today:
-//!
-//! * `Compiles { max_error }`: it compiles at the defaults (as `sci-compile MODEL`)
-//!   and, on every committed case, the fixed-point interpreter's argmax over the class
-//!   axis (axis 1; per pixel for the U-Net) equals onnxruntime's and the largest
-//!   absolute error of the outputs is at most `max_error` (printed);
-//! * `StopsAt`: compiling fails with the frontend's error naming that node and op: an
-//!   unsupported op, or an unsupported form of a supported one (the first the model
-//!   needs; e.g. a batched `MatMul` of two activations).
-//!
-//! When a lowering lands, its rows fail here until they are flipped, so the table is
-//! the record of what runs. Separately, every probe of `zoo/index.json` (the output of
+//! PyTorch exporters. Every one compiles at the defaults (as `sci-compile MODEL`), and
+//! on every committed case the fixed-point interpreter's argmax over the class axis
+//! (axis 1; per pixel for the U-Net) equals onnxruntime's and the largest absolute
+//! error of the outputs is at most the model's bound in [`TABLE`] (printed), so the
+//! table is the record of how close each runs. Separately, every probe of `zoo/index.json` (the output of
 //! a ConvTranspose, Resize, ReduceMean, Expand, … node, with onnxruntime's value per
 //! case) is lowered up to that tensor (`--output`) and its float-stage interpreter
 //! value compared with onnxruntime's: the lowerings checked on real exporter graphs.
-//! A probe behind an unsupported op (or form) is reported as blocked.
 
 mod common;
 
@@ -28,116 +20,29 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-/// What the compiler does with one zoo model today.
-#[derive(Debug, Clone, Copy)]
-enum Row {
-    /// Compiles; argmax equals onnxruntime's on the committed cases, and no output
-    /// differs from onnxruntime's by more than `max_error`.
-    Compiles {
-        /// The bound on the absolute error of every output.
-        max_error: f64,
-    },
-    /// Stops at the unsupported op (or unsupported form of op) `op` of the node named
-    /// `node`.
-    StopsAt {
-        op: &'static str,
-        node: &'static str,
-    },
-}
-
-use Row::{Compiles, StopsAt};
-
-/// One row per model of `testdata/zoo/index.json`.
-const TABLE: &[(&str, Row)] = &[
-    (
-        "zoo/mobilenet_v3_small_tiny_legacy_o17.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/mobilenet_v3_small_tiny_dynamo.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/efficientnet_b0_tiny_legacy_o17.onnx",
-        Compiles { max_error: 2e-3 },
-    ),
-    (
-        "zoo/efficientnet_b0_tiny_dynamo.onnx",
-        Compiles { max_error: 2e-3 },
-    ),
-    (
-        "zoo/regnet_y_tiny_legacy_o17.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/regnet_y_tiny_dynamo.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/convnext_tiny_tiny_legacy_o17.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/convnext_tiny_tiny_dynamo.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/vit_tiny_legacy_o17.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "/encoder/layers/encoder_layer_0/self_attention/Softmax",
-        },
-    ),
-    (
-        "zoo/vit_tiny_dynamo.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "node_Softmax_84",
-        },
-    ),
-    (
-        "zoo/text_encoder_tiny_legacy_o17.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "/encoder/layers.0/self_attn/Softmax",
-        },
-    ),
-    (
-        "zoo/text_encoder_tiny_dynamo.onnx",
-        StopsAt {
-            op: "Softmax",
-            node: "node_Softmax_74",
-        },
-    ),
-    (
-        "zoo/unet_tiny_legacy_o17.onnx",
-        Compiles { max_error: 2e-3 },
-    ),
-    ("zoo/unet_tiny_dynamo.onnx", Compiles { max_error: 2e-3 }),
-    (
-        "zoo/lstm_classifier_legacy_o17.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/lstm_classifier_dynamo.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/gru_classifier_legacy_o17.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/gru_classifier_dynamo.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/resnet_leaky_tiny_legacy_o17.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
-    (
-        "zoo/resnet_leaky_tiny_dynamo.onnx",
-        Compiles { max_error: 1e-3 },
-    ),
+/// One row per model of `testdata/zoo/index.json`: its path and the bound on the
+/// absolute error of every output against onnxruntime's.
+const TABLE: &[(&str, f64)] = &[
+    ("zoo/mobilenet_v3_small_tiny_legacy_o17.onnx", 1e-3),
+    ("zoo/mobilenet_v3_small_tiny_dynamo.onnx", 1e-3),
+    ("zoo/efficientnet_b0_tiny_legacy_o17.onnx", 2e-3),
+    ("zoo/efficientnet_b0_tiny_dynamo.onnx", 2e-3),
+    ("zoo/regnet_y_tiny_legacy_o17.onnx", 1e-3),
+    ("zoo/regnet_y_tiny_dynamo.onnx", 1e-3),
+    ("zoo/convnext_tiny_tiny_legacy_o17.onnx", 1e-3),
+    ("zoo/convnext_tiny_tiny_dynamo.onnx", 1e-3),
+    ("zoo/vit_tiny_legacy_o17.onnx", 4e-3),
+    ("zoo/vit_tiny_dynamo.onnx", 4e-3),
+    ("zoo/text_encoder_tiny_legacy_o17.onnx", 1e-3),
+    ("zoo/text_encoder_tiny_dynamo.onnx", 1e-3),
+    ("zoo/unet_tiny_legacy_o17.onnx", 2e-3),
+    ("zoo/unet_tiny_dynamo.onnx", 2e-3),
+    ("zoo/lstm_classifier_legacy_o17.onnx", 1e-3),
+    ("zoo/lstm_classifier_dynamo.onnx", 1e-3),
+    ("zoo/gru_classifier_legacy_o17.onnx", 1e-3),
+    ("zoo/gru_classifier_dynamo.onnx", 1e-3),
+    ("zoo/resnet_leaky_tiny_legacy_o17.onnx", 1e-3),
+    ("zoo/resnet_leaky_tiny_dynamo.onnx", 1e-3),
 ];
 
 /// The entries of `testdata/zoo/index.json`.
@@ -230,14 +135,13 @@ fn zoo_table_says_what_the_compiler_does_today() {
     let rows: BTreeSet<&str> = TABLE.iter().map(|(p, _)| *p).collect();
     assert_eq!(listed, rows, "every zoo model has one row of TABLE");
     let mut failures = Vec::new();
-    for (path, row) in TABLE {
+    for (path, max_error) in TABLE {
         let e = entries
             .iter()
             .find(|e| e["path"].as_str() == Some(path))
             .expect("listed");
-        let result = compile_default(path);
-        let line = match (row, result) {
-            (Compiles { max_error }, Ok(c)) => check_compiled(e, &c).and_then(|worst| {
+        let line = match compile_default(path) {
+            Ok(c) => check_compiled(e, &c).and_then(|worst| {
                 let line = format!(
                     "compiles (ℓ = {}, s = {}); argmax = onnxruntime's; max abs error {worst:.3e}",
                     c.bits, c.scale
@@ -248,24 +152,7 @@ fn zoo_table_says_what_the_compiler_does_today() {
                     Err(format!("{line}, above the row's bound {max_error:.1e}"))
                 }
             }),
-            (Compiles { .. }, Err(err)) => Err(format!("does not compile: {err:#}")),
-            (StopsAt { op, node }, Err(err)) => match &err {
-                CompileError::Frontend {
-                    source:
-                        source @ (FrontendError::UnsupportedOp { node: n, .. }
-                        | FrontendError::Node { node: n, .. }),
-                    ..
-                } if n.op_type == *op && n.name.as_deref() == Some(node) => {
-                    Ok(format!("stops at {source}").chars().take(200).collect())
-                }
-                _ => Err(format!(
-                    "expected unsupported op {op} at '{node}', got: {:#}",
-                    anyhow_chain(&err)
-                )),
-            },
-            (StopsAt { op, node }, Ok(_)) => Err(format!(
-                "compiles now (the row says it stops at {op} '{node}'): flip the row to Compiles"
-            )),
+            Err(err) => Err(format!("does not compile: {}", anyhow_chain(&err))),
         };
         match line {
             Ok(l) => say(&format!("{path}: {l}")),
@@ -341,9 +228,6 @@ fn landed_lowerings_match_onnxruntime_on_zoo_probes() {
     for e in index() {
         let path = e["path"].as_str().expect("path");
         let cases = e["cases"].as_u64().expect("cases") as usize;
-        let compiles = TABLE
-            .iter()
-            .any(|(p, r)| *p == path && matches!(r, Compiles { .. }));
         for p in e["probes"].as_array().expect("probes") {
             let (op, tensor, file) = (
                 p["op"].as_str().expect("op"),
@@ -360,9 +244,6 @@ fn landed_lowerings_match_onnxruntime_on_zoo_probes() {
                 Ok(err) => failures.push(format!(
                     "{path}: {op} '{tensor}': max rel. error {err:.3e} against onnxruntime"
                 )),
-                Err(m) if m.starts_with("blocked") && !compiles => {
-                    say(&format!("{path}: {op} '{tensor}': {m}"));
-                }
                 Err(m) => failures.push(format!("{path}: {op} '{tensor}': {m}")),
             }
         }

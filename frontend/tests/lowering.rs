@@ -439,15 +439,109 @@ fn trailing_softmax_is_dropped_with_a_note_but_not_in_the_middle() {
             .contains("node 'sm' (op Softmax) dropped")
     );
 
+    // Inside a graph a Softmax is the IR's softmax; a LogSoftmax is refused there.
     let mut g = Graph::new(13);
     g.input("x", &[D::N(1), D::N(3)]).output("y");
     g.node("softmax_mid", "Softmax", &["x"], &["s"]);
     g.node("relu", "Relu", &["s"], &["y"]);
+    let (p, notes) = load(&g).lower(None).unwrap();
+    assert_eq!(mnemonics(&p), ["input", "softmax", "relu", "output"]);
+    assert!(notes.is_empty(), "{notes:?}");
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(3)]).output("y");
+    g.node("log_softmax_mid", "LogSoftmax", &["x"], &["s"]);
+    g.node("relu", "Relu", &["s"], &["y"]);
     let e = lower_err(&load(&g), None);
     assert!(
-        e.contains("node 'softmax_mid'") && e.contains("only supported as the last op"),
+        e.contains("node 'log_softmax_mid'") && e.contains("only supported as the last op"),
         "{e}"
     );
+}
+
+/// The float softmax of `x` (`[outer, n]` row-major) along its rows.
+fn softmax_rows(x: &[f32], n: usize) -> Vec<f32> {
+    x.chunks(n)
+        .flat_map(|row| {
+            let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let total: f32 = row.iter().map(|&v| (v - m).exp()).sum();
+            row.iter().map(move |&v| (v - m).exp() / total)
+        })
+        .collect()
+}
+
+/// `Softmax` inside a graph on a `[2, 3, 4]` input: opset 13 along `axis` (default −1;
+/// axis 1 transposed into rows for the reference), opsets 1 and 11 over the input
+/// coerced to 2-D at `axis` (default 1: rows of 12; a reshape around a softmax along
+/// the last axis, none for the last axis itself); a constant input folds.
+#[test]
+fn softmax_inside_a_graph_on_any_axis_and_opset() {
+    const ONE: [&str; 1] = ["softmax"];
+    const RESHAPED: [&str; 3] = ["reshape", "softmax", "reshape"];
+    let x: Vec<f32> = (0..24).map(|i| ((i * 7) % 11) as f32 / 4.0 - 1.0).collect();
+    // Lines along axis 1 of [2, 3, 4], gathered into rows of 3.
+    let axis1 = |x: &[f32]| -> Vec<f32> {
+        (0..2)
+            .flat_map(|a| (0..4).flat_map(move |c| (0..3).map(move |b| x[(a * 3 + b) * 4 + c])))
+            .collect()
+    };
+    let scatter1 = |rows: &[f32]| -> Vec<f32> {
+        let mut y = vec![0.0; 24];
+        for a in 0..2 {
+            for c in 0..4 {
+                for b in 0..3 {
+                    y[(a * 3 + b) * 4 + c] = rows[(a * 4 + c) * 3 + b];
+                }
+            }
+        }
+        y
+    };
+    let cases = [
+        (13, None, &ONE[..], softmax_rows(&x, 4)),
+        (13, Some(1), &ONE, scatter1(&softmax_rows(&axis1(&x), 3))),
+        (11, None, &RESHAPED, softmax_rows(&x, 12)),
+        (11, Some(0), &RESHAPED, softmax_rows(&x, 24)),
+        (11, Some(-1), &ONE, softmax_rows(&x, 4)),
+        (1, Some(2), &ONE, softmax_rows(&x, 4)),
+    ];
+    for (opset, axis, ops, want) in cases {
+        let mut g = Graph::new(opset);
+        g.input("x", &[D::N(2), D::N(3), D::N(4)]).output("y");
+        let n = g.node("sm", "Softmax", &["x"], &["s"]);
+        if let Some(a) = axis {
+            attr_i(n, "axis", a);
+        }
+        g.node("relu", "Relu", &["s"], &["y"]);
+        let (p, _) = load(&g).lower(None).unwrap();
+        let mut expected = vec!["input"];
+        expected.extend(ops.iter().copied());
+        expected.extend(["relu", "output"]);
+        assert_eq!(mnemonics(&p), expected, "opset {opset} axis {axis:?}");
+        let y = run(&p, &[(vec![2, 3, 4], x.clone())]).remove(0);
+        for (a, b) in y.iter().zip(&want) {
+            assert!(
+                (a - b).abs() < 1e-6,
+                "opset {opset} axis {axis:?}: {y:?} vs {want:?}"
+            );
+        }
+    }
+    // A constant operand folds; an axis out of range is named.
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(2)]).output("y");
+    g.init_f32("k", &[1, 2], &[0.0, 0.0]);
+    g.node("sm", "Softmax", &["k"], &["s"]);
+    g.node("add", "Add", &["x", "s"], &["y"]);
+    let (p, _) = load(&g).lower(None).unwrap();
+    assert!(!mnemonics(&p).contains(&"softmax"));
+    assert_eq!(
+        run(&p, &[(vec![1, 2], vec![1.0, 2.0])]).remove(0),
+        [1.5, 2.5]
+    );
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(1), D::N(2)]).output("y");
+    attr_i(g.node("sm", "Softmax", &["x"], &["s"]), "axis", 2);
+    g.node("relu", "Relu", &["s"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(e.contains("axis") && e.contains("out of range"), "{e}");
 }
 
 /// The skl2onnx classifier head: `Softmax → Identity → probabilities`, and
@@ -503,11 +597,12 @@ fn output_pruning_comes_before_the_trailing_softmax_check() {
     outputs.sort();
     assert_eq!(outputs, ["c", "r"]);
 
-    // Anything else reading the chain makes the Softmax a middle op again.
+    // Anything else reading the chain makes the Softmax a middle op again: it runs.
     g.node("relu", "Relu", &["c"], &["y"]);
     g.output("y");
-    let e = lower_err(&load(&g), None);
-    assert!(e.contains("only supported as the last op"), "{e}");
+    let (p, notes) = load(&g).lower(None).unwrap();
+    assert!(mnemonics(&p).contains(&"softmax"), "{:?}", mnemonics(&p));
+    assert!(notes.is_empty(), "{notes:?}");
 }
 
 #[test]

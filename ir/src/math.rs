@@ -712,6 +712,138 @@ pub fn recip_range(p: &RecipRangeParams, x: u64) -> u64 {
     round_shift(i128::from(w) * i128::from(p.factor(n.k)), p.shift()) as u64
 }
 
+/// The parameters of [`softmax`]: ring width ℓ, scale `s` of the input and the output,
+/// the length `n` of the axis, the exp's and the reciprocal's parameters.
+///
+/// # Softmax along an axis ([`softmax`])
+/// A line `x_0 … x_{n−1}` at scale `s` (signed ℓ-bit ring elements), the result `y_i ≈
+/// 2^s·e^{x_i}/Σ_j e^{x_j}` at scale `s`. With the internal scale `t = ⌊(ℓ − 2)/2⌋`
+/// (the exp's `2t + 2 ≤ ℓ`), the reciprocal's output scale `s_r = min(ℓ − 3 − t, t_r + K
+/// − 1)` (`K = ⌊log₂ n⌋`, `t_r` the reciprocal's internal scale):
+/// 1. `m = max_j x_j` (exact signed comparisons), `d_i = x_i − m ≤ 0` (mod `2^ℓ`: exact
+///    when the line's spread `max − min` is below `2^{ℓ−1}`, e.g. every `|x_i| <
+///    2^{ℓ−2}`);
+/// 2. `e_i =` [`exp_neg`]`(d_i)` at scale `t` (input scale `s`, 8-bit digits): `e_i ≤
+///    2^t`, and `e_i = 2^t` exactly where `d_i = 0`;
+/// 3. `S = Σ_i e_i ∈ [2^t, n·2^t]` (no wrap: `t + K + 2 ≤ ℓ`), `r =`
+///    [`recip_range`]`(S)` at scale `s_r` (input scale `t`, domain `[1, 2^{K+1}) ∋ S/2^t`);
+/// 4. `y_i = (e_i·r + 2^{σ−1}) >> σ`, `σ = t + s_r − s` (`e_i·r < 2^{t + s_r + 1} ≤
+///    2^{ℓ−2}`: the protocol's product and truncation are exact).
+///
+/// **Error** (proven, [`SoftmaxParams::max_error_ulps`]): write `a_i = e^{d_i/2^s}`, `A =
+/// Σ a_j ≥ 1`, `ê_i = e_i/2^t`, `Ŝ = Σ ê_j ≥ 1` (the maximum's term is exactly 1 in
+/// both), `|ê_i − a_i| ≤ E·2^{−t}` (`E = (2K_e − 1)/2`, [`ExpParams::max_error_ulps`],
+/// `K_e = ⌈ℓ/8⌉` digits), so `|Ŝ − A| ≤ (n − 1)·E·2^{−t}`; `r̂ = r/2^{s_r}` is within
+/// `R·2^{−s_r}` of `1/Ŝ` (`R =` [`RecipRangeParams::max_error_ulps`]). Then `|ê_i·r̂ −
+/// a_i/A| ≤ ê_i·|r̂ − 1/Ŝ| + |ê_i − a_i|/Ŝ + (a_i/A)·|A − Ŝ|/Ŝ ≤ R·2^{−s_r} + n·E·2^{−t}`
+/// (`ê_i ≤ 1`, `a_i ≤ A`), and the final rounding adds ½: `y_i` is within `2^{s−s_r}·R +
+/// n·E·2^{s−t} + ½` ULPs of scale `s` of `2^s·softmax(x)_i`. The bound grows with `n`
+/// (every exponential's error adds to the denominator's); measured errors are far below
+/// it (`docs/functions.md`).
+///
+/// Needs `1 ≤ n`, `ℓ ≤ 64`, `s + 1 ≤ t` (`ℓ ≥ 2s + 4`) and the reciprocal's conditions
+/// ([`RecipRangeParams::new`]; `t + K + 2 ≤ ℓ`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SoftmaxParams {
+    s: u32,
+    n: usize,
+    exp: ExpParams,
+    recip: RecipRangeParams,
+}
+
+impl SoftmaxParams {
+    /// The exp's digit width: 8 bits, as [`SmoothParams::OP_DIGIT`].
+    pub const DIGIT: u32 = SmoothParams::OP_DIGIT;
+
+    /// The parameters of softmax over lines of `n` elements at ring width ℓ and scale
+    /// `s`; checks the conditions above.
+    pub fn new(ell: u32, s: u32, n: usize) -> Result<SoftmaxParams, MathError> {
+        if n == 0 || !(8..=64).contains(&ell) || 2 * s + 4 > ell {
+            return Err(MathError(format!(
+                "softmax at scale {s} over {n} elements needs 1 ≤ n and 2s + 4 ≤ ℓ = {ell}, 8 ≤ ℓ ≤ 64"
+            )));
+        }
+        let t = (ell - 2) / 2;
+        let k = n.ilog2();
+        let t_r = ((ell - 3) / 2).min((ell - 3).saturating_sub(k));
+        let s_r = (ell - 3 - t).min((t_r + k).saturating_sub(1));
+        Ok(SoftmaxParams {
+            s,
+            n,
+            exp: ExpParams::new(ell, s, t, SoftmaxParams::DIGIT)?,
+            recip: RecipRangeParams::new(ell, t, s_r, k)?,
+        })
+    }
+
+    /// Ring width ℓ.
+    pub fn ell(&self) -> u32 {
+        self.exp.ell
+    }
+
+    /// Scale `s` of the input and the output.
+    pub fn s(&self) -> u32 {
+        self.s
+    }
+
+    /// The length `n` of a line.
+    pub fn line_len(&self) -> usize {
+        self.n
+    }
+
+    /// Internal scale `t` of the exponentials and their sum.
+    pub fn t(&self) -> u32 {
+        self.exp.s_out
+    }
+
+    /// The exponential's parameters (input scale `s`, output scale `t`).
+    pub fn exp(&self) -> &ExpParams {
+        &self.exp
+    }
+
+    /// The reciprocal's parameters (input scale `t`, output scale `s_r`, `K = ⌊log₂ n⌋`).
+    pub fn recip(&self) -> &RecipRangeParams {
+        &self.recip
+    }
+
+    /// The final rounding's shift `σ = t + s_r − s`.
+    pub fn shift(&self) -> u32 {
+        self.t() + self.recip.s_out() - self.s
+    }
+
+    /// The proven bound on `|y_i − 2^s·softmax(x)_i|` in ULPs of scale `s` (see the
+    /// type's documentation).
+    pub fn max_error_ulps(&self) -> f64 {
+        let s = f64::from(self.s);
+        (s - f64::from(self.recip.s_out())).exp2() * self.recip.max_error_ulps()
+            + self.n as f64 * self.exp.max_error_ulps() * (s - f64::from(self.t())).exp2()
+            + 0.5
+    }
+}
+
+/// `≈ 2^s·softmax(x)` (scale `s`) of one line `x` of [`SoftmaxParams::line_len`] ℓ-bit ring
+/// elements at scale `s`; see [`SoftmaxParams`]. `None` if `x` has another length.
+pub fn softmax(p: &SoftmaxParams, x: &[u64]) -> Option<Vec<u64>> {
+    if x.len() != p.n {
+        return None;
+    }
+    let ell = p.ell();
+    let m = if ell == 64 { u64::MAX } else { (1 << ell) - 1 };
+    let signed = |v: u64| ((v << (64 - ell)) as i64) >> (64 - ell);
+    let max = x.iter().copied().max_by_key(|&v| signed(v))?;
+    let e: Vec<u64> = x
+        .iter()
+        .map(|&v| exp_neg(&p.exp, v.wrapping_sub(max) & m))
+        .collect();
+    let sum = e.iter().fold(0u64, |a, &v| a.wrapping_add(v)) & m;
+    let r = recip_range(&p.recip, sum);
+    let sigma = p.shift();
+    Some(
+        e.iter()
+            .map(|&v| round_shift(i128::from(v) * i128::from(r), sigma) as u64 & m)
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1032,6 +1164,100 @@ mod tests {
             check(&p, &mut xs);
         }
         assert!(RecipRangeParams::new(32, 12, 40, 10).is_err());
+    }
+
+    /// Largest error of [`softmax`] in ULPs of scale `s` over the lines `xs` (signed
+    /// values with `|x| < 2^{ℓ−2}`), each line checked against the proven bound.
+    fn softmax_ulps(p: &SoftmaxParams, lines: impl Iterator<Item = Vec<i64>>) -> f64 {
+        let (ell, s) = (p.ell(), f64::from(p.s()));
+        let mut worst = 0f64;
+        for line in lines {
+            let words: Vec<u64> = line.iter().map(|&v| v as u64 & mask(ell)).collect();
+            let y = softmax(p, &words).unwrap();
+            let max = line.iter().copied().max().unwrap();
+            let a: Vec<f64> = line
+                .iter()
+                .map(|&v| ((v - max) as f64 / s.exp2()).exp())
+                .collect();
+            let total: f64 = a.iter().sum();
+            for (&yi, ai) in y.iter().zip(&a) {
+                let err = (yi as f64 - ai / total * s.exp2()).abs();
+                assert!(err <= p.max_error_ulps(), "{p:?} {line:?}: {err}");
+                worst = worst.max(err);
+            }
+        }
+        eprintln!(
+            "softmax ℓ={} s={} n={} t={} s_r={}: max error {worst:.3} ULP (bound {:.3})",
+            ell,
+            p.s(),
+            p.line_len(),
+            p.t(),
+            p.recip().s_out(),
+            p.max_error_ulps()
+        );
+        worst
+    }
+
+    /// Every line of `n` inputs with `|x| < 2^{ℓ−2}` at small widths.
+    #[test]
+    fn softmax_exhaustive_at_small_widths() {
+        for (ell, s, n) in [
+            (8u32, 2u32, 1usize),
+            (8, 2, 2),
+            (8, 2, 3),
+            (10, 3, 2),
+            (12, 4, 2),
+        ] {
+            let p = SoftmaxParams::new(ell, s, n).unwrap();
+            let q = 1i64 << (ell - 2);
+            let lines = (0..(2 * q).pow(n as u32)).map(|c| {
+                (0..n as u32)
+                    .map(|j| (c / (2 * q).pow(j)) % (2 * q) - q)
+                    .collect::<Vec<i64>>()
+            });
+            softmax_ulps(&p, lines);
+        }
+    }
+
+    /// Random lines at ℓ = 32 and 37 (spreads from zero to the whole half range,
+    /// all-equal lines, a single line element), and the exact cases.
+    #[test]
+    fn softmax_random_at_32_and_37_bits() {
+        let mut g = 0x3c6e_f372_fe94_f82bu64;
+        let mut next = move || {
+            g ^= g << 13;
+            g ^= g >> 7;
+            g ^= g << 17;
+            g
+        };
+        for (ell, s) in [(32u32, 12u32), (32, 8), (37, 12), (37, 16)] {
+            for n in [1usize, 2, 5, 17, 64, 197] {
+                let p = SoftmaxParams::new(ell, s, n).unwrap();
+                let lines: Vec<Vec<i64>> = (0..20_000 / n + 50)
+                    .map(|i| {
+                        // Spread 2^w: w from 0 (all equal) to ℓ − 3.
+                        let w = (next() % u64::from(ell - 2)) as u32;
+                        let base = (next() >> 40) as i64 - (1 << 23);
+                        (0..n)
+                            .map(|_| match i % 7 {
+                                0 => base,
+                                _ => base + ((next() >> 1) % (1u64 << w)) as i64 - (1 << w) / 2,
+                            })
+                            .collect()
+                    })
+                    .collect();
+                softmax_ulps(&p, lines.into_iter());
+            }
+        }
+        // One element: exactly 1; two equal ones: exactly ½.
+        let p = SoftmaxParams::new(32, 12, 1).unwrap();
+        assert_eq!(softmax(&p, &[12345]), Some(vec![1 << 12]));
+        let p = SoftmaxParams::new(32, 12, 2).unwrap();
+        assert_eq!(softmax(&p, &[7, 7]), Some(vec![1 << 11, 1 << 11]));
+        assert_eq!(softmax(&p, &[7]), None);
+        assert!(SoftmaxParams::new(32, 15, 4).is_err());
+        assert!(SoftmaxParams::new(32, 12, 0).is_err());
+        assert!(SoftmaxParams::new(32, 12, 1 << 20).is_err());
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //! * a `sigmoid` or `tanh` runs over a ring only: its protocol multiplies secret
 //!   functions of its operand (`proto::secmul` inside exp and the reciprocal), so it is
 //!   refused over an HE field exactly as a secret product is (as is an `rsqrt`: its
-//!   range reduction and Newton's iteration multiply secret values)
+//!   range reduction and Newton's iteration multiply secret values, and a `softmax`:
+//!   its exponentials times the sum's reciprocal)
 //!   ([`Program::needs_ring`]: the one predicate for both).
 
 use crate::ops::Op;
@@ -71,7 +72,7 @@ pub enum SecureError {
     /// A product of two values secret from the server that the runtime does not run: a
     /// `conv2d`, or any over an HE field (a `sigmoid`/`tanh` there: its operand twice).
     #[error(
-        "%{value} = {op} multiplies two tensors secret from the server ({a} × {b}), which is not supported here: a product of two secret tensors (also inside `sigmoid`, `tanh` and `rsqrt`) runs only as `mul`, `matmul`, `sigmoid`, `tanh` or `rsqrt` over a ring i<ℓ> (SCI_OT or RLWE backends); otherwise one operand must be known to the server (server or public), e.g. the weights"
+        "%{value} = {op} multiplies two tensors secret from the server ({a} × {b}), which is not supported here: a product of two secret tensors (also inside `sigmoid`, `tanh`, `rsqrt` and `softmax`) runs only as `mul`, `matmul`, `sigmoid`, `tanh`, `rsqrt` or `softmax` over a ring i<ℓ> (SCI_OT or RLWE backends); otherwise one operand must be known to the server (server or public), e.g. the weights"
     )]
     SecretProduct {
         /// The value.
@@ -131,7 +132,9 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
         let factors = match &i.op {
             Op::Conv2d { x, w, .. } => Some((*x, *w)),
             Op::MatMul { a, b, .. } | Op::Mul { a, b } => Some((*a, *b)),
-            Op::Sigmoid { x } | Op::Tanh { x } | Op::Rsqrt { x } => Some((*x, *x)),
+            Op::Sigmoid { x } | Op::Tanh { x } | Op::Rsqrt { x } | Op::Softmax { x, .. } => {
+                Some((*x, *x))
+            }
             _ => None,
         };
         if let Some((a, b)) = factors {
@@ -187,13 +190,15 @@ impl Program {
     }
 
     /// Whether instruction `v` runs only over a ring `Z_{2^ℓ}`: a secret product
-    /// ([`Program::is_secret_product`]), or any `sigmoid`/`tanh`/`rsqrt` (their
-    /// fixed-point definitions, [`crate::math::smooth`] and
-    /// [`crate::math::rsqrt`], are a ring's). [`check_secure`]
+    /// ([`Program::is_secret_product`]), or any `sigmoid`/`tanh`/`rsqrt`/`softmax` (their
+    /// fixed-point definitions, [`crate::math::smooth`], [`crate::math::rsqrt`] and
+    /// [`crate::math::softmax`], are a ring's). [`check_secure`]
     /// refuses them over an HE field. Cost: constant.
     pub fn needs_ring(&self, v: ValueId) -> bool {
         let op = &self.instr(v).op;
-        self.is_secret_product(v) || op.smooth().is_some() || matches!(op, Op::Rsqrt { .. })
+        self.is_secret_product(v)
+            || op.smooth().is_some()
+            || matches!(op, Op::Rsqrt { .. } | Op::Softmax { .. })
     }
 
     /// Whether the runtime can execute this program securely ([`check_secure`]).

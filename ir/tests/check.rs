@@ -274,6 +274,28 @@ fn rsqrt_type() {
     assert!(b.push("y", Op::Rsqrt { x }).is_ok());
 }
 
+/// `softmax` keeps the operand's type; the axis must exist and be non-empty, and over a
+/// ring `ℓ ≥ 2s + 4` and the line short enough for the reciprocal; any scale in `f32`.
+#[test]
+fn softmax_type() {
+    let (mut b, x) = with_input(t(ring(32), 12, &[2, 3], Owner::Client));
+    let y = b.push("y", Op::Softmax { x, axis: 1 }).unwrap();
+    assert_eq!(b.ty(y), &t(ring(32), 12, &[2, 3], Owner::Client));
+    let e = b.push("z", Op::Softmax { x, axis: 2 }).unwrap_err();
+    assert!(matches!(e.kind, K::Attribute { attr: "axis", .. }), "{e}");
+    for (bits, scale, shape) in [(16, 7, &[2usize][..]), (32, 12, &[1 << 16][..])] {
+        let (mut b, x) = with_input(t(ring(bits), scale, shape, Owner::Client));
+        let e = b.push("y", Op::Softmax { x, axis: 0 }).unwrap_err();
+        assert!(matches!(e.kind, K::Encoding { .. }), "{e}");
+        assert!(e.to_string().contains("2s + 4"), "{e}");
+    }
+    let (mut b, x) = with_input(t(ring(32), 12, &[2, 0], Owner::Client));
+    let e = b.push("y", Op::Softmax { x, axis: 1 }).unwrap_err();
+    assert!(matches!(e.kind, K::Shape { .. }), "{e}");
+    let (mut b, x) = with_input(Type::real(vec![2], Owner::Client).unwrap());
+    assert!(b.push("y", Op::Softmax { x, axis: 0 }).is_ok());
+}
+
 #[test]
 fn pooling_shapes() {
     let r = ring(32);
@@ -750,8 +772,9 @@ fn secure_executability() {
     let e = p.check_secure().unwrap_err();
     assert!(matches!(e, SecureError::SecretProduct { .. }));
     assert!(
-        e.to_string()
-            .contains("runs only as `mul`, `matmul`, `sigmoid`, `tanh` or `rsqrt` over a ring"),
+        e.to_string().contains(
+            "runs only as `mul`, `matmul`, `sigmoid`, `tanh`, `rsqrt` or `softmax` over a ring"
+        ),
         "{e}"
     );
     // So is a product of two client values over an HE field: SCI_HE has no secret
@@ -768,13 +791,13 @@ params mill_radix=2 threads=1 linear=he ot=silent
     .unwrap();
     let e = p.check_secure().unwrap_err();
     assert!(matches!(e, SecureError::SecretProduct { .. }), "{e}");
-    // So are sigmoid and tanh (secret products inside); over a ring they run.
-    for op in ["sigmoid", "tanh"] {
+    // So are sigmoid, tanh and softmax (secret products inside); over a ring they run.
+    for op in ["sigmoid %x", "tanh %x", "softmax %x axis=1"] {
         let p = sci_ir::Program::parse(&format!(
             "
 params mill_radix=2 threads=1 linear=he ot=silent
 %x: client z4294475777.12[3,4] = input \"x\"
-%s: client z4294475777.12[3,4] = {op} %x
+%s: client z4294475777.12[3,4] = {op}
 %o: client z4294475777.12[3,4] = output %s \"o\"
 "
         ))
@@ -784,7 +807,7 @@ params mill_radix=2 threads=1 linear=he ot=silent
         let p = sci_ir::Program::parse(&format!(
             "
 %x: client i32.12[3,4] = input \"x\"
-%s: client i32.12[3,4] = {op} %x
+%s: client i32.12[3,4] = {op}
 %o: client i32.12[3,4] = output %s \"o\"
 "
         ))

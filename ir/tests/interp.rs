@@ -367,6 +367,21 @@ fn rsqrt_hand_computed() {
     assert_eq!(p.run(Op::Rsqrt { x }).1, vec![16, 8, 32, 11, 64, 64]);
 }
 
+/// `softmax` at ℓ = 16, s = 4 along either axis of `[[0, 4], [0, −4]]`: two equal
+/// values give ½ each (8), a spread of 4 gives `e^4/(1 + e^4) = 0.982` (15.7 → 16) and
+/// `0.018` (0.29 → 0); four equal values ¼ each (4).
+#[test]
+fn softmax_hand_computed() {
+    for (axis, want) in [(0, vec![8, 16, 8, 0]), (1, vec![0, 16, 16, 0])] {
+        let mut p = P::new(ring(16));
+        let x = p.input(4, &[2, 2], &[0, 64, 0, -64]);
+        assert_eq!(p.run(Op::Softmax { x, axis }).1, want, "axis {axis}");
+    }
+    let mut p = P::new(ring(16));
+    let x = p.input(4, &[1, 4], &[-3, -3, -3, -3]);
+    assert_eq!(p.run(Op::Softmax { x, axis: 1 }).1, vec![4; 4]);
+}
+
 fn pool(k: [usize; 2], s: [usize; 2], pads: [usize; 4], ceil_mode: bool) -> Pool2d {
     Pool2d {
         kernel: k,

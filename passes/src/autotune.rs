@@ -19,7 +19,10 @@
 //!    as any seen) is added, and ℓ is at least one more than the largest scale (2s), and
 //!    at least `2s + 7` where a `sigmoid`/`tanh` runs at scale `s` (its internal products
 //!    must not wrap: `sci_ir::math::SmoothParams`), and at least `max(10, s +
-//!    ⌈s/2⌉ + 3)` where an `rsqrt` does (`sci_ir::math::RsqrtParams`).
+//!    ⌈s/2⌉ + 3)` where an `rsqrt` does (`sci_ir::math::RsqrtParams`), and at least the
+//!    narrowest ring `sci_ir::math::SoftmaxParams` accepts where a `softmax` does (`2s +
+//!    4`, more for long lines; its differences `x − max` are exact while the operand's
+//!    magnitude stays below `2^{ℓ−2}`, which a margin of at least one bit keeps).
 //!    `maxpool`/`argmax` need no headroom beyond their operand's own magnitude: the
 //!    paper's comparison of §5.2.2 takes the sign of a difference of two operands, which
 //!    needs twice the range, but the runtime compares exactly (the sign of the
@@ -46,6 +49,7 @@ use rayon::prelude::*;
 use sci_ir::dataset::Dataset;
 use sci_ir::fixed::encode_tensor;
 use sci_ir::interp::{self, InterpError, Magnitude, Options};
+use sci_ir::math::SoftmaxParams;
 use sci_ir::{Encoding, Op, Program, Tensor};
 use serde::Serialize;
 use std::fmt::{self, Write as _};
@@ -385,7 +389,9 @@ pub fn autotune(
     let float_accuracy = accuracy(&float_preds, labels);
     // The narrowest ring every scale fits, and the internal products of `sigmoid`/`tanh`
     // (`2s + 7` bits, `sci_ir::math::SmoothParams`) and `rsqrt` (`max(10, s +
-    // ⌈s/2⌉ + 3)`, `sci_ir::math::RsqrtParams`) do not wrap in.
+    // ⌈s/2⌉ + 3)`, `sci_ir::math::RsqrtParams`) and `softmax` (the narrowest ring
+    // `sci_ir::math::SoftmaxParams` accepts for its line length: `2s + 4` at least)
+    // do not wrap in.
     let min_bits = |p: &Program| {
         p.instrs()
             .iter()
@@ -394,6 +400,12 @@ pub fn autotune(
                 match (&i.op, i.op.smooth()) {
                     (_, Some(_)) => 2 * s + 7,
                     (Op::Rsqrt { .. }, _) => (s + s.div_ceil(2) + 3).max(10),
+                    (Op::Softmax { x, axis }, _) => {
+                        let n = p.ty(*x).shape().get(*axis).copied().unwrap_or(1);
+                        (s + 1..=64)
+                            .find(|&bits| SoftmaxParams::new(bits, s, n).is_ok())
+                            .unwrap_or(65)
+                    }
                     _ => s + 1,
                 }
             })

@@ -463,7 +463,8 @@ fn smooth_activations_equal_the_interpreter_and_the_prediction() {
     // Sigmoid and tanh of a linear layer's output and of the client's input, SiLU (x ·
     // sigmoid(x), a secret product), and two independent sigmoids of one level batched
     // into one call; rsqrt of a square and of the client's input (negative ones read as
-    // the smallest positive value).
+    // the smallest positive value); softmax along either axis (exact comparisons, and
+    // the narrow ones of a non-negative operand).
     const BODY: &str = "
 %x: client i32.12[2,3] = input \"x\"
 %w: server i32.12[3,4] = const [1,-2,3,4,5,-6,7,8,9,10,-11,12]
@@ -486,6 +487,12 @@ fn smooth_activations_equal_the_interpreter_and_the_prediction() {
 %rx: client i32.12[2,3] = rsqrt %x
 %y6: client i32.12[2,4] = output %r \"r\"
 %y7: client i32.12[2,3] = output %rx \"rx\"
+%sm: shared i32.12[2,4] = softmax %ta axis=1
+%smx: client i32.12[2,3] = softmax %x axis=0
+%smr: shared i32.12[2,4] = softmax %r axis=0
+%y8: client i32.12[2,4] = output %sm \"sm\"
+%y9: client i32.12[2,3] = output %smx \"smx\"
+%y10: client i32.12[2,4] = output %smr \"smr\"
 ";
     let program = |t: usize| {
         sci_ir::Program::parse(&format!("params mill_radix=4 threads={t}\n{BODY}")).unwrap()

@@ -118,15 +118,16 @@ def generate():
                "unsupported attribute value: node `clip_pm1`, op Clip with min=-1, max=1 (only min=0, max=6 "
                "or min=0 alone)", node="clip_pm1", op="Clip", attribute="min")
 
-    model_file("unsupported_softmax_not_last.onnx",
+    # A Softmax inside a graph runs (the IR's softmax); a LogSoftmax only as the last op.
+    model_file("unsupported_logsoftmax_not_last.onnx",
                make_model([
                    N("Gemm", ["x", "Wa"], ["h"], name="gemm0", transB=1),
-                   N("Softmax", ["h"], ["s"], name="softmax_mid", axis=1),
+                   N("LogSoftmax", ["h"], ["s"], name="logsoftmax_mid", axis=1),
                    N("Gemm", ["s", "Wb"], ["out"], name="gemm1", transB=1),
                ], [vinfo("x", (1, 4))], [vinfo("out", (1, 2))],
                    [init("Wa", _w(10, (5, 4))), init("Wb", _w(11, (2, 5)))], opset=13),
-               "unsupported: node `softmax_mid`, op Softmax is not the last op (its output feeds Gemm)",
-               node="softmax_mid", op="Softmax")
+               "unsupported: node `logsoftmax_mid`, op LogSoftmax is not the last op (its output feeds Gemm)",
+               node="logsoftmax_mid", op="LogSoftmax")
 
     model_file("unsupported_domain_custom_op.onnx",
                make_model([N("Swish", ["x"], ["out"], name="custom0", domain="com.example")], [x],

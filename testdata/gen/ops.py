@@ -484,6 +484,47 @@ def _graph_model(name, nodes, inputs, outputs, inits, opset, note="", atol=1e-5)
     save_model(model, f"{DIR}/{name}.onnx", random_cases(name, acts), note=note, atol=atol)
 
 
+def gen_softmax():
+    """Softmax inside a graph (a bias added after it, so it is not the trailing op
+    sci drops): per axis from opset 13, over the input coerced to 2-D before; and
+    single-head attention softmax(q·kᵀ/√d)·v of one activation."""
+    N = helper.make_node
+    for name, shape, opset, attrs, note in (
+        ("softmax_last_o13", (2, 3, 8), 13, {}, "default axis -1"),
+        ("softmax_axis1_o13", (1, 4, 3, 3), 13, {"axis": 1}, "along the channels"),
+        ("softmax_flatten_o11", (2, 3, 4), 11, {}, "default axis 1: rows of 12 (coerced to 2-D)"),
+        ("softmax_axis0_o11", (2, 3, 4), 11, {"axis": 0}, "axis 0: one row of 24"),
+        ("softmax_axis2_o9", (2, 3, 4), 9, {"axis": 2}, "opset 9 (Softmax-1), the last axis"),
+        ("softmax_axis_m2_o28", (2, 5, 4), NEWEST, {"axis": -2}, "axis -2"),
+    ):
+        b = w(name + "b", shape[-1:])
+        _graph_model(
+            name,
+            [N("Softmax", ["x"], ["s"], **attrs), N("Add", ["s", "B"], ["out"])],
+            [vinfo("x", shape)], [vinfo("out", None)], [init("B", b)], opset,
+            note=f"Softmax ({note}) + bias",
+        )
+    d = 8
+    name = "attention_o17"
+    _graph_model(
+        name,
+        [
+            N("MatMul", ["x", "Wq"], ["q"]),
+            N("MatMul", ["x", "Wk"], ["k"]),
+            N("MatMul", ["x", "Wv"], ["v"]),
+            N("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+            N("MatMul", ["q", "kt"], ["qk"]),
+            N("Mul", ["qk", "scale"], ["logits"]),
+            N("Softmax", ["logits"], ["p"], axis=-1),
+            N("MatMul", ["p", "v"], ["out"]),
+        ],
+        [vinfo("x", (1, 5, d))], [vinfo("out", None)],
+        [init("Wq", w(name + "q", (d, d))), init("Wk", w(name + "k", (d, d))),
+         init("Wv", w(name + "v", (d, d))), init("scale", f32(1.0 / np.sqrt(d)))], 17,
+        note="single-head attention: softmax(q·kᵀ/√d)·v, secret × secret products",
+    )
+
+
 def gen_composites():
     """Small graphs: trailing softmax, shape subgraphs feeding Reshape,
     computed weights, and an old-style (IR 3) model."""
@@ -784,6 +825,7 @@ def generate():
     gen_elementwise()
     gen_activations()
     gen_layernorm()
+    gen_softmax()
     gen_pools()
     gen_batchnorm()
     gen_shape_ops()

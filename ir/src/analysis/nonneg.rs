@@ -2,7 +2,7 @@
 //! a signed fixed-point value — [`crate::Encoding::signed`] — or as an f32) on *every*
 //! input.
 //!
-//! Rules: `relu`, `sigmoid` (in `[0, 2^s]`), `rsqrt` and `argmax` results are non-negative; `maxpool`, `trunc`,
+//! Rules: `relu`, `sigmoid` (in `[0, 2^s]`), `rsqrt`, `softmax` (in `[0, 2^s]`) and `argmax` results are non-negative; `maxpool`, `trunc`,
 //! `div_public`, `reshape`, `flatten`, `transpose`, `identity`, `output` and
 //! `mul_public` by 1 preserve it; `concat` needs all operands non-negative, `pad` also a
 //! non-negative fill. Public constants are inspected; **server constants are not**: the
@@ -38,7 +38,11 @@ pub fn nonneg(p: &Program) -> Vec<bool> {
     for v in p.ids() {
         let of = |x: &ValueId| nn[x.index()];
         nn[v.index()] = match &p.instr(v).op {
-            Op::Relu { .. } | Op::ArgMax { .. } | Op::Sigmoid { .. } | Op::Rsqrt { .. } => true,
+            Op::Relu { .. }
+            | Op::ArgMax { .. }
+            | Op::Sigmoid { .. }
+            | Op::Rsqrt { .. }
+            | Op::Softmax { .. } => true,
             Op::Const { id, ty } => {
                 ty.owner() == Owner::Public
                     && p.const_data(*id)

@@ -3,7 +3,7 @@
 //! `rsqrt`.
 
 use super::{CheckErrorKind, K, divisor_ok, fixed_only, same_encoding};
-use crate::math::{RsqrtParams, Smooth, SmoothParams};
+use crate::math::{RsqrtParams, Smooth, SmoothParams, SoftmaxParams};
 use crate::types::{Encoding, Owner, Type};
 
 /// `add`/`sub` (`product` false: equal scales) and `mul` (`product` true: scales add):
@@ -79,6 +79,36 @@ pub(super) fn rsqrt(x: &Type) -> Result<Type, K> {
         return Err(K::Encoding {
             operand: "x".into(),
             expected: format!("a ring i<ℓ> with 10 ≤ ℓ and ℓ ≥ s + ⌈s/2⌉ + 3 ({e})"),
+            found: x.encoding(),
+        });
+    }
+    Ok(x.clone())
+}
+
+/// `softmax` along `axis`: the operand's type; the axis in range and of length at least
+/// 1, and over a ring `Z_{2^ℓ}` at scale `s` the fixed-point function's conditions
+/// ([`crate::math::SoftmaxParams::new`]: `ℓ ≥ 2s + 4`, the axis not too long for the
+/// reciprocal's domain).
+pub(super) fn softmax(x: &Type, axis: usize) -> Result<Type, K> {
+    let Some(&n) = x.shape().get(axis) else {
+        return Err(K::Attribute {
+            attr: "axis",
+            reason: format!("{axis} is out of range for rank {}", x.shape().len()),
+        });
+    };
+    if n == 0 {
+        return Err(K::Shape {
+            operand: "x".into(),
+            expected: format!("axis {axis} of size at least 1"),
+            found: x.shape().to_vec(),
+        });
+    }
+    if let Encoding::Ring { bits } = x.encoding()
+        && let Err(e) = SoftmaxParams::new(bits, x.scale(), n)
+    {
+        return Err(K::Encoding {
+            operand: "x".into(),
+            expected: format!("a ring i<ℓ> with ℓ ≥ 2s + 4 for softmax over {n} elements ({e})"),
             found: x.encoding(),
         });
     }

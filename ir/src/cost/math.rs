@@ -15,10 +15,14 @@
 //! The range reduction ([`normalize`]) is a ReLU, one `DReLU` and B2A of `(ℓ − 1)·n`
 //! elements, a secret product and a non-negative truncation; the reciprocal square root
 //! ([`rsqrt`]) adds `3n + 1` rounded products (`n` the Newton steps).
+//!
+//! Softmax ([`softmax`]) over `r` lines of `n` elements: MaxPool's tournament over the
+//! lines (exact mode: the inputs' signs first), exp of the `r·n` differences, the
+//! range-reduced reciprocal of the `r` sums, one rounded product of `r·n` elements.
 
 use super::ot::kk_call;
-use super::{Modulus, Role, Transcript, div, mill, secmul, select, sign};
-use crate::math::{RecipParams, RecipRangeParams, RsqrtParams, SmoothParams};
+use super::{Modulus, Role, Transcript, div, mill, pool, secmul, select, sign};
+use crate::math::{RecipParams, RecipRangeParams, RsqrtParams, SmoothParams, SoftmaxParams};
 use crate::params::ot::KkClass;
 
 /// `exp` of `n` elements at ring width ℓ, digit width `d`, output scale `s_out`,
@@ -132,4 +136,21 @@ pub fn recip_range(p: &RecipRangeParams, m: u32, n: usize, duplex: bool) -> Tran
     normalize(p.ell(), r.t(), m, n, duplex)
         .then(recip(r, m, n, duplex))
         .then(secmul::mul_round(p.ell(), p.shift(), m, n, duplex))
+}
+
+/// Softmax of `rows` lines of [`SoftmaxParams::line_len`] elements ([`crate::math::softmax`];
+/// the runtime's `proto::softmax`) at radix `m`: the lines' maxima
+/// ([`pool::maxpool`], exact comparisons if `exact`), [`exp_neg`] of every difference
+/// at scale `t`, [`recip_range`] of every line's sum, the rounded product of every
+/// exponential by its line's reciprocal (by `t + s_r − s`).
+pub fn softmax(p: &SoftmaxParams, m: u32, rows: usize, exact: bool, duplex: bool) -> Transcript {
+    if rows == 0 {
+        return Transcript::new();
+    }
+    let (ell, e, len) = (p.ell(), p.exp(), p.line_len());
+    let n = rows * len;
+    pool::maxpool(Modulus::Pow2(ell), m, n, &vec![len; rows], exact, false)
+        .then(exp_neg(ell, e.digit(), e.s_out(), m, n, duplex))
+        .then(recip_range(p.recip(), m, rows, duplex))
+        .then(secmul::mul_round(ell, p.shift(), m, n, duplex))
 }

@@ -31,6 +31,7 @@
 //! | [`Step::Product`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the layouts, on lane 0, led by the keys of sets not yet sent ([`rlwe::key_setup`]) |
 //! | [`Step::Smooth`] | [`math::smooth`] per chunk |
 //! | [`Step::Rsqrt`] | [`math::rsqrt`] per chunk |
+//! | [`Step::Softmax`] | [`math::softmax`] per chunk of the lines along the axis |
 //! | [`Step::SecretProduct`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
 //! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //! | [`Step::Local`] | nothing |
@@ -53,7 +54,7 @@ use super::{
     select,
 };
 use crate::analysis::nonneg::nonneg;
-use crate::math::{RsqrtParams, SmoothParams};
+use crate::math::{RsqrtParams, SmoothParams, SoftmaxParams};
 use crate::params::ferret::FerretParams;
 use crate::params::lanes::split;
 use crate::rlwe::ParamSet;
@@ -596,6 +597,21 @@ fn phases<'a>(
                 Box::new(move |r: Range<usize>| math::rsqrt(&p, m, r.len(), lanes.duplex)),
             )],
             _ => Vec::new(),
+        },
+        Step::Softmax { s, exact } => match &instr.op {
+            Op::Softmax { x, axis } => {
+                let n = shape(x).get(*axis).copied().unwrap_or(1);
+                match SoftmaxParams::new(ell, s, n) {
+                    Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
+                        numel / n.max(1),
+                        Box::new(move |r: Range<usize>| {
+                            math::softmax(&p, m, r.len(), exact, lanes.duplex)
+                        }),
+                    )],
+                    _ => Vec::new(),
+                }
+            }
+            op => unreachable!("{} is not a softmax", op.mnemonic()),
         },
         Step::Trunc { s, nonneg } => vec![alt(
             numel,

@@ -25,7 +25,7 @@ use crate::tensor::{Tensor, TensorError};
 use crate::types::{Encoding, ShapeDisplay, Type};
 use domain::{Dom, FieldD, RealD, RingD};
 use kernels::PoolKind;
-use math::{RsqrtParams, Smooth, SmoothParams};
+use math::{RsqrtParams, Smooth, SmoothParams, SoftmaxParams};
 use thiserror::Error;
 
 /// Evaluates `$body` with `$d` bound to the element domain of encoding `$enc` (the body
@@ -381,6 +381,7 @@ fn eval_kernel<'a, D: Dom>(
             return smooth(arg(*x), kind, ty.scale());
         }
         Op::Rsqrt { x } => return rsqrt(arg(*x), ty.scale()),
+        Op::Softmax { x, axis } => return softmax(arg(*x), *axis, ty.scale()),
         Op::MaxPool { x, .. } | Op::AvgPool { x, .. } | Op::GlobalAvgPool { x } => {
             let xs = shape_of(*x);
             let xs = [xs[0], xs[1], xs[2], xs[3]];
@@ -521,6 +522,72 @@ fn rsqrt(t: &Tensor, s: u32) -> Result<crate::tensor::Data, InterpError> {
             Ok(crate::tensor::Data::U64(v.collect()))
         }
         _ => Err(unsupported("f32 or a ring i<ℓ> (rsqrt)".into())),
+    }
+}
+
+/// `f` applied to every line of `x` (shape `shape`) along `axis`, the results written
+/// back in place of the line.
+fn map_lines<T: Copy + Default>(
+    x: &[T],
+    shape: &[usize],
+    axis: usize,
+    mut f: impl FnMut(&[T]) -> Vec<T>,
+) -> Vec<T> {
+    let len = shape.get(axis).copied().unwrap_or(1);
+    let inner: usize = shape.iter().skip(axis + 1).product();
+    let outer = x.len() / (len * inner).max(1);
+    let mut out = vec![T::default(); x.len()];
+    let mut line = Vec::with_capacity(len);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |j: usize| (o * len + j) * inner + i;
+            line.clear();
+            line.extend((0..len).map(|j| x[at(j)]));
+            for (j, v) in f(&line).into_iter().enumerate() {
+                out[at(j)] = v;
+            }
+        }
+    }
+    out
+}
+
+/// The float softmax of `x` (shape `shape`) along `axis`: `e^{x − max}/Σ e^{x − max}`
+/// on every line (the float program's [`Op::Softmax`]; the frontend folds constants
+/// with it). Cost: `O(numel)`.
+pub fn softmax_f32(x: &[f32], shape: &[usize], axis: usize) -> Vec<f32> {
+    map_lines(x, shape, axis, |l| {
+        let m = l.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = l.iter().map(|&v| (v - m).exp()).collect();
+        let total: f32 = e.iter().sum();
+        e.iter().map(|&v| v / total).collect()
+    })
+}
+
+/// `softmax` along `axis` at scale `s`: over a ring [`math::softmax`] on every line (the
+/// type checker guarantees its parameters), in `f32` `e^{x − max}/Σ e^{x − max}`; not
+/// defined over a field.
+fn softmax(t: &Tensor, axis: usize, s: u32) -> Result<crate::tensor::Data, InterpError> {
+    let unsupported = |reason: String| {
+        InterpError::Op(CheckErrorKind::Encoding {
+            operand: "x".into(),
+            expected: reason,
+            found: t.encoding(),
+        })
+    };
+    let shape = t.shape();
+    match (t.encoding(), t.as_f32()) {
+        (_, Some(f)) => Ok(crate::tensor::Data::F32(softmax_f32(f, shape, axis))),
+        (Encoding::Ring { bits }, None) => {
+            let n = shape.get(axis).copied().unwrap_or(1);
+            let p = SoftmaxParams::new(bits, s, n).map_err(|e| unsupported(e.to_string()))?;
+            Ok(crate::tensor::Data::U64(map_lines(
+                words(t),
+                shape,
+                axis,
+                |l| math::softmax(&p, l).unwrap_or_default(),
+            )))
+        }
+        _ => Err(unsupported("f32 or a ring i<ℓ> (softmax)".into())),
     }
 }
 

@@ -173,6 +173,20 @@ op_table! {
             /// Operand.
             x: V => operand,
         },
+        /// Softmax along `axis`, scale unchanged: `y_i = e^{x_i}/Σ_j e^{x_j}` over each line
+        /// of the axis. Over a ring `Z_{2^ℓ}` at scale `s` (`ℓ ≥ 2s + 4`, the line length `n`
+        /// with `⌊(ℓ−2)/2⌋ + ⌊log₂ n⌋ + 2 ≤ ℓ`): exactly [`crate::math::softmax`] with
+        /// [`crate::math::SoftmaxParams::new`] (the maximum subtracted, exp, the sum's
+        /// range-reduced reciprocal, one rounded product); within
+        /// [`crate::math::SoftmaxParams::max_error_ulps`] ULPs (`≈ 1.6 + 0.44·n` at ℓ = 32,
+        /// `s = 12`) where a line's spread is below `2^{ℓ−1}`. `f32` in a float program; not
+        /// defined over a field.
+        Softmax = 28 "softmax" {
+            /// Operand.
+            x: V => operand,
+            /// The axis the lines run along.
+            axis: usize => attr,
+        },
         /// Max pooling over 2-D windows (NCHW). Padded positions are ignored (never compared);
         /// among equal maxima the first in row-major window order wins (irrelevant to the
         /// value, stated for the protocol's comparisons).

@@ -80,6 +80,15 @@ pub enum Step {
         /// The operand's (and the result's) scale.
         s: u32,
     },
+    /// `softmax` of a secret operand at scale `s` along an axis: `proto::softmax` (the
+    /// lines' maxima by MaxPool's tournament, exp, the sums' range-reduced reciprocal, one
+    /// rounded secret product), over `Z_{2^ℓ}`, exact ([`crate::cost::math::softmax`]).
+    Softmax {
+        /// The operand's (and the result's) scale.
+        s: u32,
+        /// Exact comparisons in the maxima, as for [`Step::MaxPool`].
+        exact: bool,
+    },
     /// `output` of a secret value: the server sends its share, the client adds it.
     Reveal,
 }
@@ -128,6 +137,10 @@ impl Step {
             Op::AvgPool { .. } | Op::GlobalAvgPool { .. } => Step::AvgPool,
             Op::MaxPool { x, .. } => Step::MaxPool { exact: !proven(x) },
             Op::ArgMax { x, .. } => Step::ArgMax { exact: !proven(x) },
+            Op::Softmax { x, .. } => Step::Softmax {
+                s: instr.ty.scale(),
+                exact: !proven(x),
+            },
             _ => Step::Local,
         }
     }
@@ -179,6 +192,9 @@ mod tests {
 %g: shared i32.12[1,1,1,1] = sigmoid %m
 %h: shared i32.12[1,1,1,1] = tanh %m
 %i: shared i32.12[1,1,1,1] = rsqrt %m
+%ts: shared i32.12[1,1,2,2] = trunc %c s=12
+%j: shared i32.12[1,1,2,2] = softmax %ts axis=3
+%k2: shared i32.12[1,1,1,1] = softmax %m axis=1
 %y: client i32.12[1,1,1,1] = output %m \"y\"
 %z: public i32.12[1,1,1,1] = output %k \"z\"
 %o: client i32.24[1,1,1,1] = output %q \"o\"
@@ -214,6 +230,14 @@ mod tests {
             }
         );
         assert_eq!(step("i"), Step::Rsqrt { s: 12 });
+        assert_eq!(step("j"), Step::Softmax { s: 12, exact: true });
+        assert_eq!(
+            step("k2"),
+            Step::Softmax {
+                s: 12,
+                exact: false
+            }
+        );
         assert_eq!(step("r"), Step::Relu);
         assert_eq!(
             step("t"),

@@ -306,7 +306,7 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
         let ids: Vec<sci_ir::ValueId> = b.ids().collect();
         let pick = |r: &mut Rng| ids[r.below(len) as usize];
         let u = |r: &mut Rng, n: u64| r.below(n) as usize;
-        let kind = r.below(30);
+        let kind = r.below(31);
         let op = match kind {
             0 | 1 => {
                 // A constant of a random shape, owner and scale; sometimes withheld.
@@ -531,6 +531,12 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
             25 => Op::Sigmoid { x: pick(&mut r) },
             26 => Op::Tanh { x: pick(&mut r) },
             27 => Op::Rsqrt { x: pick(&mut r) },
+            28 => {
+                // Mostly a valid axis, sometimes one out of range.
+                let x = pick(&mut r);
+                let axis = u(&mut r, b.ty(x).shape().len() as u64 + 1);
+                Op::Softmax { x, axis }
+            }
             _ => {
                 let shape = rand_shape(&mut r);
                 let ty = Type::new(enc, scale(&mut r), shape, Owner::Client).unwrap();

@@ -58,6 +58,21 @@ fn rsqrt_costs_the_model() {
     assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 256.0, "{b}");
 }
 
+/// `softmax` of 32 lines of 16 at ℓ = 32, s = 12 costs what the cost model says, with
+/// exact comparisons and with `--narrow`.
+#[test]
+fn softmax_costs_the_model() {
+    let p = sci_ir::math::SoftmaxParams::new(32, 12, 16).unwrap();
+    for (narrow, extra) in [(false, None), (true, Some("--narrow"))] {
+        let mut args = vec!["softmax", "--n", "32", "--d", "16", "--ot", "iknp"];
+        args.extend(extra);
+        let b = bench(&args);
+        assert_eq!(b["protocol"], "softmax");
+        let t = sci_ir::cost::math::softmax(&p, 4, 32, !narrow, true);
+        assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 32.0, "{b}");
+    }
+}
+
 #[test]
 fn sigmoid_and_tanh_cost_the_model() {
     for op in ["sigmoid", "tanh"] {

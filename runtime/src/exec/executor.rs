@@ -48,6 +48,7 @@
 //! | `maxpool` | `MaxPool_d` (§5.2.2) over the windows; comparisons as below |
 //! | `avgpool`, `global_avgpool` | [`Engine::avgpool`]: window sums locally ([`linear::window_sums`]), then division by each window's count (§5.1.2) |
 //! | `argmax` | `ArgMax_d` (§5.2.2) along the axis; comparisons as below |
+//! | `softmax` | [`Engine::softmax`]: the lines' maxima as `maxpool`'s (comparisons as below), exp, the sums' range-reduced reciprocal, one rounded secret product (`proto::softmax`), over `Z_{2^ℓ}` only |
 //! | `output` | revealed to the client |
 //!
 //! # Order: waves
@@ -282,7 +283,7 @@ pub fn execute(
             | Step::Div { .. }
             | Step::Smooth { .. }
             | Step::Rsqrt { .. } => ex.elementwise(&wave.members, wave.step, engine),
-            Step::AvgPool | Step::MaxPool { .. } | Step::ArgMax { .. } => ex
+            Step::AvgPool | Step::MaxPool { .. } | Step::ArgMax { .. } | Step::Softmax { .. } => ex
                 .pooling(first, wave.step, engine)
                 .map(|share| vec![Val::Share(share)]),
             Step::Product { backend } => ex.products(&wave.members, backend, engine),
@@ -924,11 +925,14 @@ impl<'p> Exec<'p> {
     }
 
     /// `maxpool`, `argmax` (§5.2.2, comparisons as `step` says, module docs),
-    /// `avgpool`, `global_avgpool` (window sums, then division, §5.1.2).
+    /// `avgpool`, `global_avgpool` (window sums, then division, §5.1.2), `softmax`
+    /// (`proto::softmax`: the lines' maxima as MaxPool's, comparisons likewise).
     fn pooling(&self, v: ValueId, step: Step, engine: &mut Engine) -> Result<Tensor, StepError> {
         let instr = self.program.instr(v);
         let compare = match step {
-            Step::MaxPool { exact: true } | Step::ArgMax { exact: true } => Compare::Exact,
+            Step::MaxPool { exact: true }
+            | Step::ArgMax { exact: true }
+            | Step::Softmax { exact: true, .. } => Compare::Exact,
             _ => Compare::Narrow,
         };
         let md = self.md;
@@ -958,6 +962,14 @@ impl<'p> Exec<'p> {
             Op::ArgMax { x, axis, .. } => {
                 engine.argmax(md, words(&self.share_of(*x)), shape(x), *axis, compare)?
             }
+            Op::Softmax { x, axis } => engine.softmax(
+                md,
+                instr.ty.scale(),
+                words(&self.share_of(*x)),
+                shape(x),
+                *axis,
+                compare,
+            )?,
             op => unreachable!("{} is not a pooling", op.mnemonic()),
         };
         self.ring_tensor(instr.ty.shape(), share)

@@ -28,7 +28,8 @@ use super::maxpool::{Compare, Windows};
 use super::modulus::Modulus;
 use super::rdiv::Sign;
 use super::{
-    Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, rsqrt, secmul, sigmoid, sign, trunc,
+    Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, rsqrt, secmul, sigmoid, sign, softmax,
+    trunc,
 };
 use crate::cheetah;
 use crate::he;
@@ -37,7 +38,7 @@ use crate::ot::Session;
 use crate::ot::session::split;
 use sci_ir::ConvGeom;
 use sci_ir::interp::linear;
-use sci_ir::math::{RsqrtParams, Smooth, SmoothParams};
+use sci_ir::math::{RsqrtParams, Smooth, SmoothParams, SoftmaxParams};
 use sci_ir::rlwe::ParamSet;
 use sci_ir::{Encoding, Pool2d, Tensor};
 
@@ -305,6 +306,47 @@ impl<S: BorrowMut<Session>> Engine<S> {
     ) -> Result<Vec<u64>, ProtoError> {
         let w = Windows::axis(shape, axis)?;
         self.reduce(md.into(), x, &w, cmp, true)
+    }
+
+    /// Shares of the softmax along `axis` of `x` (shape `shape`) at scale `s`
+    /// over `md = Z_{2^ℓ}`, as [`sci_ir::Op::Softmax`]: the lines along the axis
+    /// cut into one chunk per lane, each lane running [`softmax::softmax`] on
+    /// its lines (`cmp` for their maxima); errors over a field or outside the
+    /// parameters' range.
+    pub fn softmax(
+        &mut self,
+        md: impl Into<Modulus>,
+        s: u32,
+        x: &[u64],
+        shape: &[usize],
+        axis: usize,
+        cmp: Compare,
+    ) -> Result<Vec<u64>, ProtoError> {
+        let Modulus::Pow2(ell) = md.into() else {
+            return Err(ProtoError::InvalidArgument(
+                "softmax runs over a ring Z_2^ℓ only".into(),
+            ));
+        };
+        let w = Windows::axis(shape, axis)?;
+        let n = shape[axis];
+        super::check(x.len() == shape.iter().product::<usize>(), || {
+            format!("{} elements for the shape {shape:?}", x.len())
+        })?;
+        let p = SoftmaxParams::new(ell, s, n)
+            .map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
+        let lines: Vec<u64> = (0..w.len())
+            .flat_map(|i| w.get(i).iter().map(|&j| x[j]))
+            .collect();
+        let y = self.chunks(w.len(), false, |ctx, r| {
+            softmax::softmax(ctx, &p, cmp, &lines[r.start * n..r.end * n])
+        })?;
+        let mut out = vec![0; x.len()];
+        for i in 0..w.len() {
+            for (k, &j) in w.get(i).iter().enumerate() {
+                out[j] = y[i * n + k];
+            }
+        }
+        Ok(out)
     }
 
     /// Shares of the 2-D average pooling of `x` (`[n, c, h, w]`), as

@@ -83,6 +83,7 @@ pub mod rsqrt;
 pub mod secmul;
 pub mod sigmoid;
 pub mod sign;
+pub mod softmax;
 pub mod trunc;
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The head of a classifier: `ArgMax` → IR `argmax`, and a trailing
-//! `Softmax`/`LogSoftmax`, dropped because it is monotone.
+//! `Softmax`/`LogSoftmax`, dropped because it is monotone; `Softmax` inside a
+//! graph (attention) → IR `softmax`.
 
 use sci_ir::Op;
 
@@ -7,6 +8,50 @@ use crate::error::Result;
 use crate::note::Note;
 use crate::ops::{Ctx, Value};
 use crate::shape;
+use crate::tensor::Tensor;
+
+/// `Softmax`: dropped as the last op ([`trailing_monotone`]); inside a graph the IR's
+/// `softmax`. Opset 13 on: along `axis` (default −1). Before (opsets 1, 11): the input
+/// is coerced to 2-D `[Π d_{<axis}, Π d_{≥axis}]` (`axis` default 1) and every row
+/// normalised, i.e. a `softmax` along the last axis of that matrix between two
+/// reshapes (none when `axis` is the last). Constants fold.
+pub(super) fn softmax(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    if cx.final_outputs.first().is_some_and(|o| !o.is_empty()) {
+        return trailing_monotone(cx);
+    }
+    let node = cx.node;
+    node.check_known_attrs(&["axis"])?;
+    let in_shape = cx.input_shape(0)?;
+    let rank = in_shape.len();
+    let legacy = cx.opset < 13;
+    let axis = node.attr_int_or("axis", if legacy { 1 } else { -1 })?;
+    let axis = shape::axis(axis, rank).map_err(|e| node.attr_error("axis", e))?;
+    // Before opset 13 with `axis` the last one, the rows are the lines along it.
+    let (lines, line_axis) = if legacy && axis + 1 < rank {
+        let outer = in_shape[..axis].iter().product::<usize>();
+        (vec![outer, in_shape[axis..].iter().product()], 1)
+    } else {
+        (in_shape.clone(), axis)
+    };
+    match cx.input(0)?.clone() {
+        Value::Const(t) => {
+            let y = sci_ir::interp::softmax_f32(&t.to_f32(), &lines, line_axis);
+            let y = Tensor::from_f32(in_shape, &y).map_err(|e| cx.error(e))?;
+            Ok(vec![Value::constant(y)])
+        }
+        Value::Act(x) if lines == in_shape => {
+            Ok(vec![cx.emit_value(Op::Softmax { x, axis: line_axis })?])
+        }
+        Value::Act(x) => {
+            let x = cx.emit(Op::Reshape { x, shape: lines })?;
+            let y = cx.emit(Op::Softmax { x, axis: 1 })?;
+            Ok(vec![cx.emit_value(Op::Reshape {
+                x: y,
+                shape: in_shape,
+            })?])
+        }
+    }
+}
 
 pub(super) fn argmax(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let node = cx.node;

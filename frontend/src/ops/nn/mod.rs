@@ -5,7 +5,7 @@
 //! `LeakyRelu`, `PRelu`, `HardSigmoid`, `HardSwish`), [`pool`] (`MaxPool`,
 //! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
 //! [`pad`] (`Pad`), [`rnn`] (`LSTM`, `GRU`, unrolled) and [`classifier`] (`ArgMax`, a trailing
-//! `Softmax`/`LogSoftmax`); [`window`] holds the window geometry that
+//! `Softmax`/`LogSoftmax`, `Softmax` inside a graph); [`window`] holds the window geometry that
 //! convolution and pooling share.
 //!
 //! The IR's convolution and pooling are 2-D (NCHW); 1-D ONNX layers (`[N, C, W]`)
@@ -58,7 +58,7 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("LSTM", rnn::lstm);
     reg.op("GRU", rnn::gru);
     reg.op("ArgMax", classifier::argmax);
-    reg.op("Softmax", classifier::trailing_monotone);
+    reg.op("Softmax", classifier::softmax);
     reg.op("LogSoftmax", classifier::trailing_monotone);
 }
 

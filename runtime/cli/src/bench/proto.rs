@@ -3,10 +3,11 @@
 //! `sci-bench PROTOCOL --bits L --n N [--m M] [--scale S] [--d D] [--digit D]
 //! [--threads T] --json`, PROTOCOL one of `mill`, `drelu`, `relu`, `trunc`,
 //! `trunc-nonneg`, `div`, `maxpool`, `argmax`, `matmul`, `secmul`, `exp`, `recip`,
-//! `sigmoid`, `tanh`. Each party draws its
+//! `sigmoid`, `tanh`, `rsqrt`, `softmax`. Each party draws its
 //! own random shares (the cost does not depend on the values). `n` counts:
 //! comparisons (`mill`), elements (`drelu`, `relu`, `trunc`, `trunc-nonneg`,
-//! `div`), windows of `d` elements, i.e. outputs (`maxpool`, `argmax`), and
+//! `div`), windows of `d` elements, i.e. outputs (`maxpool`, `argmax`), lines of
+//! `d` elements (`softmax`), and
 //! shared elements of the `n × cols` operand (`matmul`, by a `cols × outs`
 //! server matrix). `formula_bits_per_op` is the cost model's exact transcript
 //! of the protocol divided by `n`, without the one-time OT set-up: on IKNP
@@ -19,7 +20,7 @@
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::cost::{self, Transcript};
-use sci_ir::math::{ExpParams, RecipParams, RsqrtParams, Smooth, SmoothParams};
+use sci_ir::math::{ExpParams, RecipParams, RsqrtParams, Smooth, SmoothParams, SoftmaxParams};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
@@ -90,6 +91,10 @@ pub enum ProtoCmd {
     /// Reciprocal square root of `n` random inputs at scale `--scale` (`proto::rsqrt`:
     /// range reduction, Newton's iteration).
     Rsqrt(ProtoArgs),
+    /// Softmax of `n` random lines of `--d` elements at scale `--scale`
+    /// (`proto::softmax`: the lines' maxima, exp, the sums' reciprocal, one secret
+    /// product; exact comparisons unless `--narrow`).
+    Softmax(ProtoArgs),
 }
 
 impl ProtoCmd {
@@ -114,7 +119,8 @@ impl ProtoCmd {
             | ProtoCmd::Recip(a)
             | ProtoCmd::Sigmoid(a)
             | ProtoCmd::Tanh(a)
-            | ProtoCmd::Rsqrt(a) => a,
+            | ProtoCmd::Rsqrt(a)
+            | ProtoCmd::Softmax(a) => a,
         }
     }
 
@@ -136,6 +142,9 @@ impl ProtoCmd {
             ProtoCmd::Exp(_) => json!({"m": m, "scale": a.scale, "digit": self.args().digit}),
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
                 json!({"m": m, "d": a.d, "window": a.d, "narrow": a.narrow})
+            }
+            ProtoCmd::Softmax(_) => {
+                json!({"m": m, "scale": a.scale, "d": a.d, "narrow": a.narrow})
             }
             ProtoCmd::Matmul(_) | ProtoCmd::Secmul(_) => {
                 json!({"cols": self.args().cols, "outs": self.args().outs})
@@ -327,7 +336,8 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         | ProtoCmd::Recip(_)
         | ProtoCmd::Sigmoid(_)
         | ProtoCmd::Tanh(_)
-        | ProtoCmd::Rsqrt(_) => {
+        | ProtoCmd::Rsqrt(_)
+        | ProtoCmd::Softmax(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
             return Ok((name.into(), c, work, formula));
         }
@@ -437,6 +447,26 @@ fn ring_only(
                     Ok(Engine::new(sess, m).rsqrt(ell, s, &x).map(drop)?)
                 }),
                 per(cost::math::rsqrt(&p, m, n, true)),
+            )
+        }
+        ProtoCmd::Softmax(_) => {
+            let (s, d) = (a.layer.scale, a.layer.d as usize);
+            let p = SoftmaxParams::new(ell, s, d)?;
+            let x = Prg::from_os()?.ring_elems(n * d, ell);
+            let cmp = if a.layer.narrow {
+                Compare::Narrow
+            } else {
+                Compare::Exact
+            };
+            (
+                "softmax",
+                Box::new(move |sess: &mut Session| {
+                    let shape = [n, d];
+                    Ok(Engine::new(sess, m)
+                        .softmax(ell, s, &x, &shape, 1, cmp)
+                        .map(drop)?)
+                }),
+                per(cost::math::softmax(&p, m, n, !a.layer.narrow, true)),
             )
         }
         ProtoCmd::Mill(_) => {
