@@ -74,6 +74,19 @@ impl Block {
         unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<u64>(), 2 * b.len()) }
     }
 
+    /// The blocks as 32-bit words: block `t` gives words `4t .. 4t + 4`, from
+    /// its low end up (word `2t` and `2t + 1` of [`Block::as_words`] are the
+    /// low and high halves of its word `t`).
+    #[inline]
+    pub fn as_u32s(b: &[Block]) -> &[u32] {
+        // SAFETY: `Block` is `repr(transparent)` over `u128`: 16 bytes, align
+        // 16, so `4·len` `u32`s (4 bytes, align 4) fit exactly with their
+        // alignment met, every bit pattern is valid for both, and the shared
+        // borrow is carried over. On the little-endian hosts we support, word
+        // `4t + k` is bits `32k .. 32k + 32` of block `t`.
+        unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<u32>(), 4 * b.len()) }
+    }
+
     /// The blocks as bytes: block `t` gives bytes `16t .. 16t + 16`, its
     /// little-endian form ([`Block::to_bytes`]), so bit `i` of the
     /// sequence is bit `i % 128` of block `i / 128`.
@@ -190,6 +203,11 @@ mod tests {
         let bs = [a, Block::from_u64s(7, u64::MAX), Block::ZERO];
         let words: Vec<u64> = bs.iter().flat_map(|b| [b.lo(), b.hi()]).collect();
         assert_eq!(Block::as_words(&bs), &words[..]);
+        let quarters: Vec<u32> = bs
+            .iter()
+            .flat_map(|b| (0..4).map(move |k| (b.0 >> (32 * k)) as u32))
+            .collect();
+        assert_eq!(Block::as_u32s(&bs), &quarters[..]);
         let bytes: Vec<u8> = bs.iter().flat_map(|b| b.to_bytes()).collect();
         assert_eq!(Block::as_bytes(&bs), &bytes[..]);
     }
