@@ -24,7 +24,7 @@
 #
 # env:  PROFILES="loopback lan wan"  REPS=3  THREADS=2  BITS=37  SCALE=12
 #       OT=silent (sci's OT engine; the peer's is its Ferret, silent too)
-#       PORT=7300 (each run takes fresh ports from here up)  TIMEOUT=1800 (seconds per
+#       PORT=47300 (each run takes fresh ports from here up)  TIMEOUT=1800 (seconds per
 #       process; a run past it, or failing, is a "failed" row)  OUT=target/bench-cheetah
 #
 # The emulated profiles (lan: 377 MB/s, 0.3 ms round trip; wan: 40 MB/s, 80 ms): sci's
@@ -59,7 +59,7 @@ THREADS=${THREADS:-2}
 BITS=${BITS:-37}
 SCALE=${SCALE:-12}
 OT=${OT:-silent}
-PORT=${PORT:-7300}
+PORT=${PORT:-47300}
 TIMEOUT=${TIMEOUT:-1800}
 OUT=${OUT:-target/bench-cheetah}
 DEFAULT_MODELS=(squeezenet resnet50)
@@ -117,19 +117,22 @@ run_pair() {
       proxy=$!
       for _ in $(seq 100); do grep -q '^netem-proxy: ' "$raw.proxy" && break; sleep 0.05; done
     fi
-    # In an empty directory: with ./data/pre_ot_data_* from an earlier run the peer
-    # would skip Ferret's set-up (reusing its correlations); it writes nothing there.
-    local abs
+    # In a fresh directory with an empty data/, removed after the run: the peer
+    # writes Ferret's pre-OT correlations to ./data/pre_ot_data_* when it ends (and
+    # fails without data/), and finding them from an earlier run it would skip
+    # Ferret's set-up, reusing them; every run here does its own set-up, as sci's.
+    local abs cwd
     abs=$(cd "$OUT" && pwd)
-    mkdir -p "$OUT/peer-cwd"
-    (cd "$OUT/peer-cwd" && exec /usr/bin/time -v -o "$abs/${raw##*/}.time0" timeout "$TIMEOUT" "$bin" r=1 k="$SCALE" \
+    cwd=$abs/peer-cwd.${raw##*/}
+    rm -rf "$cwd" && mkdir -p "$cwd/data"
+    (cd "$cwd" && exec /usr/bin/time -v -o "$abs/${raw##*/}.time0" timeout "$TIMEOUT" "$bin" r=1 k="$SCALE" \
       ell="$BITS" nt="$THREADS" p="$sp" < "$abs/$m.server.inp" > "$abs/${raw##*/}.out0" 2>&1) &
     local srv=$!
     sleep 0.3
-    (cd "$OUT/peer-cwd" && exec /usr/bin/time -v -o "$abs/${raw##*/}.time1" timeout "$TIMEOUT" "$bin" r=2 k="$SCALE" \
+    (cd "$cwd" && exec /usr/bin/time -v -o "$abs/${raw##*/}.time1" timeout "$TIMEOUT" "$bin" r=2 k="$SCALE" \
       ell="$BITS" nt="$THREADS" p="$p" < "$abs/$m.client.inp" > "$abs/${raw##*/}.out1" 2>&1) || ok=0
     wait "$srv" || ok=0
-    [ -z "$(ls -A "$OUT/peer-cwd")" ] || { echo "the peer wrote into $OUT/peer-cwd: $(ls "$OUT/peer-cwd")" >&2; exit 1; }
+    rm -rf "$cwd"
     if [ -n "$proxy" ]; then
       # The proxy's CPU seconds (utime + stime of /proc/PID/stat), then stop it.
       if [ -r "/proc/$proxy/stat" ]; then
@@ -208,14 +211,14 @@ for sys_ in ("sci", "peer"):
         continue
     med = lambda f: statistics.median(f(r) for r in rows)
     lay = lambda k: f"{med(lambda r: r['layers'].get(k, 0.0)):.2f} s"
-    loads = [r["load"] for r in rows]
+    loads = sorted((r["load"] for r in rows), key=float)
     walls = ", ".join(f"{r['wall']:.1f}" for r in rows)
     proxy = f"{med(lambda r: r['proxy_cpu']):.1f} s" if all("proxy_cpu" in r for r in rows) else "–"
     print(f"| {names[sys_]} | **{med(lambda r: r['wall']):.1f} s** ({walls}) | {med(lambda r: r['timer']):.1f} s "
           f"| {med(lambda r: r['bytes']) / 2**20:,.0f} ({med(lambda r: r['bytes_run']) / 2**20:,.0f}) | {med(lambda r: r['rounds']):.0f} "
           f"| {lay('conv')} | {lay('relu')} | {lay('maxpool')} | {lay('trunc')} | {lay('other')} "
           f"| {med(lambda r: r['cpu'][0]):.1f} / {med(lambda r: r['cpu'][1]):.1f} s "
-          f"| {med(lambda r: r['rss'][0]):.0f} / {med(lambda r: r['rss'][1]):.0f} | {proxy} | {min(loads)}–{max(loads)} |")
+          f"| {med(lambda r: r['rss'][0]):.0f} / {med(lambda r: r['rss'][1]):.0f} | {proxy} | {loads[0]}–{loads[-1]} |")
 EOF
 }
 
