@@ -31,8 +31,8 @@
 # two processes each get `sci-run --net PROFILE`, which paces that party's own sending
 # (runtime/src/net/emulate.rs); the peer's client connects through
 # scripts/netem-proxy.py, which applies the same model to both directions of its
-# connections (one link per direction shared by the connections, bandwidth by token
-# bucket, RTT/2 per message). The proxy's CPU is reported apart from the peer's.
+# connections (one link per direction shared by the connections, paced to the
+# bandwidth, RTT/2 per message). The proxy's CPU is reported apart from the peer's.
 #
 # Columns (medians of the REPS runs; the runs' walls in brackets):
 #   wall = the client process's elapsed time (/usr/bin/time), everything included:
@@ -49,9 +49,9 @@
 #   per layer = seconds inside each kind of layer by the server's clock (sci: the
 #     server report's instructions by op; the peer: its "Total time in X"): conv (the
 #     peer's Conv + BatchNorm + MatMul; sci's conv2d + matmul + mul), ReLU, MaxPool,
-#     truncation (sci's trunc; the peer fuses most into its layers), other (the rest);
+#     truncation (sci's trunc; the peer fuses most into its ReLU), other (the rest);
 #   CPU = user + system seconds of each process (/usr/bin/time -v), peak RSS likewise;
-#   load = the 1-minute load average after the pair.
+#   load = the range of the 1-minute load average taken after each run.
 # Needs /usr/bin/time and python3 (standard library only).
 PROFILES=${PROFILES:-loopback lan wan}
 REPS=${REPS:-3}
