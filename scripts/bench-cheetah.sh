@@ -16,8 +16,12 @@
 # are run as `BIN r=1|2 k=SCALE ell=BITS nt=THREADS p=PORT` and read their secret
 # inputs as integers (fixed-point at scale k) from stdin: the server its weights, the
 # client its image. This script writes random ones once per
-# invocation ($OUT/MODEL.{server,client}.inp): weights uniform in [-2^8, 2^8) (±1/16),
-# pixels in [-2^12, 2^12) (±1); the counts are what each binary reads (counted in
+# invocation ($OUT/MODEL.{server,client}.inp): pixels uniform in [-2^12, 2^12) (±1);
+# SqueezeNet's weights uniform in [-2^8, 2^8) (±1/16); ResNet-50's of magnitude in
+# [2^10, 2^12) (1/4 to 1) with a random sign, because resnet50-cheetah folds each
+# BatchNorm scale (also read from stdin) into its filters at scale k and aborts on an
+# all-zero filter ("conv2DOneFilter: filter with all zero is not supported"), which
+# small scales give. The counts are what each binary reads (counted in
 # networks/main_{sqnet,resnet50}.cpp). sci runs testdata's model (random He weights) on
 # its random case input, compiled by `sci-compile MODEL --bits BITS --scale SCALE
 # --threads THREADS --ot OT` (the default backend, RLWE).
@@ -74,7 +78,14 @@ peer_bin() {
     *) echo "no OpenCheetah binary for $1 (squeezenet resnet50)" >&2; return 1 ;;
   esac
 }
-peer_inputs() { case $1 in squeezenet) echo "1235496 154587" ;; resnet50) echo "25596841 150528" ;; esac; }
+# The number of integers each binary's server and client read, and the smallest and
+# largest magnitude (exclusive) of the server's.
+peer_inputs() {
+  case $1 in
+    squeezenet) echo "1235496 154587 0 256" ;;
+    resnet50) echo "25596841 150528 1024 4096" ;;
+  esac
+}
 for p in $PROFILES; do
   case $p in loopback | lan | wan) ;; *) echo "unknown profile $p (loopback lan wan)" >&2; exit 1 ;; esac
 done
@@ -82,12 +93,14 @@ for m in "${MODELS[@]}"; do
   [ -x "$(peer_bin "$m")" ] || { echo "missing $(peer_bin "$m")" >&2; exit 1; }
 done
 
-# $1 random integers uniform in [-$2, $2), one a line.
+# $1 random integers, one a line: magnitude uniform in [$2, $3), sign uniform (for
+# $2 = 0: uniform in [-$3, $3)).
 random_ints() {
   python3 -c 'import random, sys
-n, lo = int(sys.argv[1]), int(sys.argv[2])
+n, lo, hi = (int(a) for a in sys.argv[1:])
 g = random.Random(random.SystemRandom().getrandbits(64))
-sys.stdout.write("".join(f"{g.randrange(-lo, lo)}\n" for _ in range(n)))' "$1" "$2"
+draw = (lambda: g.randrange(-hi, hi)) if lo == 0 else (lambda: g.choice((-1, 1)) * g.randrange(lo, hi))
+sys.stdout.write("".join(f"{draw()}\n" for _ in range(n)))' "$1" "$2" "$3"
 }
 
 # Runs both parties of system $1 (sci|peer) for model $2 on profile $3, repetition $4;
@@ -228,9 +241,9 @@ for m in "${MODELS[@]}"; do
   [ -f "$file" ] || { echo "missing $file (see the header); skipping $m" >&2; continue; }
   "$COMPILE" "$file" -o "$OUT/$m.plan" --client-plan "$OUT/$m.client.plan" --bits "$BITS" --scale "$SCALE" \
     --threads "$THREADS" --ot "$OT" --report "$OUT/$m.compile.json" > "$OUT/$m.compile.txt"
-  read -r ns nc <<< "$(peer_inputs "$m")"
-  random_ints "$ns" 256 > "$OUT/$m.server.inp"
-  random_ints "$nc" 4096 > "$OUT/$m.client.inp"
+  read -r ns nc lo hi <<< "$(peer_inputs "$m")"
+  random_ints "$ns" "$lo" "$hi" > "$OUT/$m.server.inp"
+  random_ints "$nc" 0 4096 > "$OUT/$m.client.inp"
   for prof in $PROFILES; do
     : > "$OUT/$m.$prof.sci.jsonl" && : > "$OUT/$m.$prof.peer.jsonl"
     for r in $(seq "$REPS"); do
