@@ -68,9 +68,12 @@ TIMEOUT=${TIMEOUT:-1800}
 OUT=${OUT:-target/bench-cheetah}
 DEFAULT_MODELS=(squeezenet resnet50)
 : "${PEER_BIN:?set PEER_BIN to the directory of the built sqnet-cheetah and resnet50-cheetah}"
+for p in $PROFILES; do
+  case $p in loopback | lan | wan) ;; *) echo "unknown profile $p (loopback lan wan)" >&2; exit 1 ;; esac
+done
 . "$(dirname "$0")/bench-common.sh" "$@"
 
-# The peer's binary for model $1, and the integers its server and client read.
+# The peer's binary for model $1.
 peer_bin() {
   case $1 in
     squeezenet) echo "$PEER_BIN/sqnet-cheetah" ;;
@@ -86,11 +89,9 @@ peer_inputs() {
     resnet50) echo "25596841 150528 1024 4096" ;;
   esac
 }
-for p in $PROFILES; do
-  case $p in loopback | lan | wan) ;; *) echo "unknown profile $p (loopback lan wan)" >&2; exit 1 ;; esac
-done
 for m in "${MODELS[@]}"; do
-  [ -x "$(peer_bin "$m")" ] || { echo "missing $(peer_bin "$m")" >&2; exit 1; }
+  bin=$(peer_bin "$m") || exit 1
+  [ -x "$bin" ] || { echo "missing $bin" >&2; exit 1; }
 done
 
 # $1 random integers, one a line: magnitude uniform in [$2, $3), sign uniform (for
