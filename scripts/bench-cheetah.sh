@@ -33,7 +33,7 @@
 #
 # The emulated profiles (lan: 377 MB/s, 0.3 ms round trip; wan: 40 MB/s, 80 ms): sci's
 # two processes each get `sci-run --net PROFILE`, which paces that party's own sending
-# (runtime/src/net/emulate.rs); the peer's client connects through
+# (its `net::emulate` module); the peer's client connects through
 # scripts/netem-proxy.py, which applies the same model to both directions of its
 # connections (one link per direction shared by the connections, paced to the
 # bandwidth, RTT/2 per message). The proxy's CPU is reported apart from the peer's.

@@ -13,7 +13,7 @@ itself (scripts/bench-cheetah.sh runs OpenCheetah through it): the peer's server
 on FORWARD+i, its client connects to LISTEN+i, and both directions of every byte cross
 the emulated link. Python's standard library only.
 
-The model is sci's (runtime/src/net/emulate.rs), mirrored exactly:
+The model is sci's (its `net::emulate` module, emulate.rs), mirrored exactly:
 - One link per direction, shared by all the proxied connections: the connecting side's
   sending (client -> server) is one link, the accepting side's the other (a party's
   bandwidth is shared by its lanes; the two directions are independent: full duplex).
