@@ -9,62 +9,20 @@
 //! connection), every write is discarded. Each function accepts any bytes and returns
 //! normally whether or not the run gets far; a panic is the bug a fuzzer finds.
 
-use std::io;
 use std::sync::OnceLock;
 
-use fhe::bfv::{Ciphertext, Plaintext, SecretKey};
-use fhe_traits::{FheEncoder, FheEncrypter, Serialize};
 use sci_ir::{Plan, Program};
 
 use crate::crypto::{Block, Prg};
 use crate::exec::handshake::{self, Hello, Status};
 use crate::exec::{report::Cost, serve_session};
-use crate::he::params::{CT_LEVEL, MIN_PLAIN_BITS, plain_modulus_above};
-use crate::he::{Keys, Params, wire};
+use crate::net::Party;
 use crate::net::session::{PREAMBLE_LEN, SessionId, parse_preamble};
-use crate::net::{Channel, Party, Transport};
 use crate::ot::{OtKind, OtPack, Session};
 use crate::proto::engine::Engine;
 
-/// A transport whose incoming bytes are a fixed recording of the peer and whose
-/// outgoing bytes go nowhere.
-#[derive(Debug)]
-pub struct Replay {
-    input: Vec<u8>,
-    pos: usize,
-}
-
-impl Transport for Replay {
-    fn write_all(&mut self, _data: &[u8]) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        let rest = &self.input[self.pos..];
-        if rest.len() < buf.len() {
-            self.pos = self.input.len();
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the recorded peer closed the channel",
-            ));
-        }
-        buf.copy_from_slice(&rest[..buf.len()]);
-        self.pos += buf.len();
-        Ok(())
-    }
-}
-
-/// A channel whose peer sends exactly `data` and then closes.
-pub fn replay(data: &[u8]) -> Channel {
-    Channel::new(Box::new(Replay {
-        input: data.to_vec(),
-        pos: 0,
-    }))
-}
+pub use sci_he::fuzz_entry::{he, he_ciphertext_seed};
+pub use sci_net::replay::{Replay, replay};
 
 /// What a new connection to a listening server sends first: a lane preamble
 /// ([`crate::net::session`]) and, on lane 0, the hello, which is checked against a
@@ -102,50 +60,6 @@ pub fn ot_setup(data: &[u8]) {
     };
     let mut pack = OtPack::new(Prg::new(Block(0x0f0f)), OtKind::Iknp);
     let _ = pack.setup(&mut replay(rest), party);
-}
-
-/// The plaintext modulus of the HE targets and its parameters (built once).
-fn he_params() -> &'static Params {
-    static PARAMS: OnceLock<Params> = OnceLock::new();
-    PARAMS.get_or_init(|| {
-        let t = plain_modulus_above(MIN_PLAIN_BITS).expect("a prime above 2^16 exists");
-        Params::new(t).expect("valid HE parameters")
-    })
-}
-
-/// What the server receives of HE: the first byte picks the message (even: two
-/// ciphertexts at the level the products assume, as the linear layers receive them;
-/// odd: the client's Galois keys and public key, as the key set-up receives them).
-pub fn he(data: &[u8]) {
-    let Some((&which, rest)) = data.split_first() else {
-        return;
-    };
-    let params = he_params();
-    let mut ch = replay(rest);
-    if which % 2 == 0 {
-        let _ = wire::recv_cts(&mut ch, 2, &params.bfv, Some(CT_LEVEL));
-    } else {
-        let _ = Keys::receive(&mut ch, params.clone());
-    }
-}
-
-/// Wire bytes of one fresh encryption of zero under a fresh key at the parameters of
-/// [`he`], for seeding its corpus (about 0.1 MB).
-pub fn he_ciphertext_seed() -> Vec<u8> {
-    let params = he_params();
-    let mut rng = crate::he::rng::OsRng::new().expect("OS randomness");
-    let sk = SecretKey::random(&params.bfv, &mut rng);
-    let pt = Plaintext::try_encode(
-        &[0u64; 4],
-        fhe::bfv::Encoding::simd_at_level(CT_LEVEL),
-        &params.bfv,
-    )
-    .expect("encoding zero");
-    let ct: Ciphertext = sk.try_encrypt(&pt, &mut rng).expect("encrypting zero");
-    let bytes = ct.to_bytes();
-    let mut out = (bytes.len() as u32).to_le_bytes().to_vec();
-    out.extend_from_slice(&bytes);
-    out
 }
 
 /// The small program of [`session`]: a client input of 4 values, a server matrix

@@ -8,7 +8,7 @@
 //! the server answers with [`Counts::down`] ciphertexts switched down to
 //! [`reply_level`] ([`server_ct_bytes`]). The counts depend on the shapes only, one
 //! function per packing ([`conv`], [`matmul`], [`mul`]); each repeats, in closed form,
-//! the layout documented in the runtime's packing (`runtime/src/he/{conv,fc,mul}.rs`),
+//! the layout documented in the runtime's packing (`runtime/he/src/{conv,fc,mul}.rs`),
 //! and sci-runtime's `tests/he_cost.rs` checks both against each other on many shapes —
 //! a change of packing there must change the function here.
 //!

@@ -56,6 +56,7 @@ pub mod crypto;
 pub mod emulate;
 pub mod mem;
 pub mod pack;
+pub mod replay;
 pub mod session;
 pub mod tcp;
 pub mod tls;

@@ -7,8 +7,8 @@
 //! x + c_0c_1`, the shares `d_b = c_b − 2y_b` sum to `c` mod `n`. Cost λ + η
 //! bits per element (`η = ⌈log₂ n⌉`), one OT exchange (1 round).
 
+use super::Modulus;
 use super::bits::Bits;
-use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role};
 use crate::ot::CotFields;
 

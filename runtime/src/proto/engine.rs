@@ -23,9 +23,9 @@
 use std::borrow::BorrowMut;
 use std::ops::Range;
 
+use super::Modulus;
 use super::bits::Bits;
 use super::maxpool::{Compare, Windows};
-use super::modulus::Modulus;
 use super::rdiv::Sign;
 use super::{
     Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, rsqrt, secmul, sigmoid, sign, softmax,

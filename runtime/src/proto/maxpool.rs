@@ -51,9 +51,9 @@
 
 use std::ops::Range;
 
+use super::Modulus;
 use super::and::{self, Job};
 use super::bits::Bits;
-use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, check, mux, sign};
 use sci_ir::Pool2d;
 use sci_ir::cost;

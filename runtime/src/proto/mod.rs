@@ -73,7 +73,6 @@ mod kk;
 pub mod matmul;
 pub mod maxpool;
 pub mod mill;
-pub mod modulus;
 pub mod mux;
 pub mod normalize;
 pub mod rdiv;
@@ -87,12 +86,14 @@ pub mod softmax;
 pub mod trunc;
 
 #[cfg(test)]
+mod engine_rlwe_tests;
+#[cfg(test)]
 mod silent_pins;
 #[cfg(test)]
 pub(crate) mod testutil;
 
 pub use bits::Bits;
-pub use modulus::Modulus;
+pub use sci_ot::{InvalidModulus, Modulus};
 
 use crate::crypto::{Prg, RandomnessError};
 use crate::net::{Channel, NetError};
@@ -123,6 +124,13 @@ pub enum ProtoError {
     /// An RLWE product or its key set-up failed ([`crate::cheetah`]).
     #[error(transparent)]
     Rlwe(#[from] crate::cheetah::CheetahError),
+}
+
+/// A modulus outside the supported ranges is an invalid argument of the protocol.
+impl From<InvalidModulus> for ProtoError {
+    fn from(e: InvalidModulus) -> ProtoError {
+        ProtoError::InvalidArgument(e.0)
+    }
 }
 
 /// Checks a condition on the caller's arguments.

@@ -22,8 +22,8 @@
 //! its own modulus, e.g. a value and its index for ArgMax, or a sign bit in
 //! `Z_2`) with one OT per direction.
 
+use super::Modulus;
 use super::bits::Bits;
-use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, check};
 use crate::ot::CotFields;
 

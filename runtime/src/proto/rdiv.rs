@@ -85,8 +85,8 @@
 //! # Rounds (role `P1`)
 //! `DReLU`, 1 (the OT), `Π_MILL^{δ−1}` (`k` comparisons), 1 (B2A).
 
+use super::Modulus;
 use super::bits::Bits;
-use super::modulus::Modulus;
 use super::trunc::{self, trunc, trunc_nonneg};
 use super::{Ctx, ProtoError, Role, b2a, check, mill, sign};
 use crate::pack::mask;

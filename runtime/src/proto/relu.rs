@@ -17,7 +17,7 @@
 //! `(4 1)-OT` and one for the multiplexer — 5 for η = 32, m = 7 (the paper
 //! counts 9; our millionaires' makes one OT call for all its classes).
 
-use super::modulus::Modulus;
+use super::Modulus;
 use super::{Ctx, ProtoError, mux, sign};
 
 /// Exact bits on the wire of [`relu`] mod `md` on `n` elements at radix `m`.

@@ -4,8 +4,8 @@
 //! `Z_{2^ℓ}` and `Π_DReLU^{ring,n}` (Algorithm 4, [`drelu_field`]) for odd
 //! `n`. Cost and rounds are those of the protocol used.
 
+use super::Modulus;
 use super::bits::Bits;
-use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, drelu, drelu_field};
 
 /// Shares of `DReLU(a) = 1{signed(a) ≥ 0}` for shares `a` mod `md`.

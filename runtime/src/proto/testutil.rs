@@ -12,7 +12,9 @@
 
 use std::time::Duration;
 
-use super::modulus::Modulus;
+pub(crate) use sci_ot::testing::{encoding, open, reference, share};
+
+use super::Modulus;
 use super::{Bits, Ctx, ProtoError, Role};
 use crate::crypto::{Block, Prg};
 use crate::net::{Channel, Stats, mem, tcp};
@@ -180,31 +182,6 @@ where
     run_on(a, b, radix, f)
 }
 
-/// Random additive shares of `x` (reduced) mod `md` (`Z_{2^ℓ}` for an ℓ),
-/// as (role P0's, role P1's).
-pub(crate) fn share(g: &mut Prg, x: &[u64], md: impl Into<Modulus>) -> (Vec<u64>, Vec<u64>) {
-    let md = md.into();
-    let r = md.random(g, x.len());
-    let other = x.iter().zip(&r).map(|(&x, &r)| md.sub(x, r)).collect();
-    (r, other)
-}
-
-/// `x_0 + x_1 mod md`; panics on an unreduced share.
-pub(crate) fn open(x0: &[u64], x1: &[u64], md: impl Into<Modulus>) -> Vec<u64> {
-    let md = md.into();
-    assert_eq!(x0.len(), x1.len());
-    x0.iter()
-        .zip(x1)
-        .map(|(&a, &b)| {
-            assert!(
-                u128::from(a) < md.value() && u128::from(b) < md.value(),
-                "share not reduced mod {md}"
-            );
-            md.add(a, b)
-        })
-        .collect()
-}
-
 /// `len` random elements mod `md` followed by the edges of its signed range
 /// `[lo, hi]`: 0, ±1, ±2, `hi`, `lo`, `hi − 1`, `lo + 1` (reduced mod `md`).
 pub(crate) fn values_with_edges(g: &mut Prg, len: usize, md: impl Into<Modulus>) -> Vec<u64> {
@@ -216,15 +193,6 @@ pub(crate) fn values_with_edges(g: &mut Prg, len: usize, md: impl Into<Modulus>)
         v.push(md.reduce_i128(e));
     }
     v
-}
-
-/// The encoding of values mod `md` (a ring or a prime field).
-pub(crate) fn encoding(md: Modulus) -> sci_ir::Encoding {
-    match md {
-        Modulus::Pow2(ell) => sci_ir::Encoding::ring(ell),
-        Modulus::Odd(n) => sci_ir::Encoding::field(n),
-    }
-    .expect("a ring width or a prime")
 }
 
 /// Every modulus the protocols are tested at: the rings `Z_{2^ℓ}` of
@@ -266,42 +234,3 @@ pub(crate) const ELLS: [u32; 8] = [1, 2, 8, 31, 32, 37, 41, 64];
 
 /// The millionaires' radices every protocol is tested at.
 pub(crate) const RADICES: [u32; 5] = [1, 2, 4, 7, 8];
-
-/// The reference interpreter on one op: `inputs` are client inputs (or
-/// server constants, with `Owner::Server`) of the given shapes mod `md`
-/// (`Z_{2^ℓ}` for an ℓ) at scale 0. Returns the output data and shape.
-pub(crate) fn reference(
-    md: impl Into<Modulus>,
-    inputs: &[(&[u64], &[usize], sci_ir::Owner)],
-    op: impl Fn(&[sci_ir::ValueId]) -> sci_ir::Op,
-) -> (Vec<u64>, Vec<usize>) {
-    use sci_ir::{Builder, Data, Owner, Tensor, Type, interp};
-    let enc = encoding(md.into());
-    let tensor = |x: &[u64], s: &[usize]| {
-        Tensor::new(enc, s.to_vec(), Data::U64(x.to_vec())).expect("tensor")
-    };
-    let mut b = Builder::new();
-    let mut feed = Vec::new();
-    let ids: Vec<sci_ir::ValueId> = inputs
-        .iter()
-        .enumerate()
-        .map(|(i, &(x, s, owner))| {
-            let ty = Type::new(enc, 0, s.to_vec(), owner).expect("type");
-            if owner == Owner::Server {
-                b.constant(&format!("w{i}"), ty, tensor(x, s))
-                    .expect("const")
-            } else {
-                feed.push(tensor(x, s));
-                b.input(&format!("x{i}"), ty).expect("input")
-            }
-        })
-        .collect();
-    let r = b.push("r", op(&ids)).expect("op");
-    b.output("y", r).expect("output");
-    let p = b.finish().expect("program");
-    let out = interp::run(&p, &feed).expect("interp");
-    (
-        out[0].as_u64().expect("ring").to_vec(),
-        out[0].shape().to_vec(),
-    )
-}

@@ -52,9 +52,9 @@
 //! General: the millionaires' (those of `Π_MILL^{ℓ−1}`), one for the `corr`
 //! OT, one for B2A. Non-negative: `Π_MILL^s` and one.
 
+use super::Modulus;
 use super::bits::Bits;
 use super::mill::MillSpec;
-use super::modulus::Modulus;
 use super::{Ctx, ProtoError, Role, b2a, check, check_ell, drelu, mill};
 use crate::ot::{CotFields, KkClass, Word};
 use crate::pack::{mask, mask128};
