@@ -267,8 +267,9 @@ fn honest_messages(layer: &Layer) -> (Vec<u8>, Vec<u8>) {
     (key, cts)
 }
 
-#[test]
-fn hostile_keys_and_ciphertexts_are_refused() {
+/// The hostile-message tests' layer: a 2-channel 5×5 convolution by all-one 3×3
+/// weights at ℓ = 16, the server's, named `name`.
+fn small_conv(name: &str) -> (ConvGeom, Layer) {
     let geom = ConvGeom {
         input: [1, 2, 5, 5],
         c_out: 2,
@@ -276,10 +277,15 @@ fn hostile_keys_and_ciphertexts_are_refused() {
         conv: Conv2d::default(),
     };
     let w = vec![1u64; 2 * 2 * 9];
-    let layer = Layer::conv("conv7", &geom, 16, Some(&w)).expect("layer");
+    let layer = Layer::conv(name, &geom, 16, Some(&w)).expect("layer");
+    (geom, layer)
+}
+
+#[test]
+fn hostile_keys_and_ciphertexts_are_refused() {
+    let (_, layer) = small_conv("conv7");
     let (key, cts) = honest_messages(&layer);
-    let h = HEADER_BYTES as usize;
-    let seed = sci_ir::rlwe::SEED_BYTES as usize;
+    let (h, seed) = (HEADER_BYTES as usize, sci_ir::rlwe::SEED_BYTES as usize);
     let expect = |bytes: Vec<u8>, what: &str| match server_error(&layer, bytes) {
         CheetahError::Malformed { layer, what: got } => {
             assert_eq!(layer, "conv7");
@@ -343,12 +349,7 @@ fn hostile_keys_and_ciphertexts_are_refused() {
 
 #[test]
 fn hostile_replies_are_refused() {
-    let geom = ConvGeom {
-        input: [1, 2, 5, 5],
-        c_out: 2,
-        kernel: [3, 3],
-        conv: Conv2d::default(),
-    };
+    let (geom, _) = small_conv("conv8");
     let layer = Layer::conv("conv8", &geom, 16, None).expect("layer");
     let (mut a, mut b) = mem::pair(Some(Duration::from_secs(60)));
     let x = vec![0u64; layer.in_len()];
@@ -390,17 +391,9 @@ fn hostile_keys_and_ciphertexts_over_tcp_are_refused() {
         timeout: Some(Duration::from_secs(60)),
         ..Default::default()
     };
-    let geom = ConvGeom {
-        input: [1, 2, 5, 5],
-        c_out: 2,
-        kernel: [3, 3],
-        conv: Conv2d::default(),
-    };
-    let w = vec![1u64; 2 * 2 * 9];
-    let layer = Layer::conv("conv9", &geom, 16, Some(&w)).expect("layer");
+    let (geom, layer) = small_conv("conv9");
     let (key, cts) = honest_messages(&layer);
-    let h = HEADER_BYTES as usize;
-    let seed = sci_ir::rlwe::SEED_BYTES as usize;
+    let (h, seed) = (HEADER_BYTES as usize, sci_ir::rlwe::SEED_BYTES as usize);
     let mut bad_key = key.clone();
     bad_key[0] = 2;
     let mut bad_ct = key.clone();
