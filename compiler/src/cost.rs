@@ -170,6 +170,11 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
             c.relu = numel;
             c.drelu = numel;
         }
+        (Step::ReluTrunc { .. }, _) => {
+            c.relu = numel;
+            c.drelu = numel;
+            c.trunc_nonneg = numel;
+        }
         (Step::MaxPool { exact }, Op::MaxPool { x, pool }) => {
             let xs = shape(x);
             let per_plane = window_counts(pool, &xs, false)

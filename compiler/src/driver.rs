@@ -4,7 +4,7 @@ use sci_frontend::FrontendError;
 use sci_ir::dataset::{Dataset, DatasetError};
 use sci_ir::{Backend, Encoding, OtKind, Params, Program};
 use sci_passes::autotune::{AutotuneConfig, AutotuneError, Tuning, autotune};
-use sci_passes::{HeField, Pass, Pipeline, PipelineError, Quantize};
+use sci_passes::{FnPass, HeField, Pass, Pipeline, PipelineError, Quantize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -399,6 +399,17 @@ pub fn compile(opts: &Options, keep_dumps: bool) -> Result<Compiled, CompileErro
         })?;
         passes.push(HeField.name());
         observe(HeField.name(), &program);
+    }
+    if opts.backend != Backend::He {
+        // Over a ring (every backend but SCI_HE's field): a ReLU and the non-negative
+        // truncation after it become one `relu_trunc` (fewer rounds, the same bits).
+        let fuse = FnPass::new("fuse_relu_trunc", sci_passes::fuse_relu_trunc::run);
+        program = fuse.run(&program).map_err(|error| PipelineError {
+            pass: fuse.name(),
+            error: Box::new(error),
+        })?;
+        passes.push(fuse.name());
+        observe(fuse.name(), &program);
     }
     let ot = opts.ot.unwrap_or(match format {
         "onnx" => OtKind::Silent,

@@ -132,9 +132,11 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
         let factors = match &i.op {
             Op::Conv2d { x, w, .. } => Some((*x, *w)),
             Op::MatMul { a, b, .. } | Op::Mul { a, b } => Some((*a, *b)),
-            Op::Sigmoid { x } | Op::Tanh { x } | Op::Rsqrt { x } | Op::Softmax { x, .. } => {
-                Some((*x, *x))
-            }
+            Op::Sigmoid { x }
+            | Op::Tanh { x }
+            | Op::Rsqrt { x }
+            | Op::Softmax { x, .. }
+            | Op::ReluTrunc { x, .. } => Some((*x, *x)),
             _ => None,
         };
         if let Some((a, b)) = factors {
@@ -198,7 +200,10 @@ impl Program {
         let op = &self.instr(v).op;
         self.is_secret_product(v)
             || op.smooth().is_some()
-            || matches!(op, Op::Rsqrt { .. } | Op::Softmax { .. })
+            || matches!(
+                op,
+                Op::Rsqrt { .. } | Op::Softmax { .. } | Op::ReluTrunc { .. }
+            )
     }
 
     /// Whether the runtime can execute this program securely ([`check_secure`]).

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use sci_ir::{Encoding, Program, Tensor, interp};
 use sci_passes::{
     FnPass, Pass, PassError, Pipeline, Quantize, dce, fold_affine, fold_batchnorm, fold_constants,
-    nonneg, place_truncs, remove_identity, swap_relu_maxpool,
+    fuse_relu_trunc, nonneg, place_truncs, remove_identity, swap_relu_maxpool,
 };
 use sci_testkit::Lcg;
 
@@ -81,6 +81,7 @@ const SIMPLE_PASSES: &[(&str, PassFn)] = &[
     ("dce", dce::run),
     ("place_truncs", place_truncs::run),
     ("mark_nonneg", nonneg::run),
+    ("fuse_relu_trunc", fuse_relu_trunc::run),
 ];
 
 /// A step of a filetest: one pass, or a pipeline of the pass manager.

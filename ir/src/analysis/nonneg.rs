@@ -39,6 +39,7 @@ pub fn nonneg(p: &Program) -> Vec<bool> {
         let of = |x: &ValueId| nn[x.index()];
         nn[v.index()] = match &p.instr(v).op {
             Op::Relu { .. }
+            | Op::ReluTrunc { .. }
             | Op::ArgMax { .. }
             | Op::Sigmoid { .. }
             | Op::Rsqrt { .. }

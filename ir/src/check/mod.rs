@@ -71,7 +71,7 @@ pub(crate) fn infer<'a>(
         Op::Rsqrt { .. } => arith::rsqrt(x()),
         Op::Softmax { axis, .. } => arith::softmax(x(), *axis),
         Op::ScaleUp { k, .. } => arith::scale_up(x(), *k),
-        Op::Trunc { s, .. } => arith::trunc(x(), *s),
+        Op::Trunc { s, .. } | Op::ReluTrunc { s, .. } => arith::trunc(x(), *s),
         Op::DivPublic { d, .. } => arith::div_public(x(), *d),
         Op::MaxPool { pool, .. } => pool::pool2d(x(), pool, false),
         Op::AvgPool { pool, .. } => pool::pool2d(x(), pool, true),

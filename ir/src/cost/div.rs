@@ -25,7 +25,7 @@
 
 use super::mill::{kk_call, mill, mill_multi};
 use super::ot::{Widths, cot_call};
-use super::select::{b2a, cots};
+use super::select::{b2a, cots, mux};
 use super::{Modulus, Role, Transcript};
 use crate::params::div::{batch_shape, corr_fields, pow2_divisor};
 
@@ -45,8 +45,28 @@ pub fn trunc_nonneg(ell: u32, s: u32, m: u32, n: usize) -> Transcript {
     if s == 0 || n == 0 {
         return Transcript::new();
     }
+    mill(s, m, 1, n).then(nonneg_batch(ell, s, n))
+}
+
+/// The OT batch of [`trunc_nonneg`] after its millionaires': `2n` correlated OTs, the
+/// B2A of the low carry (ℓ bits) and `x_0·x_1` mod `2^s`.
+fn nonneg_batch(ell: u32, s: u32, n: usize) -> Transcript {
     let widths = Widths::uniform(n, u64::from(ell)).then(Widths::uniform(n, u64::from(s)));
-    mill(s, m, 1, n).then(cot_call(Role::P1, vec![2 * n], widths, false))
+    cot_call(Role::P1, vec![2 * n], widths, false)
+}
+
+/// `relu_trunc` of `n` shares over `Z_{2^ℓ}` by `s ≥ 1` at radix `m`
+/// (`proto::trunc::relu_trunc`): the `DReLU`'s `Π_MILL^{ℓ−1}` and the low carry's
+/// `Π_MILL^s` as one call, then [`trunc_nonneg`]'s OT batch, then the ReLU's
+/// multiplexer — the bits of [`super::select::relu`] and [`trunc_nonneg`] together,
+/// in fewer rounds.
+pub fn relu_trunc(ell: u32, s: u32, m: u32, n: usize) -> Transcript {
+    if n == 0 {
+        return Transcript::new();
+    }
+    mill_multi(m, &[(ell - 1, 1, n), (s, 1, n)])
+        .then(nonneg_batch(ell, s, n))
+        .then(mux(&[Modulus::Pow2(ell)], n))
 }
 
 /// Division of `n` shares mod `md` by the divisors `d` (one for all or one per element;

@@ -22,6 +22,7 @@
 //! | step | phases |
 //! |---|---|
 //! | [`Step::Relu`] | [`select::relu`] per chunk |
+//! | [`Step::ReluTrunc`] | [`div::relu_trunc`] per chunk |
 //! | [`Step::Trunc`] | over `Z_{2^ℓ}` [`div::trunc`], or [`div::trunc_nonneg`] if marked `nonneg`; over `Z_n` [`div::rdiv`] by `2^s`, or [`div::rdiv_nonneg`] if marked |
 //! | [`Step::Div`] | [`div::rdiv`], or [`div::rdiv_nonneg`] if the operand is provably non-negative |
 //! | [`Step::AvgPool`] | [`div::rdiv`] of the outputs by their windows' counts |
@@ -612,6 +613,15 @@ fn phases<'a>(
                 }
             }
             op => unreachable!("{} is not a softmax", op.mnemonic()),
+        },
+        // Over a ring only (the fusion pass runs on ring programs; `check_secure`
+        // refuses it over a field).
+        Step::ReluTrunc { s } => match md {
+            Modulus::Pow2(ell) => vec![alt(
+                numel,
+                Box::new(move |r: Range<usize>| div::relu_trunc(ell, s, m, r.len())),
+            )],
+            Modulus::Odd(_) => Vec::new(),
         },
         Step::Trunc { s, nonneg } => vec![alt(
             numel,

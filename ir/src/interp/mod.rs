@@ -374,6 +374,7 @@ fn eval_kernel<'a, D: Dom>(
         Op::MulPublic { x, k } => map(*x, &|e| d.mul_public(e, *k)),
         Op::ScaleUp { x, k } => return Ok(scale_up(arg(*x), *k)),
         Op::Trunc { x, s, nonneg } => return trunc(name, arg(*x), *s, *nonneg),
+        Op::ReluTrunc { x, s } => return Ok(relu_trunc(arg(*x), *s)),
         Op::DivPublic { x, d: q } => map(*x, &|e| d.div_public(e, *q)),
         Op::Relu { x } => map(*x, &|e| if d.is_neg(e) { d.zero() } else { e }),
         Op::Sigmoid { x } | Op::Tanh { x } => {
@@ -472,6 +473,19 @@ fn trunc(name: &str, t: &Tensor, s: u32, nonneg: bool) -> Result<crate::tensor::
     }
     let v = xs.iter().map(|&e| fixed::trunc(e, s, enc));
     Ok(crate::tensor::Data::U64(v.collect()))
+}
+
+/// `relu_trunc`: `max(x, 0) ≫ s` of each element (0 for a negative one).
+fn relu_trunc(t: &Tensor, s: u32) -> crate::tensor::Data {
+    let enc = t.encoding();
+    let v = words(t).iter().map(|&e| {
+        if enc.signed(e) < 0 {
+            0
+        } else {
+            fixed::trunc(e, s, enc)
+        }
+    });
+    crate::tensor::Data::U64(v.collect())
 }
 
 /// `sigmoid`/`tanh` at scale `s`: over a ring [`math::smooth`] (the type checker

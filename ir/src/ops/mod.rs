@@ -146,6 +146,17 @@ op_table! {
             /// Operand.
             x: V => operand,
         },
+        /// `max(x, 0) ≫ s`: a ReLU and the truncation after it, fused — exactly `trunc (relu
+        /// x) s nonneg` (equal to `relu (trunc x s)`, since `⌊x / 2^s⌋ < 0` iff `x < 0`);
+        /// scale `s_x − s`, `1 ≤ s ≤ s_x`. The compiler fuses the pair over rings
+        /// (`sci-passes`' `fuse_relu_trunc`) so that the truncation's millionaires' runs
+        /// beside the ReLU's (`proto::relu_trunc`).
+        ReluTrunc = 29 "relu_trunc" {
+            /// Operand.
+            x: V => operand,
+            /// Shift, `1 ≤ s ≤ s_x`.
+            s: u32 => attr,
+        },
         /// The logistic sigmoid `σ(x) = 1/(1 + e^{−x})`, scale unchanged. Over a ring
         /// `Z_{2^ℓ}` at scale `s` (`s ≥ 1`, `ℓ ≥ 2s + 7`): exactly
         /// [`crate::math::smooth`] with [`crate::math::SmoothParams::of_op`]

@@ -30,6 +30,13 @@ pub enum Step {
         /// The operand is marked non-negative (`trunc … nonneg`).
         nonneg: bool,
     },
+    /// `relu_trunc s`: `proto::trunc::relu_trunc` — the ReLU's and the non-negative
+    /// truncation's millionaires' as one call, then the truncation's OT batch, then the
+    /// ReLU's multiplexer ([`crate::cost::div::relu_trunc`]); over `Z_{2^ℓ}` only.
+    ReluTrunc {
+        /// The shift.
+        s: u32,
+    },
     /// `div_public d`: division by a public integer (Theorem 4.1).
     Div {
         /// The divisor.
@@ -123,6 +130,7 @@ impl Step {
         }
         match &instr.op {
             Op::Relu { .. } => Step::Relu,
+            Op::ReluTrunc { s, .. } => Step::ReluTrunc { s: *s },
             Op::Rsqrt { .. } => Step::Rsqrt {
                 s: instr.ty.scale(),
             },
@@ -158,6 +166,7 @@ impl Step {
         matches!(
             self,
             Step::Relu
+                | Step::ReluTrunc { .. }
                 | Step::Trunc { .. }
                 | Step::Div { .. }
                 | Step::Product { .. }

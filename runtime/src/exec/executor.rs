@@ -279,6 +279,7 @@ pub fn execute(
             }
             Step::Reveal => ex.reveal(first, engine).map(|val| vec![val]),
             Step::Relu
+            | Step::ReluTrunc { .. }
             | Step::Trunc { .. }
             | Step::Div { .. }
             | Step::Smooth { .. }
@@ -886,7 +887,7 @@ impl<'p> Exec<'p> {
     }
 
     /// A wave of the elementwise `step` (`relu`, `trunc`, `div_public`: Algorithms 8
-    /// and 5, Theorem 4.1; `sigmoid`, `tanh`: `proto::sigmoid`; `rsqrt`: `proto::rsqrt`) over `members` ([`sci_ir::schedule::waves`]): one protocol
+    /// and 5, Theorem 4.1; `relu_trunc`: both fused, `proto::trunc::relu_trunc`; `sigmoid`, `tanh`: `proto::sigmoid`; `rsqrt`: `proto::rsqrt`) over `members` ([`sci_ir::schedule::waves`]): one protocol
     /// call over their operands' shares concatenated; their output shares, split again,
     /// in order. One call's rounds instead of one per member; bytes those of one call
     /// on the summed length.
@@ -903,6 +904,7 @@ impl<'p> Exec<'p> {
         }
         let y = match step {
             Step::Relu => engine.relu(md, &x)?,
+            Step::ReluTrunc { s } => engine.relu_trunc(md, s, &x)?,
             Step::Smooth { kind, s } => engine.smooth(md, kind, s, &x)?,
             Step::Rsqrt { s } => engine.rsqrt(md, s, &x)?,
             Step::Trunc { s, nonneg } => engine.trunc(md, s, &x, nonneg)?,

@@ -162,6 +162,24 @@ impl<S: BorrowMut<Session>> Engine<S> {
         self.chunks(x.len(), false, |ctx, r| relu::relu(ctx, md, &x[r]))
     }
 
+    /// Shares of `max(x, 0) ≫ s` of shares `x` over `md = Z_{2^ℓ}`
+    /// ([`trunc::relu_trunc`]: the IR's `relu_trunc`); errors over a field.
+    pub fn relu_trunc(
+        &mut self,
+        md: impl Into<Modulus>,
+        s: u32,
+        x: &[u64],
+    ) -> Result<Vec<u64>, ProtoError> {
+        let Modulus::Pow2(ell) = md.into() else {
+            return Err(ProtoError::InvalidArgument(
+                "relu_trunc runs over a ring Z_2^ℓ only".into(),
+            ));
+        };
+        self.chunks(x.len(), false, |ctx, r| {
+            trunc::relu_trunc(ctx, ell, s, &x[r])
+        })
+    }
+
     /// Shares of `sigmoid` or `tanh` (`kind`) of shares `x` at scale `s` over
     /// `md = Z_{2^ℓ}` ([`sigmoid::smooth`] with the IR op's parameters,
     /// [`SmoothParams::of_op`]); errors over a field or outside the

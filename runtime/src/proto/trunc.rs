@@ -55,7 +55,7 @@
 use super::Modulus;
 use super::bits::Bits;
 use super::mill::MillSpec;
-use super::{Ctx, ProtoError, Role, b2a, check, check_ell, drelu, mill};
+use super::{Ctx, ProtoError, Role, b2a, check, check_ell, drelu, mill, mux};
 use crate::ot::{CotFields, KkClass, Word};
 use crate::pack::{mask, mask128};
 use sci_ir::cost;
@@ -289,8 +289,21 @@ pub fn trunc_nonneg(
     if s == 0 {
         return Ok(a.to_vec());
     }
-    let n = a.len();
     let c = low_carry(ctx, s, a)?;
+    nonneg_from_carry(ctx, ell, s, a, &c)
+}
+
+/// The end of [`trunc_nonneg`] given shares `c` of the low bits' carry: one OT batch of
+/// `2n` instances (the B2A of `c`, then `x_0·x_1` mod `2^s`) and the local sum of
+/// Corollary 4.2. Shares of `a ≫ s` wherever `a ≥ 0` (unspecified elsewhere).
+fn nonneg_from_carry(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    s: u32,
+    a: &[u64],
+    c: &Bits,
+) -> Result<Vec<u64>, ProtoError> {
+    let n = a.len();
     let x = top_bits(a, ell);
     let (w_ell, w_s) = ([ell], [s]);
     let (w_ell, w_s) = (CotFields::new(&w_ell)?, CotFields::new(&w_s)?);
@@ -301,7 +314,7 @@ pub fn trunc_nonneg(
     let mut corr = Vec::with_capacity(n);
     match ctx.role {
         Role::P0 => {
-            let d: Vec<u64> = b2a::delta(&c)
+            let d: Vec<u64> = b2a::delta(c)
                 .into_iter()
                 .chain((0..n).map(|i| x.bit(i)))
                 .collect();
@@ -335,8 +348,51 @@ pub fn trunc_nonneg(
             )?;
         }
     }
-    let d = b2a::finish(ctx.role, Modulus::Pow2(ell), &c, &y);
+    let d = b2a::finish(ctx.role, Modulus::Pow2(ell), c, &y);
     Ok(combine(a, &corr, &d, ell, s))
+}
+
+/// Shares of `max(a, 0) ≫ s` (`relu_trunc`, the IR's fused ReLU and non-negative
+/// truncation) for shares `a` of ℓ-bit values, `1 ≤ s < ℓ`.
+///
+/// `max(a, 0) ≫ s = DReLU(a)·t` where `t` is any sharing equal to `a ≫ s` wherever
+/// `a ≥ 0`: [`trunc_nonneg`]'s formula on `a` itself (exact for `a ≥ 0` by the proof in
+/// the module docs; whatever it gives for `a < 0` is multiplied by 0). So both
+/// millionaires' — `Π_MILL^{ℓ−1}` of the `DReLU` and `Π_MILL^s` of the low carry — run on
+/// the shares of `a` as one [`mill::mill_multi`], before anything else: then the
+/// non-negative truncation's OT batch, then the ReLU's multiplexer. Bits: exactly those
+/// of [`super::relu::relu`] followed by [`trunc_nonneg`]; rounds (role `P1`): those of
+/// `Π_MILL^{ℓ−1}`, plus 2 — the truncation's millionaires' no longer add theirs
+/// ([`sci_ir::cost::div::relu_trunc`]).
+pub fn relu_trunc(ctx: &mut Ctx<'_>, ell: u32, s: u32, a: &[u64]) -> Result<Vec<u64>, ProtoError> {
+    check_args(ell, s)?;
+    check(s >= 1, || "relu_trunc needs a shift s ≥ 1".into())?;
+    let (hi, lo) = (
+        drelu::carry_input(ctx.role, ell - 1, a),
+        drelu::carry_input(ctx.role, s, a),
+    );
+    let specs = [
+        MillSpec {
+            bits: ell - 1,
+            k: 1,
+            input: &hi,
+        },
+        MillSpec {
+            bits: s,
+            k: 1,
+            input: &lo,
+        },
+    ];
+    let mut carries = mill::mill_multi(ctx, &specs)?.into_iter();
+    let (Some(carry), Some(c)) = (carries.next(), carries.next()) else {
+        return Err(ProtoError::InvalidArgument(
+            "millionaires' returned fewer results than specs".into(),
+        ));
+    };
+    let mut positive = drelu::msb_from_carry(carry, ell, a);
+    positive.flip_if(ctx.role == Role::P1);
+    let t = nonneg_from_carry(ctx, ell, s, a, &c)?;
+    mux::mux(ctx, Modulus::Pow2(ell), &t, &positive)
 }
 
 #[cfg(test)]
@@ -470,6 +526,68 @@ mod tests {
         assert_eq!(super::rounds(32, 12, 4), 3 + 1 + 1);
         assert_eq!(rounds_nonneg(32, 12, 4), 2 + 1);
         assert_eq!(super::rounds(32, 12, 7), 3 + 1 + 1);
+    }
+
+    /// `relu_trunc` on random values, the ring's extremes and values around multiples
+    /// of `2^s` (both signs) against the interpreter's `relu_trunc` (`max(x, 0) ≫ s`), at every width and
+    /// shift, every radix; over TCP at ℓ = 37.
+    #[test]
+    fn relu_trunc_equals_the_interpreter() {
+        let check = |ell: u32, s: u32, m: u32, n: usize, tcp: bool| {
+            let x = inputs(ell, s, n, false);
+            let (a0, a1) = share(&mut prg(6), &x, ell);
+            let f = |ctx: &mut Ctx<'_>| {
+                relu_trunc(ctx, ell, s, if ctx.role == Role::P0 { &a0 } else { &a1 })
+            };
+            let r = if tcp { run2_tcp(m, f) } else { run2(m, f) };
+            let enc = Encoding::ring(ell).expect("ring");
+            let want: Vec<u64> = x
+                .iter()
+                .map(|&x| {
+                    if enc.signed(x) < 0 {
+                        0
+                    } else {
+                        fixed::trunc(x, s, enc)
+                    }
+                })
+                .collect();
+            assert_eq!(open(&r.p0, &r.p1, ell), want, "ℓ={ell} s={s} m={m}");
+        };
+        for ell in ELLS.into_iter().filter(|&l| l >= 2) {
+            for s in shifts(ell).into_iter().filter(|&s| s >= 1) {
+                check(ell, s, 4, 5000, false);
+            }
+        }
+        for m in RADICES {
+            check(37, 12, m, 2000, false);
+        }
+        check(37, 12, 4, 1 << 15, true);
+    }
+
+    /// `relu_trunc`'s bits and rounds are the cost model's; its bits are those of a
+    /// ReLU and a non-negative truncation, its rounds the ReLU's plus one.
+    #[test]
+    fn relu_trunc_costs_what_the_model_prices() {
+        for (ell, s, m, n) in [(32, 12, 4, 4096), (37, 12, 4, 999), (41, 13, 7, 333)] {
+            let x = inputs(ell, s, n, false);
+            let (a0, a1) = share(&mut prg(7), &x, ell);
+            let r = measured(m, |ctx, warm| {
+                let a = if ctx.role == Role::P0 { &a0 } else { &a1 };
+                relu_trunc(ctx, ell, s, if warm { &a[..8] } else { &a[..] })
+            });
+            let t = cost::div::relu_trunc(ell, s, m, x.len());
+            pin!(r.bits(), t.bits(), "ℓ={ell} s={s} m={m}");
+            pin!(r.stats[1].rounds, t.rounds(Role::P1), "ℓ={ell} s={s} m={m}");
+        }
+        let n = 1 << 16;
+        let apart = super::super::relu::cost_bits(32, 4, n) + cost_bits_nonneg(32, 12, 4, n);
+        assert_eq!(cost::div::relu_trunc(32, 12, 4, n).bits(), apart);
+        let relu_rounds = super::super::relu::rounds(32u32, 4);
+        assert_eq!(
+            cost::div::relu_trunc(32, 12, 4, 1).rounds(Role::P1),
+            relu_rounds + 1
+        );
+        assert_eq!(relu_rounds + rounds_nonneg(32, 12, 4), relu_rounds + 3);
     }
 
     #[test]
