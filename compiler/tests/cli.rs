@@ -86,8 +86,8 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
     // --emit-ir is the same program as text.
     let emitted = Program::parse(&std::fs::read_to_string(&ir).unwrap()).unwrap();
     assert_eq!(&emitted, server.program());
-    // One dump per pass plus the input.
-    assert_eq!(std::fs::read_dir(&dumps).unwrap().count(), 13);
+    // One dump per pass (the fixed-point stage's, then fuse_relu_trunc) plus the input.
+    assert_eq!(std::fs::read_dir(&dumps).unwrap().count(), 14);
 
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
@@ -242,7 +242,8 @@ fn compiles_ir_text_float_and_quantized() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let q = std::fs::read_to_string(&ir).unwrap();
-    assert!(q.contains("i20.6") && q.contains("nonneg"), "{q}");
+    // The ReLU and its non-negative truncation, fused.
+    assert!(q.contains("i20.6") && q.contains("relu_trunc"), "{q}");
     // The quantized IR compiles again (the fixed-point passes only).
     let plan2 = dir.path().join("p2.bin");
     let out = sci_compile(&[s(&ir), "-o", s(&plan2)]);
