@@ -177,10 +177,14 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
         }
         (Step::MaxPool { exact }, Op::MaxPool { x, pool }) => {
             let xs = shape(x);
-            let per_plane = window_counts(pool, &xs, false)
-                .iter()
-                .map(|&k| k.saturating_sub(1))
-                .sum::<u64>();
+            let pairs = |lens: Vec<usize>| lens.iter().map(|&k| k as u64 - 1).sum::<u64>();
+            let per_plane = match sci_ir::params::pool::separable(pool, [xs[2], xs[3]], exact) {
+                Some(sep) => pairs(sep.cols_lens(1)) + pairs(sep.rows_lens(1)),
+                None => window_counts(pool, &xs, false)
+                    .iter()
+                    .map(|&k| k.saturating_sub(1))
+                    .sum::<u64>(),
+            };
             c.comparisons = per_plane * (xs[0] * xs[1]) as u64;
             c.drelu = c.comparisons + signs(x, exact);
         }

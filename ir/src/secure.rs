@@ -69,6 +69,18 @@ pub enum SecureError {
         /// The value's encoding.
         encoding: Encoding,
     },
+    /// An op whose protocol exists over a ring only (`relu_trunc`) over an HE field.
+    #[error(
+        "%{value} = {op} runs only over a ring i<ℓ> (SCI_OT or RLWE backends), not over {encoding}: for SCI_HE write the ReLU and the truncation apart (the compiler fuses them only for the ring backends)"
+    )]
+    RingOnly {
+        /// The value.
+        value: String,
+        /// Its op.
+        op: &'static str,
+        /// The value's encoding.
+        encoding: Encoding,
+    },
     /// A product of two values secret from the server that the runtime does not run: a
     /// `conv2d`, or any over an HE field (a `sigmoid`/`tanh` there: its operand twice).
     #[error(
@@ -129,14 +141,19 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
                 encoding: enc,
             });
         }
+        if matches!(i.op, Op::ReluTrunc { .. }) && !matches!(enc, Encoding::Ring { .. }) {
+            return Err(SecureError::RingOnly {
+                value: i.name.clone(),
+                op,
+                encoding: enc,
+            });
+        }
         let factors = match &i.op {
             Op::Conv2d { x, w, .. } => Some((*x, *w)),
             Op::MatMul { a, b, .. } | Op::Mul { a, b } => Some((*a, *b)),
-            Op::Sigmoid { x }
-            | Op::Tanh { x }
-            | Op::Rsqrt { x }
-            | Op::Softmax { x, .. }
-            | Op::ReluTrunc { x, .. } => Some((*x, *x)),
+            Op::Sigmoid { x } | Op::Tanh { x } | Op::Rsqrt { x } | Op::Softmax { x, .. } => {
+                Some((*x, *x))
+            }
             _ => None,
         };
         if let Some((a, b)) = factors {
@@ -200,10 +217,7 @@ impl Program {
         let op = &self.instr(v).op;
         self.is_secret_product(v)
             || op.smooth().is_some()
-            || matches!(
-                op,
-                Op::Rsqrt { .. } | Op::Softmax { .. } | Op::ReluTrunc { .. }
-            )
+            || matches!(op, Op::Rsqrt { .. } | Op::Softmax { .. })
     }
 
     /// Whether the runtime can execute this program securely ([`check_secure`]).

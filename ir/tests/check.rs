@@ -814,6 +814,25 @@ params mill_radix=2 threads=1 linear=he ot=silent
         .unwrap();
         p.check_secure().unwrap();
     }
+    // relu_trunc runs over a ring only: over an HE field it is refused by name.
+    let p = sci_ir::Program::parse(
+        "
+params mill_radix=2 threads=1 linear=he ot=silent
+%x: client z4294475777.12[3,4] = input \"x\"
+%w: server z4294475777.12[4,2] = const [1, 2, 3, 4, 5, 6, 7, 8]
+%m: shared z4294475777.24[3,2] = matmul %x, %w
+%r: shared z4294475777.12[3,2] = relu_trunc %m s=12
+%o: client z4294475777.12[3,2] = output %r \"o\"
+",
+    )
+    .unwrap();
+    let e = p.check_secure().unwrap_err();
+    assert!(matches!(e, SecureError::RingOnly { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("%r = relu_trunc runs only over a ring"),
+        "{e}"
+    );
     // Unquantized programs are refused.
     let (b, _) = with_input(Type::real(vec![1], Owner::Client).unwrap());
     assert!(matches!(

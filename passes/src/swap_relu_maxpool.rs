@@ -69,16 +69,13 @@ pub fn swap_is_cheaper(p: &Program, x: ValueId, pool: &Pool2d, x_nonneg: bool) -
     let (md, m) = (modulus(p), p.params().mill_radix);
     let s = p.ty(x).shape();
     let d = |i: usize| s.get(i).copied().unwrap_or(1);
-    let lens: Vec<usize> = pool
-        .window_counts([d(2), d(3)], false)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c as usize)
-        .collect::<Vec<_>>()
-        .repeat(d(0) * d(1));
-    let (n_in, n_out) = (p.ty(x).numel(), lens.len());
-    let swapped = select::relu(md, m, n_in).then(pool::maxpool(md, m, n_in, &lens, false, false));
-    let kept = pool::maxpool(md, m, n_in, &lens, !x_nonneg, false).then(select::relu(md, m, n_out));
+    let shape = [d(0), d(1), d(2), d(3)];
+    let n_in = p.ty(x).numel();
+    let n_out = pool
+        .output([d(2), d(3)])
+        .map_or(0, |[oh, ow]| d(0) * d(1) * oh * ow);
+    let swapped = select::relu(md, m, n_in).then(pool::maxpool2d(md, m, shape, pool, false));
+    let kept = pool::maxpool2d(md, m, shape, pool, !x_nonneg).then(select::relu(md, m, n_out));
     score(&swapped) < score(&kept)
 }
 

@@ -11,7 +11,8 @@
 
 use super::select::{and_open, and_triples, mux};
 use super::{Modulus, Transcript, sign};
-use crate::params::pool::fields;
+use crate::Pool2d;
+use crate::params::pool::{fields, separable};
 
 /// The tree reduction of windows of lengths `lens` (each ≥ 1) of shares mod `md` at
 /// radix `m`, given the inputs' signs in exact mode (their test is [`signs`]).
@@ -55,6 +56,32 @@ pub fn maxpool(
         Transcript::new()
     };
     s.then(reduce(md, m, lens, exact, index))
+}
+
+/// MaxPool of an `[n, c, h, w]` tensor by `pool` on one lane, as the runtime runs it:
+/// separably where [`crate::params::pool::separable`] says so (the columns pass, then
+/// the rows pass, narrow comparisons), else all windows at once.
+pub fn maxpool2d(md: Modulus, m: u32, shape: [usize; 4], pool: &Pool2d, exact: bool) -> Transcript {
+    let [n, c, h, w] = shape;
+    match separable(pool, [h, w], exact) {
+        Some(sep) => reduce(md, m, &sep.cols_lens(n * c), false, false).then(reduce(
+            md,
+            m,
+            &sep.rows_lens(n * c),
+            false,
+            false,
+        )),
+        None => {
+            let lens: Vec<usize> = pool
+                .window_counts([h, w], false)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|k| k as usize)
+                .collect::<Vec<_>>()
+                .repeat(n * c);
+            maxpool(md, m, n * c * h * w, &lens, exact, false)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -657,11 +657,35 @@ fn phases<'a>(
         },
         Step::MaxPool { exact } => match &instr.op {
             Op::MaxPool { x, pool } => {
-                let lens = pool_counts(pool, shape(x), false)
-                    .into_iter()
-                    .map(|c| c as usize)
-                    .collect();
-                reduction(x, lens, exact, false)
+                let s = shape(x);
+                let d = |i: usize| s.get(i).copied().unwrap_or(1);
+                match crate::params::pool::separable(pool, [d(2), d(3)], exact) {
+                    // Narrow comparisons only: no signs.
+                    Some(sep) => {
+                        let (cols, rows) = (sep.cols_lens(d(0) * d(1)), sep.rows_lens(d(0) * d(1)));
+                        vec![
+                            alt(
+                                cols.len(),
+                                Box::new(move |r: Range<usize>| {
+                                    pool::reduce(md, m, &cols[r], false, false)
+                                }),
+                            ),
+                            alt(
+                                rows.len(),
+                                Box::new(move |r: Range<usize>| {
+                                    pool::reduce(md, m, &rows[r], false, false)
+                                }),
+                            ),
+                        ]
+                    }
+                    None => {
+                        let lens = pool_counts(pool, s, false)
+                            .into_iter()
+                            .map(|c| c as usize)
+                            .collect();
+                        reduction(x, lens, exact, false)
+                    }
+                }
             }
             op => unreachable!("{} is not a maxpool", op.mnemonic()),
         },

@@ -299,7 +299,9 @@ impl<S: BorrowMut<Session>> Engine<S> {
     }
 
     /// Shares of the 2-D max pooling of `x` (`[n, c, h, w]`), as
-    /// [`sci_ir::Op::MaxPool`].
+    /// [`sci_ir::Op::MaxPool`]: where the geometry and comparisons allow, separably — the
+    /// columns pass, then the rows pass ([`sci_ir::params::pool::separable`]: fewer
+    /// comparisons in no more levels) — else all windows at once.
     pub fn maxpool(
         &mut self,
         md: impl Into<Modulus>,
@@ -308,8 +310,16 @@ impl<S: BorrowMut<Session>> Engine<S> {
         pool: &Pool2d,
         cmp: Compare,
     ) -> Result<Vec<u64>, ProtoError> {
-        let w = Windows::pool2d(shape, pool)?;
-        self.reduce(md.into(), x, &w, cmp, false)
+        let md = md.into();
+        let [.., h, w] = shape;
+        match sci_ir::params::pool::separable(pool, [h, w], cmp == Compare::Exact) {
+            Some(sep) => {
+                let (cols, rows) = Windows::separable(shape, &sep)?;
+                let y = self.reduce(md, x, &cols, cmp, false)?;
+                self.reduce(md, &y, &rows, cmp, false)
+            }
+            None => self.reduce(md, x, &Windows::pool2d(shape, pool)?, cmp, false),
+        }
     }
 
     /// Shares of the index of the first maximum along `axis` of `x` (shape

@@ -117,6 +117,39 @@ impl Windows {
         Windows::new(offsets, indices)
     }
 
+    /// The two passes of the separable form `sep` of a 2-D max pooling of an `[n, c, h,
+    /// w]` tensor ([`sci_ir::params::pool::separable`]): the columns pass over the input
+    /// (outputs `[plane, row, ox]`), then the rows pass over the columns pass' output
+    /// (outputs `[n, c, oh, ow]`, as [`Windows::pool2d`]'s).
+    pub fn separable(
+        shape: [usize; 4],
+        sep: &sci_ir::params::pool::SeparablePool,
+    ) -> Result<(Windows, Windows), ProtoError> {
+        let [n, c, h, w] = shape;
+        let (nr, ow) = (sep.rows.len(), sep.cols.len());
+        let windows = |lists: &mut dyn Iterator<Item = Vec<usize>>| {
+            let (mut offsets, mut indices) = (vec![0], Vec::new());
+            for l in lists {
+                indices.extend(l);
+                offsets.push(indices.len());
+            }
+            Windows::new(offsets, indices)
+        };
+        let cols = windows(&mut (0..n * c).flat_map(|plane| {
+            sep.rows.iter().flat_map(move |&iy| {
+                sep.cols
+                    .iter()
+                    .map(move |cs| cs.clone().map(|ix| (plane * h + iy) * w + ix).collect())
+            })
+        }))?;
+        let rows = windows(&mut (0..n * c).flat_map(|plane| {
+            sep.row_windows.iter().flat_map(move |rs| {
+                (0..ow).map(move |ox| rs.clone().map(|ri| (plane * nr + ri) * ow + ox).collect())
+            })
+        }))?;
+        Ok((cols, rows))
+    }
+
     /// The lines along `axis` of a tensor of shape `shape` (outputs in the
     /// order of the shape without that axis), as in [`sci_ir::Op::ArgMax`].
     pub fn axis(shape: &[usize], axis: usize) -> Result<Windows, ProtoError> {
