@@ -62,9 +62,16 @@ pub enum Step {
         backend: Backend,
     },
     /// A product of two secret operands (`mul`, `matmul` with neither operand known to
-    /// the server: activations, the client's values): `proto::secmul`, two OT-based
-    /// products `X·Y_0 + X·Y_1` over `Z_{2^ℓ}`, exact ([`crate::cost::secmul`]).
-    SecretProduct,
+    /// the server: activations, the client's values) over `Z_{2^ℓ}`, exact, run by
+    /// `backend`: OT, `proto::secmul`'s two OT-based products `X·Y_0 + X·Y_1`
+    /// ([`crate::cost::secmul`]); RLWE (a `matmul` only), the local terms `X_b·Y_b` and
+    /// the cross terms `X_0·Y_1`, `X_1·Y_0` as two RLWE products by the server's shares
+    /// (`cheetah::secret`, [`crate::rlwe::secret_matmul`]).
+    SecretProduct {
+        /// The backend that runs it: the plan's per-instruction record,
+        /// [`Program::secret_product_backend`].
+        backend: Backend,
+    },
     /// `sigmoid`, `tanh` of a secret operand at scale `s`: `proto::sigmoid` (SIRNN's
     /// exp by digit tables, the reciprocal by Goldschmidt's iteration, the sign), over
     /// `Z_{2^ℓ}`, exact ([`crate::cost::math::smooth`]).
@@ -112,8 +119,8 @@ impl Step {
         if let Some(backend) = program.product_backend(v) {
             return Step::Product { backend };
         }
-        if program.is_secret_product(v) {
-            return Step::SecretProduct;
+        if let Some(backend) = program.secret_product_backend(v) {
+            return Step::SecretProduct { backend };
         }
         if let Some((kind, _)) = instr.op.smooth() {
             return Step::Smooth {
@@ -161,7 +168,7 @@ impl Step {
                 | Step::Trunc { .. }
                 | Step::Div { .. }
                 | Step::Product { .. }
-                | Step::SecretProduct
+                | Step::SecretProduct { .. }
                 | Step::Smooth { .. }
                 | Step::Rsqrt { .. }
         )
@@ -255,8 +262,11 @@ mod tests {
         );
         assert_eq!(step("m"), Step::MaxPool { exact: false });
         assert_eq!(step("n"), Step::MaxPool { exact: true });
-        assert_eq!(step("q"), Step::SecretProduct);
-        assert_eq!(step("u"), Step::SecretProduct);
+        let ot = Step::SecretProduct {
+            backend: Backend::Ot,
+        };
+        assert_eq!(step("q"), ot);
+        assert_eq!(step("u"), ot);
         assert_eq!(step("y"), Step::Reveal);
         assert_eq!(step("z"), Step::Local);
     }
