@@ -125,7 +125,10 @@ fn decode_instr_backends(p: &mut Program, instrs: &[InstrMsg]) -> Result<(), Pla
         let set = match (p.is_secure_product(v), p.is_secret_product(v), backend) {
             (false, false, None) => None,
             (true, _, Some(Some(b))) => Some(b),
-            (false, true, None) => Some(Backend::Ot),
+            // 0: OT, a record only where the rule says otherwise.
+            (false, true, None) => {
+                (p.secret_product_backend(v) != Some(Backend::Ot)).then_some(Backend::Ot)
+            }
             (false, true, Some(Some(b))) => Some(b),
             (product, _, _) => {
                 return Err(invalid(
