@@ -321,7 +321,13 @@ fn attention_zoo_models() {
     check_model_for(Backend::Rlwe, "zoo/vit_tiny_dynamo.onnx", None, 1, 1);
     check_model("zoo/text_encoder_tiny_legacy_o17.onnx", None, 1, 1);
     check_model("zoo/text_encoder_tiny_dynamo.onnx", None, 1, 2);
-    check_model_for(Backend::Rlwe, "zoo/text_encoder_tiny_legacy_o17.onnx", None, 1, 2);
+    check_model_for(
+        Backend::Rlwe,
+        "zoo/text_encoder_tiny_legacy_o17.onnx",
+        None,
+        1,
+        2,
+    );
 }
 
 #[test]

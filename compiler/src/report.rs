@@ -331,7 +331,7 @@ impl Report {
             self.layers.iter().filter(matmul).count()
         };
         let secret = match (secret("rlwe"), secret("ot")) {
-            (0, _) => String::new(),
+            (0, 0) => String::new(),
             (r, o) => format!(", secret × secret matmuls: {r} by RLWE, {o} by OT"),
         };
         let _ = writeln!(
