@@ -320,11 +320,11 @@ fn secret_products_check_their_shares() {
         a: &a,
         b: &a[..5],
     };
-    let e = p.cross_terms(true, 16).err().expect("refused");
+    let e = p.cross_terms(true, 16).expect_err("refused");
     assert!(e.to_string().contains("right operand"), "{e}");
     let big = vec![1u64 << 16; 6];
     let p = SecretMatMul { b: &big, ..p };
-    let e = p.cross_terms(false, 16).err().expect("refused");
+    let e = p.cross_terms(false, 16).expect_err("refused");
     assert!(e.to_string().contains("reduced mod 2^16"), "{e}");
 }
 
