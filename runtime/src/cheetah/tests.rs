@@ -308,6 +308,47 @@ fn secret_matrix_products_equal_the_interpreter() {
     }
 }
 
+/// The server of a secret matrix product refuses a hostile client as any RLWE
+/// product's (the same [`wire`] checks, the instruction named): here a ciphertext
+/// message announcing one object too many after a valid key.
+#[test]
+fn secret_products_refuse_hostile_ciphertexts() {
+    use super::SecretMatMul;
+    use super::secret::products;
+    let (n, k, m) = (3, 4, 2);
+    let (a, b) = (vec![5u64; n * k], vec![7u64; k * m]);
+    let p = SecretMatMul {
+        name: "attn.qk",
+        dims: (n, k, m),
+        a: &a,
+        b: &b,
+    };
+    let [(left, _), _] = p.cross_terms(true, 16).expect("layers");
+    let (key, mut cts) = honest_messages(&left);
+    cts[2] += 1;
+    let mut bytes = key;
+    bytes.extend(cts);
+    let (mut ch, mut peer) = mem::pair(Some(Duration::from_secs(60)));
+    let (r, _) = run2(
+        || {
+            products(true, 16, &[p], |calls| {
+                super::run_all(&mut Keys::server(), &mut ch, &mut Prg::new(Block(1)), calls)
+            })
+        },
+        move || {
+            peer.send(&bytes).expect("send");
+            peer.flush().expect("flush");
+        },
+    );
+    match r {
+        Err(CheetahError::Malformed { layer, what }) => {
+            assert_eq!(layer, "attn.qk");
+            assert!(what.contains("objects"), "{what}");
+        }
+        r => panic!("{r:?}"),
+    }
+}
+
 /// A product of two secret matrices with shares of the wrong length or unreduced
 /// is an error naming the operand, before anything is sent.
 #[test]
