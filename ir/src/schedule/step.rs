@@ -270,4 +270,40 @@ mod tests {
         assert_eq!(step("y"), Step::Reveal);
         assert_eq!(step("z"), Step::Local);
     }
+
+    #[test]
+    fn secret_products_run_by_their_recorded_backend() {
+        let body = "
+%x: client i32.12[2,3] = input \"x\"
+%y: client i32.12[3,2] = input \"y\"
+%m: client i32.24[2,2] = matmul %x, %y
+%e: client i32.24[2,3] = mul %x, %x
+%o: client i32.24[2,2] = output %m \"m\"
+%p: client i32.24[2,3] = output %e \"e\"
+";
+        let steps = |params: &str| {
+            let p = Program::parse(&format!("{params}\n{body}")).unwrap();
+            let nn = nonneg(&p);
+            ["m", "e"].map(|n| {
+                let v = p.ids().find(|&v| p.name(v) == n).unwrap();
+                Step::of(&p, &nn, v)
+            })
+        };
+        let on = |backend| Step::SecretProduct { backend };
+        assert_eq!(
+            steps("params mill_radix=4 threads=1"),
+            [on(Backend::Ot), on(Backend::Ot)]
+        );
+        assert_eq!(
+            steps("params mill_radix=4 threads=1 linear=rlwe"),
+            [on(Backend::Rlwe), on(Backend::Ot)]
+        );
+        let mut p = Program::parse(&format!(
+            "params mill_radix=4 threads=1 linear=rlwe\n{body}"
+        ))
+        .unwrap();
+        let m = p.ids().find(|&v| p.name(v) == "m").unwrap();
+        p.set_product_backend(m, Backend::Ot).unwrap();
+        assert_eq!(Step::of(&p, &nonneg(&p), m), on(Backend::Ot));
+    }
 }
