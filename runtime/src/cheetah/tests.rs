@@ -221,6 +221,7 @@ fn matrix_products_equal_the_interpreter() {
 fn secret_matrix_products_equal_the_interpreter() {
     use super::SecretMatMul;
     use super::secret::products;
+    use sci_ir::params::Role;
     for (ell, seed) in [(16u32, 11u64), (32, 12), (37, 13)] {
         let md = Modulus::Pow2(ell);
         let mut p = pair(seed);
@@ -279,13 +280,17 @@ fn secret_matrix_products_equal_the_interpreter() {
                 },
             );
             let (st, ct) = (s.1.stats() - before.0, c.1.stats() - before.1);
-            let up: u64 = layouts.iter().map(|l| l.bytes_up()).sum();
-            let down: u64 = layouts.iter().map(|l| l.bytes_down()).sum();
+            // The cost model's price of the wave: its cross terms, the keys ahead.
+            let t = sci_ir::cost::rlwe::wave(&layouts);
+            let (up, down) = (t.sent(Role::P1), t.sent(Role::P0));
+            assert_eq!(up, layouts.iter().map(|l| l.bytes_up()).sum::<u64>());
             assert_eq!(
                 (st.bytes_recv, st.bytes_sent),
                 (up + key, down),
                 "ℓ = {ell}"
             );
+            let keyed: &[&ParamSet] = if round == 0 { &sets } else { &[] };
+            assert_eq!(key, sci_ir::cost::rlwe::key_setup_bytes(keyed));
             // The server's first receive follows nothing it sent: no round.
             assert_eq!(
                 (st.rounds, ct.rounds),
