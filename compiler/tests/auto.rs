@@ -272,3 +272,43 @@ fn secret_matmuls_are_chosen_per_layer_too() {
         }
     }
 }
+
+#[test]
+fn rlwe_leaves_what_it_cannot_flood_on_ot() {
+    // At ℓ = 56 no RLWE parameter set takes the width (`sci_ir::rlwe::MAX_BITS` = 48):
+    // `--backend rlwe` keeps every product, the secret matmuls too, on OT; at ℓ = 32
+    // the ViT's 8 secret matmuls run by RLWE and its elementwise secret products by OT.
+    let model = "zoo/vit_tiny_legacy_o17.onnx";
+    let counts = |bits| {
+        let c = sci_compiler::compile(
+            &Options {
+                backend: Backend::Rlwe,
+                quantization: Quantization::Fixed {
+                    bits: Some(bits),
+                    scale: Some(12),
+                },
+                ..options(model)
+            },
+            false,
+        )
+        .expect("compiles");
+        let p = c.program;
+        let on = |b, matmul: bool| {
+            p.ids()
+                .filter(|&v| {
+                    p.secret_product_backend(v) == Some(b)
+                        && matches!(p.instr(v).op, sci_ir::Op::MatMul { .. }) == matmul
+                })
+                .count()
+        };
+        let weights = p
+            .ids()
+            .filter(|&v| p.product_backend(v) == Some(Backend::Rlwe))
+            .count();
+        let muls = on(Backend::Ot, false);
+        assert!(muls > 0 && on(Backend::Rlwe, false) == 0, "{bits}");
+        (weights, on(Backend::Rlwe, true), on(Backend::Ot, true))
+    };
+    assert_eq!(counts(56), (0, 0, 8));
+    assert_eq!(counts(32), (23, 8, 0));
+}
