@@ -312,14 +312,22 @@ fn softmax_models() {
 
 /// The zoo's vision transformer and transformer text encoder (both exporters):
 /// attention's softmax, batched secret products, LayerNormalization and GELU, bit for
-/// bit with the interpreter; one ViT with its products by the weights on RLWE (the
-/// default backend), the others on SCI_OT.
+/// bit with the interpreter; one ViT and one text encoder on RLWE (the default
+/// backend: products by the weights and attention's secret × secret matmuls by RLWE),
+/// the others on SCI_OT.
 #[test]
 fn attention_zoo_models() {
     check_model("zoo/vit_tiny_legacy_o17.onnx", None, 1, 2);
     check_model_for(Backend::Rlwe, "zoo/vit_tiny_dynamo.onnx", None, 1, 1);
     check_model("zoo/text_encoder_tiny_legacy_o17.onnx", None, 1, 1);
     check_model("zoo/text_encoder_tiny_dynamo.onnx", None, 1, 2);
+    check_model_for(
+        Backend::Rlwe,
+        "zoo/text_encoder_tiny_legacy_o17.onnx",
+        None,
+        1,
+        2,
+    );
 }
 
 #[test]

@@ -91,7 +91,8 @@ pub struct AutoChoice {
     /// RLWE's estimate on its faster engine, per-layer choice made, if the model
     /// compiles for it.
     pub rlwe: Option<Estimate>,
-    /// Of the RLWE candidate's products, those the per-layer choice keeps on OT (or
+    /// Of the RLWE candidate's products (with the server's weights, and matrix
+    /// products of two secret operands), those the per-layer choice keeps on OT (or
     /// that RLWE cannot run).
     pub rlwe_on_ot: usize,
     /// Of the RLWE candidate's products, those run by RLWE.
@@ -195,11 +196,21 @@ pub fn choose(
     let rlwe_est = rlwe.as_ref().map(|r| r.1.clone());
     let (rlwe_products, rlwe_on_ot) = rlwe.as_ref().map_or((0, 0), |r| {
         let p = &r.0.program;
-        let products = p.ids().filter(|&v| p.is_secure_product(v));
-        products.fold((0, 0), |(r, o), v| match p.product_backend(v) {
-            Some(Backend::Rlwe) => (r + 1, o),
-            _ => (r, o + 1),
-        })
+        // Products with the server's weights and secret matrix products (an
+        // elementwise secret `mul` runs by OT only, whatever the choice).
+        let backend = |v| {
+            p.product_backend(v).or_else(|| {
+                matches!(p.instr(v).op, sci_ir::Op::MatMul { .. })
+                    .then(|| p.secret_product_backend(v))
+                    .flatten()
+            })
+        };
+        p.ids()
+            .filter_map(backend)
+            .fold((0, 0), |(r, o), b| match b {
+                Backend::Rlwe => (r + 1, o),
+                _ => (r, o + 1),
+            })
     });
     let mut best = ot;
     for c in [he, rlwe].into_iter().flatten() {
@@ -232,9 +243,10 @@ pub fn choose(
     Ok((compiled, choice))
 }
 
-/// The per-layer choice on a ring program: each product that runs by RLWE, in
-/// program order, moved to OT if that lowers the predicted time of the whole run on
-/// `profile` (one prediction per product). The result with its estimate and timing.
+/// The per-layer choice on a ring program: each product that runs by RLWE (with the
+/// server's weights, or of two secret matrices), in program order, moved to OT if
+/// that lowers the predicted time of the whole run on `profile` (one prediction per
+/// product). The result with its estimate and timing.
 pub fn per_layer(
     compiled: Compiled,
     profile: &NetProfile,
@@ -243,7 +255,10 @@ pub fn per_layer(
     let (mut est, mut timing) = estimate(&program, profile);
     let rlwe: Vec<_> = program
         .ids()
-        .filter(|&v| program.product_backend(v) == Some(Backend::Rlwe))
+        .filter(|&v| {
+            program.product_backend(v) == Some(Backend::Rlwe)
+                || program.secret_product_backend(v) == Some(Backend::Rlwe)
+        })
         .collect();
     for v in rlwe {
         let mut on_ot = program.clone();

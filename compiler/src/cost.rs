@@ -261,11 +261,20 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
                 (Backend::He, None) => {}
             }
         }
-        (Step::SecretProduct, _) => {
+        (Step::SecretProduct { backend }, _) => {
             if let Some((rows, cols, outs)) = sci_ir::cost::predict::secret_product_dims(p, v) {
                 c.multiplications += (rows * cols * outs) as u64;
-                // Two products X·Y_b: ℓ COTs per element of X each.
-                c.cots += 2 * (rows * cols) as u64 * bits;
+                match sci_ir::rlwe::layouts(p, v) {
+                    // The two cross terms' ciphertexts.
+                    Some(Ok(ls)) if backend == Backend::Rlwe => {
+                        for l in ls {
+                            c.ciphertexts_up += l.in_cts() as u64;
+                            c.ciphertexts_down += l.out_cts() as u64;
+                        }
+                    }
+                    // Two products X·Y_b: ℓ COTs per element of X each.
+                    _ => c.cots += 2 * (rows * cols) as u64 * bits,
+                }
             }
         }
         (Step::Smooth { kind, s }, _) => {

@@ -291,7 +291,10 @@ pub fn with_run_params(
 /// `program` (on the ring) with RLWE as its backend: every product with the server's
 /// weights runs by RLWE where RLWE can ([`sci_ir::rlwe::runnable`]: a kind it
 /// runs, a layout that floods it at the program's width) and is recorded as OT
-/// otherwise (e.g. an elementwise `mul` by a full weight tensor).
+/// otherwise (e.g. an elementwise `mul` by a full weight tensor); likewise every
+/// `matmul` of two secret operands ([`sci_ir::rlwe::secret_runnable`]: its cross
+/// terms flooded), while an elementwise secret `mul` stays on OT (the rule of
+/// [`Program::secret_product_backend`]).
 pub fn with_rlwe(program: Program) -> Result<Program, CompileError> {
     if !matches!(program.encoding(), Some(Encoding::Ring { .. })) {
         return Err(CompileError::Options(
@@ -306,7 +309,11 @@ pub fn with_rlwe(program: Program) -> Result<Program, CompileError> {
     let mut p = b.finish()?;
     let fallback: Vec<_> = p
         .ids()
-        .filter(|&v| p.is_secure_product(v) && sci_ir::rlwe::runnable(&p, v).is_err())
+        .filter(|&v| {
+            (p.is_secure_product(v) && sci_ir::rlwe::runnable(&p, v).is_err())
+                || (p.secret_product_backend(v) == Some(Backend::Rlwe)
+                    && sci_ir::rlwe::secret_runnable(&p, v).is_err())
+        })
         .collect();
     for v in fallback {
         p.set_product_backend(v, Backend::Ot)

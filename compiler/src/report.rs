@@ -29,6 +29,8 @@
 //!     "ir": "%conv1: shared i16.8[1,6,8,8] = conv2d %input, %w, %b strides=[1,1] ...",
 //!     "backend": null | "ot" | "he" | "rlwe",   // a product with the server's weights:
 //!                                                // the backend that runs it
+//!     "secret_backend": null | "ot" | "rlwe",   // a product of two secret operands:
+//!                                                // the backend that runs it
 //!     "calls": {"relu": 0, "drelu": 0, "trunc": 0, "trunc_nonneg": 0, "comparisons": 0,
 //!               "divisions": {"4": 96}, "multiplications": 3456, "cots": 9216,
 //!               "ciphertexts_up": 0, "ciphertexts_down": 0},  // SCI_HE's HE layers
@@ -113,6 +115,9 @@ pub struct Layer {
     /// How its product with the server's weights runs (`ot`, `he` or `rlwe`;
     /// [`sci_ir::Program::product_backend`]), `None` for any other instruction.
     pub backend: Option<&'static str>,
+    /// How its product of two secret operands runs (`ot`, or `rlwe` for a `matmul`;
+    /// [`sci_ir::Program::secret_product_backend`]), `None` for any other instruction.
+    pub secret_backend: Option<&'static str>,
     /// Predicted protocol calls.
     pub calls: Calls,
     /// Predicted bytes per party and rounds (exact).
@@ -321,9 +326,17 @@ impl Report {
                 count("ot")
             ),
         };
+        let secret = |b: &str| {
+            let matmul = |l: &&Layer| l.op == "matmul" && l.secret_backend == Some(b);
+            self.layers.iter().filter(matmul).count()
+        };
+        let secret = match (secret("rlwe"), secret("ot")) {
+            (0, 0) => String::new(),
+            (r, o) => format!(", secret × secret matmuls: {r} by RLWE, {o} by OT"),
+        };
         let _ = writeln!(
             s,
-            "{shares}, scale {} ({how}); OT engine {}, millionaires' radix m = {}, threads = {}",
+            "{shares}{secret}, scale {} ({how}); OT engine {}, millionaires' radix m = {}, threads = {}",
             self.scale, self.params.ot, self.params.mill_radix, self.params.threads
         );
         if self.choice == Choice::Default {
@@ -430,6 +443,7 @@ fn layers(p: &Program, costs: &[Traffic], seconds: Option<&[f64]>) -> Vec<Layer>
                 scale: i.ty.scale(),
                 ir: line.to_string(),
                 backend: p.product_backend(v).map(sci_ir::Backend::name),
+                secret_backend: p.secret_product_backend(v).map(sci_ir::Backend::name),
                 calls: calls(p, &nonneg, v),
                 cost: *cost,
                 seconds: seconds.and_then(|s| s.get(k).copied()),

@@ -232,3 +232,83 @@ fn the_binary_prints_both_predictions_and_the_network_time() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn secret_matmuls_are_chosen_per_layer_too() {
+    // The zoo ViT's attention products (2 heads × 2 layers × Q·Kᵀ and softmax·V, 17×8
+    // by 8×17 and 17×17 by 17×8): on the LAN the OT-based products move fewer bytes
+    // than two RLWE cross terms, so auto keeps them on OT; on the WAN RLWE's one round
+    // trip (OT's secmul waits twice) wins, so they stay on RLWE. Either way, moving
+    // any one of them to the other backend is predicted slower.
+    let model = "zoo/vit_tiny_legacy_o17.onnx";
+    for (net, on_rlwe) in [(NetProfile::LAN, 0), (NetProfile::WAN, 8)] {
+        let (c, choice) = choose(&options(model), &net, false).expect("compiles");
+        assert_eq!(choice.chosen, "rlwe", "{}", choice.summary());
+        let p = &c.program;
+        let secret: Vec<_> = p
+            .ids()
+            .filter(|&v| {
+                p.is_secret_product(v) && matches!(p.instr(v).op, sci_ir::Op::MatMul { .. })
+            })
+            .collect();
+        assert_eq!(secret.len(), 8);
+        let rlwe = |p: &sci_ir::Program, v| p.secret_product_backend(v) == Some(Backend::Rlwe);
+        assert_eq!(
+            secret.iter().filter(|&&v| rlwe(p, v)).count(),
+            on_rlwe,
+            "{net}"
+        );
+        let (best, _) = sci_compiler::auto::estimate(p, &net);
+        for &v in &secret {
+            let mut other = p.clone();
+            let flip = if rlwe(p, v) {
+                Backend::Ot
+            } else {
+                Backend::Rlwe
+            };
+            other.set_product_backend(v, flip).unwrap();
+            let (e, _) = sci_compiler::auto::estimate(&other, &net);
+            assert!(e.seconds >= best.seconds, "{net}: %{}", p.name(v));
+        }
+    }
+}
+
+#[test]
+fn rlwe_leaves_what_it_cannot_flood_on_ot() {
+    // At ℓ = 56 no RLWE parameter set takes the width (`sci_ir::rlwe::MAX_BITS` = 48):
+    // `--backend rlwe` keeps every product, the secret matmuls too, on OT; at ℓ = 32
+    // the ViT's 8 secret matmuls run by RLWE and its elementwise secret products by OT.
+    let model = "zoo/vit_tiny_legacy_o17.onnx";
+    let counts = |bits| {
+        let c = sci_compiler::compile(
+            &Options {
+                backend: Backend::Rlwe,
+                quantization: Quantization::Fixed {
+                    bits: Some(bits),
+                    scale: Some(12),
+                },
+                ..options(model)
+            },
+            false,
+        )
+        .expect("compiles");
+        let p = c.program;
+        let on = |b, matmul: bool| {
+            p.ids()
+                .filter(|&v| {
+                    p.secret_product_backend(v) == Some(b)
+                        && matches!(p.instr(v).op, sci_ir::Op::MatMul { .. }) == matmul
+                })
+                .count()
+        };
+        let weights = p
+            .ids()
+            .filter(|&v| p.product_backend(v) == Some(Backend::Rlwe))
+            .count();
+        let muls = on(Backend::Ot, false);
+        assert!(muls > 0 && on(Backend::Rlwe, false) == 0, "{bits}");
+        (weights, on(Backend::Rlwe, true), on(Backend::Ot, true))
+    };
+    assert_eq!(counts(56), (0, 0, 8));
+    assert_eq!(counts(32), (23, 8, 0));
+}

@@ -170,7 +170,7 @@ fn batched_secret_products_and_recurrent_steps_share_waves() {
     let w = waves_of("ops/matmul_act_act_batched_o13.onnx");
     let products: Vec<usize> = w
         .iter()
-        .filter(|(s, _)| *s == Step::SecretProduct)
+        .filter(|(s, _)| matches!(s, Step::SecretProduct { .. }))
         .map(|&(_, n)| n)
         .collect();
     assert_eq!(products, [4], "{w:?}");

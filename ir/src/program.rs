@@ -253,20 +253,58 @@ impl Program {
         })
     }
 
+    /// The backend that runs instruction `v`'s product of two secret operands
+    /// ([`Program::is_secret_product`]): `None` unless `v` is one; otherwise the one
+    /// recorded for it ([`Program::set_product_backend`]) or the rule's default: a
+    /// `matmul` of an RLWE program by RLWE (its two cross terms as RLWE products,
+    /// `sci_ir::rlwe::secret_matmul`), anything else by OT (`proto::secmul`; an
+    /// elementwise `mul` always). The plan's per-instruction record, and the only place
+    /// [`crate::schedule::Step::of`] reads a secret product's backend from. Cost:
+    /// constant.
+    pub fn secret_product_backend(&self, v: ValueId) -> Option<Backend> {
+        self.is_secret_product(v).then(|| {
+            self.product_backends
+                .get(&v)
+                .copied()
+                .unwrap_or_else(|| self.default_secret_backend(v))
+        })
+    }
+
+    /// The rule's backend of secret product `v` (see
+    /// [`Program::secret_product_backend`]).
+    pub(crate) fn default_secret_backend(&self, v: ValueId) -> Backend {
+        match self.instr(v).op {
+            Op::MatMul { .. } if self.params.backend == Backend::Rlwe => Backend::Rlwe,
+            _ => Backend::Ot,
+        }
+    }
+
     /// Records that product `v` runs by `backend` (a per-instruction choice, e.g.
-    /// `--backend auto`'s). `v` must be a product with the server's weights and
+    /// `--backend auto`'s). `v` must be a product with the server's weights, and
     /// `backend` must share the program's shares ([`Backend::mixes_with`]: OT and RLWE
-    /// on the ring). Passes that rebuild a program drop these choices: make them
-    /// last.
+    /// on the ring); or a product of two secret operands
+    /// ([`Program::is_secret_product`]) on the ring, by OT, or by RLWE if it is a
+    /// `matmul`. Passes that rebuild a program drop these choices: make them last.
     pub fn set_product_backend(
         &mut self,
         v: ValueId,
         backend: Backend,
     ) -> Result<(), ProductBackendError> {
         let name = || self.instr(v).name.clone();
-        if !self.is_secure_product(v) {
+        let default = if self.is_secure_product(v) {
+            self.params.backend
+        } else if self.is_secret_product(v) {
+            let matmul = matches!(self.instr(v).op, Op::MatMul { .. });
+            if !(backend == Backend::Ot || (backend == Backend::Rlwe && matmul)) {
+                return Err(ProductBackendError::Secret {
+                    value: name(),
+                    backend,
+                });
+            }
+            self.default_secret_backend(v)
+        } else {
             return Err(ProductBackendError::NotAProduct(name()));
-        }
+        };
         if !self.params.backend.mixes_with(backend) {
             return Err(ProductBackendError::Mix {
                 value: name(),
@@ -274,7 +312,7 @@ impl Program {
                 program: self.params.backend,
             });
         }
-        if backend == self.params.backend {
+        if backend == default {
             self.product_backends.remove(&v);
         } else {
             self.product_backends.insert(v, backend);
@@ -287,8 +325,20 @@ impl Program {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum ProductBackendError {
     /// The instruction is no product with the server's weights.
-    #[error("%{0} is no product with the server's weights: it has no backend")]
+    #[error(
+        "%{0} is no product with the server's weights nor of two secret operands: it has no backend"
+    )]
     NotAProduct(String),
+    /// A product of two secret operands asked to run by a backend that does not run it.
+    #[error(
+        "%{value} multiplies two secret operands, which runs by OT (or by RLWE for a matmul), not by {backend}"
+    )]
+    Secret {
+        /// The value.
+        value: String,
+        /// The backend asked.
+        backend: Backend,
+    },
     /// The backend's shares differ from the program's.
     #[error(
         "%{value} cannot run by {backend} in a {program} program: only OT and RLWE mix (both on the ring Z_2^ℓ)"

@@ -24,8 +24,9 @@
 //! Every bound is worst case over bounded distributions, so decryption
 //! **never fails** (probability 0), given the bounds below:
 //! * client's ciphertext plus the server's share: `|v_in| ≤ 20 + ½ + ½ = 21`;
-//! * products: `|Σ_p v_p·K_p| ≤ 21·2^{ℓ−1}·nnz` with `nnz` the public number of
-//!   weight positions of an output ciphertext (its channels times the fan-in);
+//! * products (weights `|w| ≤ 2^{ℓ−1}`): `|Σ_p v_p·K_p| ≤ 21·2^{ℓ−1}·nnz` with
+//!   `nnz` the public number of weight positions of an output ciphertext (its
+//!   channels times the fan-in);
 //! * the mask's rounding `½` and the re-randomization `u·e + e_1 + e_2·s`
 //!   (`u`, `s` ternary): `≤ 40N + 20`; in all `B_g = 21·2^{ℓ−1}·nnz + 40N + 21`;
 //! * flooding: a uniform integer in `[−F, F)`, `F = 2^f`, on every returned
@@ -42,6 +43,19 @@
 //! parameter set. Distances add (union bound): `L` layers and `I` inferences
 //! reveal at most `L·I·2^−40` about the weights (e.g. 2^−23 for 26 layers and
 //! 2^12 inferences).
+//!
+//! **Secret × secret matrix products** ([`secret_matmul`]). A `matmul` of two
+//! shared matrices runs its cross terms `A_0·B_1` and `A_1·B_0` as two products
+//! whose "weights" are the server's uniform shares `A_0`, `B_0` and whose encrypted
+//! input is the client's share, the server adding no share of its own. The bounds
+//! above need nothing of the weights but `|w| ≤ 2^{ℓ−1}`, which every element of
+//! `Z_{2^ℓ}` meets in its signed view (the kernels are built from it), and
+//! `|v_in| ≤ 20½` without the server's share: so each cross term is flooded
+//! within `2^−40` exactly as a layer of weights, and the server's shares (hence
+//! `A`, `B`) are hidden from the client within `2^−39` per instruction (both
+//! terms, union bound; added over instructions and inferences as above). The
+//! client's shares only ever travel encrypted; every product draws fresh
+//! encryption, re-randomization, mask and flooding.
 //!
 //! Which `ℓ` fit: with worst-case weights (`|w| < 2^{ℓ−1}`) the first set
 //! (`N = 4096`, 109 bits) floods layers up to ℓ ≈ 16–20; ℓ = 32 and 37 need
@@ -674,17 +688,81 @@ pub fn layout(program: &Program, v: ValueId) -> Option<Result<Layout, RlweError>
     (program.product_backend(v) == Some(Backend::Rlwe)).then(|| runnable(program, v))
 }
 
-/// The layout RLWE would run product `v` of `program` with, whatever its recorded
-/// backend: an error if RLWE cannot run it ([`Product::of`], [`Product::layout`]).
-pub fn runnable(program: &Program, v: ValueId) -> Result<Layout, RlweError> {
-    let bits = match program.encoding() {
-        Some(crate::Encoding::Ring { bits }) => bits,
-        e => {
+/// The RLWE products of instruction `v` of `program`, in the order the runtime runs
+/// them: a product with the server's weights that RLWE runs ([`layout`]) is one; a
+/// product of two secret matrices that RLWE runs
+/// ([`Program::secret_product_backend`]) is its two cross terms ([`secret_matmul`]).
+/// `None` for an instruction RLWE does not run; an error where no layout floods.
+pub fn layouts(program: &Program, v: ValueId) -> Option<Result<Vec<Layout>, RlweError>> {
+    if let Some(l) = layout(program, v) {
+        return Some(l.map(|l| vec![l]));
+    }
+    (program.secret_product_backend(v) == Some(Backend::Rlwe))
+        .then(|| secret_runnable(program, v).map(Vec::from))
+}
+
+/// The two cross terms of a product `A·B` of two secret matrices, `A [n, k]`, `B
+/// [k, m]`, shared `A = A_0 + A_1`, `B = B_0 + B_1` (server's share first), as RLWE
+/// products whose weights are the server's shares: `A_0·B_1` ([`Product::Left`], the
+/// client's `B_1` encrypted) and `A_1·B_0` ([`Product::Right`], the client's `A_1`
+/// encrypted). The local terms `A_0·B_0` and `A_1·B_1` need no message.
+///
+/// The noise analysis of the module documentation holds unchanged: it assumes
+/// worst-case weights `|w| ≤ 2^{ℓ−1}` (the signed view of any element of
+/// `Z_{2^ℓ}`), so a uniform share is as good a weight as any, and the server adds no
+/// share of its own to the ciphertext (`|v_in| ≤ 20½ ≤ 21`); so each cross term is
+/// flooded within `2^−40` ([`STAT_SEC`]) like a product by weights, the two of one
+/// instruction within `2^−39`, and the client's shares are only ever sent encrypted.
+pub fn secret_matmul(n: usize, k: usize, m: usize) -> [Product; 2] {
+    [
+        Product::Left {
+            outs: n,
+            inner: k,
+            cols: m,
+        },
+        Product::Right {
+            rows: n,
+            inner: k,
+            outs: m,
+        },
+    ]
+}
+
+/// The layouts RLWE would run secret product `v` of `program` with ([`secret_matmul`]
+/// at the program's ring width), whatever its recorded backend: an error unless `v`
+/// is a `matmul` of two secret operands over a ring whose two cross terms RLWE floods.
+pub fn secret_runnable(program: &Program, v: ValueId) -> Result<[Layout; 2], RlweError> {
+    let bits = ring_bits(program)?;
+    let name = program.name(v);
+    let [n, k, m] = match &program.instr(v).op {
+        Op::MatMul { a, b, .. } if program.is_secret_product(v) => {
+            let (sa, sb) = (program.ty(*a).shape(), program.ty(*b).shape());
+            [sa[0], sa[1], sb[1]]
+        }
+        _ => {
             return Err(RlweError::Shape(format!(
-                "the program's encoding {e:?} is not a ring"
+                "%{name} is no matmul of two secret operands"
             )));
         }
     };
+    let [left, right] = secret_matmul(n, k, m);
+    Ok([left.layout(bits)?, right.layout(bits)?])
+}
+
+/// The ring width of `program`, or an error if it is not over a ring.
+fn ring_bits(program: &Program) -> Result<u32, RlweError> {
+    match program.encoding() {
+        Some(crate::Encoding::Ring { bits }) => Ok(bits),
+        e => Err(RlweError::Shape(format!(
+            "the program's encoding {e:?} is not a ring"
+        ))),
+    }
+}
+
+/// The layout RLWE would run product `v` of `program` with, whatever its recorded
+/// backend: an error if RLWE cannot run it ([`Product::of`], [`Product::layout`]).
+pub fn runnable(program: &Program, v: ValueId) -> Result<Layout, RlweError> {
+    let bits = ring_bits(program)?;
     let name = program.name(v);
     Product::of(program, v)
         .ok_or_else(|| {
@@ -708,12 +786,14 @@ pub fn sets<'a>(layouts: impl IntoIterator<Item = &'a Layout>) -> Vec<&'static P
         .collect()
 }
 
-/// The parameter sets of `program`'s RLWE products ([`sets`] of their layouts; a
-/// product without one is left out: the runtime refuses it).
+/// The parameter sets of `program`'s RLWE products, secret products' cross terms
+/// included ([`sets`] of their [`layouts`]; a product without one is left out: the
+/// runtime refuses it).
 pub fn program_sets(program: &Program) -> Vec<&'static ParamSet> {
     let layouts: Vec<Layout> = program
         .ids()
-        .filter_map(|v| layout(program, v)?.ok())
+        .filter_map(|v| layouts(program, v)?.ok())
+        .flatten()
         .collect();
     sets(&layouts)
 }

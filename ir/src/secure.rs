@@ -13,8 +13,9 @@
 //!   clear (`Server` or `Public`): a linear layer, or a local product by a public factor
 //!   — or it is a **secret product** ([`Program::is_secret_product`]): a `mul` or
 //!   `matmul` of two tensors secret from the server (client × shared, shared × shared,
-//!   client × client), which the runtime runs by `proto::secmul` over a ring
-//!   `Z_{2^ℓ}` only. A `conv2d` of two secret tensors, and a secret product over an HE
+//!   client × client), which the runtime runs by `proto::secmul` (a `matmul` of an
+//!   RLWE plan by RLWE, [`Program::secret_product_backend`]) over a ring `Z_{2^ℓ}`
+//!   only. A `conv2d` of two secret tensors, and a secret product over an HE
 //!   field, are not supported;
 //! * a `sigmoid` or `tanh` runs over a ring only: its protocol multiplies secret
 //!   functions of its operand (`proto::secmul` inside exp and the reciprocal), so it is
@@ -198,7 +199,9 @@ impl Program {
     /// Whether instruction `v` is a product of two operands secret from the server: a
     /// `mul` or `matmul` with neither operand public nor the server's (so both are held
     /// as shares: activations, the client's values), run by the secret × secret product
-    /// protocol (`proto::secmul`, [`crate::cost::secmul`]). Cost: constant.
+    /// protocol of [`Program::secret_product_backend`] (`proto::secmul`,
+    /// [`crate::cost::secmul`]; or RLWE's cross terms, [`crate::rlwe::secret_matmul`]).
+    /// Cost: constant.
     pub fn is_secret_product(&self, v: ValueId) -> bool {
         let i = self.instr(v);
         let secret = |f: &ValueId| !matches!(self.ty(*f).owner(), Owner::Public | Owner::Server);

@@ -477,3 +477,67 @@ fn plans_record_a_per_layer_mix() {
     let e = tamper(&|m| m.he_degree = 8192);
     assert!(e.contains("HE parameters in an RLWE plan"), "{e}");
 }
+
+/// Products of two secret operands record their backend: in an RLWE plan a `matmul`
+/// runs by RLWE (code 3), an elementwise `mul` by OT (0, as every secret product of
+/// an OT plan, so OT plans are unchanged); a `matmul` moved to OT writes 0, round-trips
+/// (file, IR text) and changes the hash; HE and RLWE for a `mul` are refused.
+#[test]
+fn plans_record_the_backend_of_secret_products() {
+    use sci_ir::Backend;
+    let body = "
+%x: client i32.12[2,3] = input \"x\"
+%y: client i32.12[3,2] = input \"y\"
+%m: client i32.24[2,2] = matmul %x, %y
+%e: client i32.24[2,3] = mul %x, %x
+%o: client i32.24[2,2] = output %m \"m\"
+%p: client i32.24[2,3] = output %e \"e\"
+";
+    let parse = |params: &str| Program::parse(&format!("{params}\n{body}")).unwrap();
+    let ot = parse("params mill_radix=4 threads=1");
+    let rlwe = parse("params mill_radix=4 threads=1 linear=rlwe");
+    let id = |p: &Program, n: &str| p.ids().find(|&v| p.name(v) == n).unwrap();
+    let (m, e) = (id(&rlwe, "m"), id(&rlwe, "e"));
+    assert_eq!(ot.secret_product_backend(m), Some(Backend::Ot));
+    assert_eq!(rlwe.secret_product_backend(m), Some(Backend::Rlwe));
+    assert_eq!(rlwe.secret_product_backend(e), Some(Backend::Ot));
+    assert_eq!(rlwe.secret_product_backend(id(&rlwe, "x")), None);
+    let codes = |p: &Program| -> Vec<u32> {
+        public_part(&Plan::new(p.clone()).client_view().to_bytes())
+            .instrs
+            .iter()
+            .map(|i| i.backend)
+            .collect()
+    };
+    assert_eq!(codes(&ot), [0; 6]);
+    assert_eq!(codes(&rlwe), [0, 0, 3, 0, 0, 0]);
+    for p in [&ot, &rlwe] {
+        round_trip(p);
+        assert_eq!(&Program::parse(&p.to_text()).unwrap(), p);
+    }
+    let mut moved = rlwe.clone();
+    moved.set_product_backend(m, Backend::Ot).unwrap();
+    assert_eq!(moved.secret_product_backend(m), Some(Backend::Ot));
+    assert_eq!(codes(&moved), [0; 6]);
+    round_trip(&moved);
+    let text = moved.to_text();
+    assert!(text.contains("matmul %x, %y linear=ot"), "{text}");
+    assert_eq!(Program::parse(&text).unwrap(), moved);
+    assert_ne!(Plan::new(moved).hash(), Plan::new(rlwe.clone()).hash());
+    let mut up = ot.clone();
+    up.set_product_backend(m, Backend::Rlwe).unwrap();
+    assert!(up.to_text().contains("linear=rlwe"));
+    round_trip(&up);
+    for (v, b) in [(e, Backend::Rlwe), (m, Backend::He)] {
+        let err = rlwe.clone().set_product_backend(v, b).unwrap_err();
+        assert!(err.to_string().contains("two secret operands"), "{err}");
+    }
+    // A file's record that does not run the product is refused.
+    let client = Plan::new(rlwe).client_view().to_bytes();
+    let mut msg = public_part(&client);
+    msg.instrs[e.index()].backend = 3;
+    let err = Plan::from_bytes(&seal(0, &msg.encode_to_vec(), None))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("per-instruction backend 3"), "{err}");
+}

@@ -395,7 +395,9 @@ fn independent_branches_run_as_one_call() {
 #[test]
 fn secret_products_equal_the_interpreter_and_the_prediction() {
     // Client × client (broadcast), shared × shared elementwise and as a matrix product
-    // with a shared bias: the secret products of one level run as one call.
+    // with a shared bias: the secret products of one level run as one call; in an RLWE
+    // plan the matrix products (by weights and of two secret operands) run by RLWE and
+    // the elementwise ones by OT.
     const BODY: &str = "
 %x: client i32.12[2,3] = input \"x\"
 %v: client i32.12[1,3] = input \"v\"
@@ -415,23 +417,57 @@ fn secret_products_equal_the_interpreter_and_the_prediction() {
 %y3: client i32.24[2,4] = output %q \"q\"
 %y4: client i32.24[2,2] = output %m \"m\"
 ";
-    let program = |t: usize| {
-        sci_ir::Program::parse(&format!("params mill_radix=4 threads={t}\n{BODY}")).unwrap()
+    use sci_ir::Backend;
+    use sci_ir::schedule::Step;
+    let program = |t: usize, b: Backend| {
+        sci_ir::Program::parse(&format!(
+            "params mill_radix=4 threads={t}{}\n{BODY}",
+            if b == Backend::Rlwe {
+                " linear=rlwe"
+            } else {
+                ""
+            }
+        ))
+        .unwrap()
     };
-    let p = program(1);
-    let nn = sci_ir::analysis::nonneg::nonneg(&p);
-    let batched: Vec<(sci_ir::schedule::Step, Vec<&str>)> = sci_ir::schedule::waves(&p, &nn)
-        .iter()
-        .filter(|w| w.is_batched())
-        .map(|w| (w.step, w.members.iter().map(|&v| p.name(v)).collect()))
-        .collect();
-    let secret = sci_ir::schedule::Step::SecretProduct;
-    assert_eq!(
-        batched,
-        vec![(secret, vec!["sq", "xv", "vv"]), (secret, vec!["q", "m"])]
-    );
-    for t in [1, 2, 3] {
-        let p = program(t);
+    let secret = |backend| Step::SecretProduct { backend };
+    let m = |b: Backend| {
+        let p = program(1, b);
+        let v = p.ids().find(|&v| p.name(v) == "m").unwrap();
+        (
+            p.secret_product_backend(v),
+            sci_ir::rlwe::layouts(&p, v).map(|l| l.unwrap().len()),
+        )
+    };
+    assert_eq!(m(Backend::Ot), (Some(Backend::Ot), None));
+    assert_eq!(m(Backend::Rlwe), (Some(Backend::Rlwe), Some(2)));
+    for (b, want) in [
+        (
+            Backend::Ot,
+            vec![
+                (secret(Backend::Ot), vec!["sq", "xv", "vv"]),
+                (secret(Backend::Ot), vec!["q", "m"]),
+            ],
+        ),
+        (
+            Backend::Rlwe,
+            vec![(secret(Backend::Ot), vec!["sq", "xv", "vv"])],
+        ),
+    ] {
+        let p = program(1, b);
+        let nn = sci_ir::analysis::nonneg::nonneg(&p);
+        let batched: Vec<(Step, Vec<&str>)> = sci_ir::schedule::waves(&p, &nn)
+            .iter()
+            .filter(|w| w.is_batched())
+            .map(|w| (w.step, w.members.iter().map(|&v| p.name(v)).collect()))
+            .collect();
+        assert_eq!(batched, want, "{b}");
+    }
+    for (t, b) in [1, 2, 3]
+        .into_iter()
+        .flat_map(|t| [(t, Backend::Ot), (t, Backend::Rlwe)])
+    {
+        let p = program(t, b);
         let x = wide_inputs(&p, 7 + t as u64);
         let want = sci_ir::interp::run(&p, &x).unwrap();
         let run = exec::run_pair(
@@ -442,7 +478,7 @@ fn secret_products_equal_the_interpreter_and_the_prediction() {
             &mut |_| {},
         )
         .unwrap();
-        assert_eq!(run.outputs[0], want, "threads {t}");
+        assert_eq!(run.outputs[0], want, "threads {t}, {b}");
         let pred = sci_ir::cost::predict_program(&p, sci_ir::cost::Lanes::of(&p));
         let (r0, r1) = (&run.server[0], &run.client[0]);
         for (i, (s, c)) in r0.instructions.iter().zip(&r1.instructions).enumerate() {
@@ -453,7 +489,12 @@ fn secret_products_equal_the_interpreter_and_the_prediction() {
                 server_rounds: s.rounds,
                 client_rounds: c.rounds,
             };
-            assert_eq!(got, pred.instrs[i], "threads {t}, %{}", p.instrs()[i].name);
+            assert_eq!(
+                got,
+                pred.instrs[i],
+                "threads {t}, {b}, %{}",
+                p.instrs()[i].name
+            );
         }
     }
 }

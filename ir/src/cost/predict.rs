@@ -33,7 +33,8 @@
 //! | [`Step::Smooth`] | [`math::smooth`] per chunk |
 //! | [`Step::Rsqrt`] | [`math::rsqrt`] per chunk |
 //! | [`Step::Softmax`] | [`math::softmax`] per chunk of the lines along the axis |
-//! | [`Step::SecretProduct`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
+//! | [`Step::SecretProduct`] on [`Backend::Ot`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
+//! | [`Step::SecretProduct`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the two cross terms' layouts of each member ([`crate::rlwe::secret_matmul`]), on lane 0, led by the keys of sets not yet sent |
 //! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
 //! | [`Step::Local`] | nothing |
 //!
@@ -576,9 +577,12 @@ fn phases<'a>(
         }
         Step::Product {
             backend: Backend::Rlwe,
+        }
+        | Step::SecretProduct {
+            backend: Backend::Rlwe,
         } => rlwe_wave(program, &wave.members, keyed),
         Step::Product { backend } => product_wave(program, &wave.members, backend, md, lanes),
-        Step::SecretProduct => secret_wave(program, &wave.members, md, lanes),
+        Step::SecretProduct { .. } => secret_wave(program, &wave.members, md, lanes),
         Step::Relu => vec![alt(
             numel,
             Box::new(move |r: Range<usize>| select::relu(md, m, r.len())),
@@ -806,7 +810,8 @@ pub fn secret_product_dims(program: &Program, v: ValueId) -> Option<(usize, usiz
     }
 }
 
-/// The phase of a wave of RLWE products ([`Step::Product`] on [`Backend::Rlwe`]): one
+/// The phase of a wave of RLWE products ([`Step::Product`] on [`Backend::Rlwe`], or
+/// [`Step::SecretProduct`] on it: two cross terms each, [`crate::rlwe::layouts`]): one
 /// exchange on lane 0 ([`rlwe::wave`] of the members' layouts), the client's flight led
 /// by the public keys of the parameter sets not yet in `keyed` ([`rlwe::key_setup`]),
 /// which it then records. Empty for a wave without a layout (the runtime refuses it).
@@ -817,7 +822,8 @@ fn rlwe_wave<'a>(
 ) -> Vec<Phase<'a>> {
     let layouts: Vec<_> = wave
         .iter()
-        .filter_map(|&v| crate::rlwe::layout(program, v)?.ok())
+        .filter_map(|&v| crate::rlwe::layouts(program, v)?.ok())
+        .flatten()
         .collect();
     if layouts.is_empty() {
         return Vec::new();

@@ -74,7 +74,7 @@ pub(super) fn encode_public(p: &Program) -> Vec<u8> {
                     name: i.name.clone(),
                     ty: Some(type_msg(&i.ty)),
                     op: Some(opcode::encode(&i.op)),
-                    backend: p.product_backend(v).map_or(0, |b| backend_code(b) + 1),
+                    backend: instr_backend(p, v),
                 }
             })
             .collect(),
@@ -95,25 +95,42 @@ fn backend_code(b: Backend) -> u32 {
     }
 }
 
+/// [`InstrMsg::backend`] of instruction `v`: a product with the server's weights,
+/// its backend's code plus one; a secret product run by RLWE, RLWE's; 0 otherwise (a
+/// secret product run by OT writes 0, as plans did before secret products had a
+/// backend, so OT plans are unchanged).
+fn instr_backend(p: &Program, v: ValueId) -> u32 {
+    match (p.product_backend(v), p.secret_product_backend(v)) {
+        (Some(b), _) => backend_code(b) + 1,
+        (None, Some(Backend::Rlwe)) => backend_code(Backend::Rlwe) + 1,
+        _ => 0,
+    }
+}
+
 /// The backend of code `code` ([`backend_code`]).
 fn backend_of(code: u32) -> Option<Backend> {
     Backend::ALL.into_iter().find(|&b| backend_code(b) == code)
 }
 
-/// Records each product's backend from [`InstrMsg::backend`] (0 for an instruction
-/// that is no product with the server's weights, else the backend's code plus one),
-/// refusing a code where none belongs, a missing one, or a backend that does not mix
-/// with the program's.
+/// Records each product's backend from [`InstrMsg::backend`] ([`instr_backend`]: 0
+/// for an instruction that is no product with the server's weights, else the
+/// backend's code plus one; for a product of two secret operands 0 or OT's code is
+/// OT, RLWE's is RLWE), refusing a code where none belongs, a missing one, or a
+/// backend that does not mix with the program's or does not run the product.
 fn decode_instr_backends(p: &mut Program, instrs: &[InstrMsg]) -> Result<(), PlanError> {
     let ids: Vec<ValueId> = p.ids().collect();
     for (v, ins) in ids.into_iter().zip(instrs) {
         let code = ins.backend;
-        match (p.is_secure_product(v), code.checked_sub(1).map(backend_of)) {
-            (false, None) => {}
-            (true, Some(Some(b))) => p
-                .set_product_backend(v, b)
-                .map_err(|e| invalid(v.index(), format!("per-instruction backend {code}: {e}")))?,
-            (product, _) => {
+        let backend = code.checked_sub(1).map(backend_of);
+        let set = match (p.is_secure_product(v), p.is_secret_product(v), backend) {
+            (false, false, None) => None,
+            (true, _, Some(Some(b))) => Some(b),
+            // 0: OT, a record only where the rule says otherwise.
+            (false, true, None) => {
+                (p.secret_product_backend(v) != Some(Backend::Ot)).then_some(Backend::Ot)
+            }
+            (false, true, Some(Some(b))) => Some(b),
+            (product, _, _) => {
                 return Err(invalid(
                     v.index(),
                     format!(
@@ -126,6 +143,10 @@ fn decode_instr_backends(p: &mut Program, instrs: &[InstrMsg]) -> Result<(), Pla
                     ),
                 ));
             }
+        };
+        if let Some(b) = set {
+            p.set_product_backend(v, b)
+                .map_err(|e| invalid(v.index(), format!("per-instruction backend {code}: {e}")))?;
         }
     }
     Ok(())

@@ -78,6 +78,8 @@ pub struct InstrMsg {
     /// ([`crate::Program::product_backend`]): 0 for an instruction that is no such
     /// product ([`crate::Program::is_secure_product`]), 1 OT, 2 HE, 3 RLWE; OT and RLWE
     /// mix in a plan on the ring (the plan's backend is the default of its products).
+    /// A product of two secret operands ([`crate::Program::secret_product_backend`]):
+    /// 0 (or 1) OT, 3 RLWE.
     #[prost(uint32, tag = "4")]
     pub backend: u32,
 }

@@ -69,9 +69,16 @@ pub enum Step {
         backend: Backend,
     },
     /// A product of two secret operands (`mul`, `matmul` with neither operand known to
-    /// the server: activations, the client's values): `proto::secmul`, two OT-based
-    /// products `X·Y_0 + X·Y_1` over `Z_{2^ℓ}`, exact ([`crate::cost::secmul`]).
-    SecretProduct,
+    /// the server: activations, the client's values) over `Z_{2^ℓ}`, exact, run by
+    /// `backend`: OT, `proto::secmul`'s two OT-based products `X·Y_0 + X·Y_1`
+    /// ([`crate::cost::secmul`]); RLWE (a `matmul` only), the local terms `X_b·Y_b` and
+    /// the cross terms `X_0·Y_1`, `X_1·Y_0` as two RLWE products by the server's shares
+    /// (`cheetah::secret`, [`crate::rlwe::secret_matmul`]).
+    SecretProduct {
+        /// The backend that runs it: the plan's per-instruction record,
+        /// [`Program::secret_product_backend`].
+        backend: Backend,
+    },
     /// `sigmoid`, `tanh` of a secret operand at scale `s`: `proto::sigmoid` (SIRNN's
     /// exp by digit tables, the reciprocal by Goldschmidt's iteration, the sign), over
     /// `Z_{2^ℓ}`, exact ([`crate::cost::math::smooth`]).
@@ -119,8 +126,8 @@ impl Step {
         if let Some(backend) = program.product_backend(v) {
             return Step::Product { backend };
         }
-        if program.is_secret_product(v) {
-            return Step::SecretProduct;
+        if let Some(backend) = program.secret_product_backend(v) {
+            return Step::SecretProduct { backend };
         }
         if let Some((kind, _)) = instr.op.smooth() {
             return Step::Smooth {
@@ -170,7 +177,7 @@ impl Step {
                 | Step::Trunc { .. }
                 | Step::Div { .. }
                 | Step::Product { .. }
-                | Step::SecretProduct
+                | Step::SecretProduct { .. }
                 | Step::Smooth { .. }
                 | Step::Rsqrt { .. }
         )
@@ -264,9 +271,48 @@ mod tests {
         );
         assert_eq!(step("m"), Step::MaxPool { exact: false });
         assert_eq!(step("n"), Step::MaxPool { exact: true });
-        assert_eq!(step("q"), Step::SecretProduct);
-        assert_eq!(step("u"), Step::SecretProduct);
+        let ot = Step::SecretProduct {
+            backend: Backend::Ot,
+        };
+        assert_eq!(step("q"), ot);
+        assert_eq!(step("u"), ot);
         assert_eq!(step("y"), Step::Reveal);
         assert_eq!(step("z"), Step::Local);
+    }
+
+    #[test]
+    fn secret_products_run_by_their_recorded_backend() {
+        let body = "
+%x: client i32.12[2,3] = input \"x\"
+%y: client i32.12[3,2] = input \"y\"
+%m: client i32.24[2,2] = matmul %x, %y
+%e: client i32.24[2,3] = mul %x, %x
+%o: client i32.24[2,2] = output %m \"m\"
+%p: client i32.24[2,3] = output %e \"e\"
+";
+        let steps = |params: &str| {
+            let p = Program::parse(&format!("{params}\n{body}")).unwrap();
+            let nn = nonneg(&p);
+            ["m", "e"].map(|n| {
+                let v = p.ids().find(|&v| p.name(v) == n).unwrap();
+                Step::of(&p, &nn, v)
+            })
+        };
+        let on = |backend| Step::SecretProduct { backend };
+        assert_eq!(
+            steps("params mill_radix=4 threads=1"),
+            [on(Backend::Ot), on(Backend::Ot)]
+        );
+        assert_eq!(
+            steps("params mill_radix=4 threads=1 linear=rlwe"),
+            [on(Backend::Rlwe), on(Backend::Ot)]
+        );
+        let mut p = Program::parse(&format!(
+            "params mill_radix=4 threads=1 linear=rlwe\n{body}"
+        ))
+        .unwrap();
+        let m = p.ids().find(|&v| p.name(v) == "m").unwrap();
+        p.set_product_backend(m, Backend::Ot).unwrap();
+        assert_eq!(Step::of(&p, &nonneg(&p), m), on(Backend::Ot));
     }
 }

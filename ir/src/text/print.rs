@@ -38,6 +38,13 @@ pub fn print(p: &Program) -> String {
         if let Some(b) = p.product_backend(v).filter(|&b| b != params.backend) {
             let _ = write!(out, " linear={b}");
         }
+        // A secret product's backend where it is not the rule's.
+        if let Some(b) = p
+            .secret_product_backend(v)
+            .filter(|&b| b != p.default_secret_backend(v))
+        {
+            let _ = write!(out, " linear={b}");
+        }
         out.push('\n');
     }
     out

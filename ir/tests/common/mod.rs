@@ -559,6 +559,20 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
             p.set_product_backend(v, other).unwrap();
         }
     }
+    // Likewise some matmuls of two secret operands.
+    let secret: Vec<_> = p
+        .ids()
+        .filter(|&v| p.is_secret_product(v) && matches!(p.instr(v).op, Op::MatMul { .. }))
+        .collect();
+    for v in secret {
+        if p.params().backend.on_ring() && r.below(2) == 0 {
+            let other = match p.secret_product_backend(v) {
+                Some(sci_ir::Backend::Ot) => sci_ir::Backend::Rlwe,
+                _ => sci_ir::Backend::Ot,
+            };
+            p.set_product_backend(v, other).unwrap();
+        }
+    }
     p
 }
 

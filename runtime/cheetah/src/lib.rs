@@ -3,7 +3,8 @@
 //! Lean and Fast Secure Two-Party Deep Neural Network Inference", USENIX
 //! Security 2022): convolutions with every attribute of the IR (strides as
 //! phase channels, pads, dilations, groups, batch), matrix products in both
-//! orientations, per-channel scaling (a depthwise 1×1 convolution). The
+//! orientations, per-channel scaling (a depthwise 1×1 convolution), and
+//! products of two secret matrices ([`secret`]). The
 //! parameters, layouts, noise analysis and exact byte counts are in
 //! [`sci_ir::rlwe`].
 //!
@@ -26,6 +27,16 @@
 //! 3. The client decrypts `y_1 = W·x − r mod 2^ℓ` exactly (worst-case noise
 //!    bounds: no decryption failure).
 //!
+//! # Products of two secret matrices ([`secret`])
+//! For `A·B` with both operands shared (attention), the local terms `A_0·B_0`,
+//! `A_1·B_1` need no message and each cross term is one product above whose
+//! weights are the server's share: `A_0·B_1` with the client's `B_1` encrypted,
+//! `A_1·B_0` with the client's `A_1` encrypted, the server adding no share of its
+//! own (`x_0 = 0`); masked, flooded and trimmed as any product, all of a wave in
+//! one exchange. The server's shares are flooded exactly as weights are (the
+//! analysis in [`sci_ir::rlwe`] assumes worst-case weights `|w| ≤ 2^{ℓ−1}`); the
+//! client's shares only travel encrypted.
+//!
 //! Received polynomials are checked (header, level, count, every residue
 //! reduced); a malformed message is [`CheetahError::Malformed`] naming the
 //! layer, never a panic ([`wire`]).
@@ -34,6 +45,7 @@ pub mod encode;
 pub mod keys;
 pub mod params;
 pub mod protocol;
+pub mod secret;
 pub(crate) mod wire;
 
 #[cfg(test)]
@@ -41,6 +53,7 @@ mod tests;
 
 pub use encode::Layer;
 pub use protocol::{Keys, run, run_all};
+pub use secret::SecretMatMul;
 
 use sci_net::NetError;
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use sci_ir::rlwe::{HEADER_BYTES, ParamSet};
+use sci_ir::rlwe::{self, HEADER_BYTES, ParamSet};
 use sci_ir::{Conv2d, ConvGeom, Op, Owner};
 use sci_testkit::run2;
 
@@ -210,6 +210,168 @@ fn matrix_products_equal_the_interpreter() {
             }
         }
     }
+}
+
+/// Products of two secret matrices ([`super::secret`]), several in one exchange:
+/// random operands with the edges 0, ±1, ±2^(ℓ−1) first, shared, both parties run,
+/// the opened result equal to the interpreter's `matmul` of two shared operands;
+/// bytes each way the cross terms' layouts summed (the key with the first set),
+/// one round trip.
+#[test]
+fn secret_matrix_products_equal_the_interpreter() {
+    use super::SecretMatMul;
+    use super::secret::products;
+    use sci_ir::params::Role;
+    for (ell, seed) in [(16u32, 11u64), (32, 12), (37, 13)] {
+        let md = Modulus::Pow2(ell);
+        let mut p = pair(seed);
+        let mut g = Prg::new(Block(u128::from(seed)));
+        // Attention-like (Q·Kᵀ of one head, softmax·V), a vector, and a wide one.
+        let dims = [(9usize, 8usize, 9usize), (9, 9, 8), (1, 64, 7), (4, 300, 3)];
+        for round in 0..2 {
+            let ops: Vec<(Vec<u64>, Vec<u64>)> = dims
+                .iter()
+                .map(|&(n, k, m)| (elems(&mut g, n * k, ell), elems(&mut g, k * m, ell)))
+                .collect();
+            let shares: Vec<_> = ops
+                .iter()
+                .map(|(a, b)| (share(&mut g, a, md), share(&mut g, b, md)))
+                .collect();
+            let mine = |party: usize| -> Vec<SecretMatMul<'_>> {
+                dims.iter()
+                    .zip(&shares)
+                    .map(|(&dims, (a, b))| SecretMatMul {
+                        name: "qk",
+                        dims,
+                        a: if party == 0 { &a.0 } else { &a.1 },
+                        b: if party == 0 { &b.0 } else { &b.1 },
+                    })
+                    .collect()
+            };
+            let layouts: Vec<rlwe::Layout> = dims
+                .iter()
+                .flat_map(|&(n, k, m)| rlwe::secret_matmul(n, k, m))
+                .map(|t| t.layout(ell).expect("layout"))
+                .collect();
+            let sets = rlwe::sets(&layouts);
+            let key: u64 = if round == 0 {
+                sets.iter().map(|s| s.key_bytes()).sum()
+            } else {
+                0
+            };
+            let Pair {
+                server: s,
+                client: c,
+            } = &mut p;
+            let before = (s.1.stats(), c.1.stats());
+            let (ps0, ps1) = (mine(0), mine(1));
+            let (y0, y1) = run2(
+                || {
+                    products(true, ell, &ps0, |calls| {
+                        super::run_all(&mut s.0, &mut s.1, &mut s.2, calls)
+                    })
+                    .expect("server")
+                },
+                || {
+                    products(false, ell, &ps1, |calls| {
+                        super::run_all(&mut c.0, &mut c.1, &mut c.2, calls)
+                    })
+                    .expect("client")
+                },
+            );
+            let (st, ct) = (s.1.stats() - before.0, c.1.stats() - before.1);
+            // The cost model's price of the wave: its cross terms, the keys ahead.
+            let t = sci_ir::cost::rlwe::wave(&layouts);
+            let (up, down) = (t.sent(Role::P1), t.sent(Role::P0));
+            assert_eq!(up, layouts.iter().map(|l| l.bytes_up()).sum::<u64>());
+            assert_eq!(
+                (st.bytes_recv, st.bytes_sent),
+                (up + key, down),
+                "ℓ = {ell}"
+            );
+            let keyed: &[&ParamSet] = if round == 0 { &sets } else { &[] };
+            assert_eq!(key, sci_ir::cost::rlwe::key_setup_bytes(keyed));
+            // The server's first receive follows nothing it sent: no round.
+            assert_eq!(
+                (st.rounds, ct.rounds),
+                (u64::from(round > 0), 1),
+                "ℓ = {ell}"
+            );
+            for (((&(n, k, m), (a, b)), y0), y1) in dims.iter().zip(&ops).zip(&y0).zip(&y1) {
+                let want = reference(
+                    md,
+                    &[(a, &[n, k], Owner::Client), (b, &[k, m], Owner::Client)],
+                    |v| Op::MatMul {
+                        a: v[0],
+                        b: v[1],
+                        bias: None,
+                    },
+                );
+                assert!(open(y0, y1, md) == want.0, "ℓ = {ell}: {n}×{k}×{m}");
+            }
+        }
+    }
+}
+
+/// The server of a secret matrix product refuses a hostile client as any RLWE
+/// product's (the same [`wire`] checks, the instruction named): here a ciphertext
+/// message announcing one object too many after a valid key.
+#[test]
+fn secret_products_refuse_hostile_ciphertexts() {
+    use super::SecretMatMul;
+    use super::secret::products;
+    let (n, k, m) = (3, 4, 2);
+    let (a, b) = (vec![5u64; n * k], vec![7u64; k * m]);
+    let p = SecretMatMul {
+        name: "attn.qk",
+        dims: (n, k, m),
+        a: &a,
+        b: &b,
+    };
+    let [(left, _), _] = p.cross_terms(true, 16).expect("layers");
+    let (key, mut cts) = honest_messages(&left);
+    cts[2] += 1;
+    let mut bytes = key;
+    bytes.extend(cts);
+    let (mut ch, mut peer) = mem::pair(Some(Duration::from_secs(60)));
+    let (r, _) = run2(
+        || {
+            products(true, 16, &[p], |calls| {
+                super::run_all(&mut Keys::server(), &mut ch, &mut Prg::new(Block(1)), calls)
+            })
+        },
+        move || {
+            peer.send(&bytes).expect("send");
+            peer.flush().expect("flush");
+        },
+    );
+    match r {
+        Err(CheetahError::Malformed { layer, what }) => {
+            assert_eq!(layer, "attn.qk");
+            assert!(what.contains("objects"), "{what}");
+        }
+        r => panic!("{r:?}"),
+    }
+}
+
+/// A product of two secret matrices with shares of the wrong length or unreduced
+/// is an error naming the operand, before anything is sent.
+#[test]
+fn secret_products_check_their_shares() {
+    use super::SecretMatMul;
+    let a = vec![1u64; 6];
+    let p = SecretMatMul {
+        name: "qk",
+        dims: (2, 3, 2),
+        a: &a,
+        b: &a[..5],
+    };
+    let e = p.cross_terms(true, 16).expect_err("refused");
+    assert!(e.to_string().contains("right operand"), "{e}");
+    let big = vec![1u64 << 16; 6];
+    let p = SecretMatMul { b: &big, ..p };
+    let e = p.cross_terms(false, 16).expect_err("refused");
+    assert!(e.to_string().contains("reduced mod 2^16"), "{e}");
 }
 
 /// Runs the server of `layer` against a client that sends `bytes` and hangs

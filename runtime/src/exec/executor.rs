@@ -288,7 +288,7 @@ pub fn execute(
                 .pooling(first, wave.step, engine)
                 .map(|share| vec![Val::Share(share)]),
             Step::Product { backend } => ex.products(&wave.members, backend, engine),
-            Step::SecretProduct => ex.secret_products(&wave.members, engine),
+            Step::SecretProduct { backend } => ex.secret_products(&wave.members, backend, engine),
         }
         .map_err(|source| fail(first, source))?;
         for (&v, val) in wave.members.iter().zip(vals) {
@@ -675,15 +675,19 @@ impl<'p> Exec<'p> {
             .collect()
     }
 
-    /// A wave of products of two secret operands ([`Step::SecretProduct`]): every
-    /// member as a [`SecretProduct`] of this party's shares (a `mul`'s operands
-    /// broadcast to its output first), all run as one call
-    /// ([`Engine::secret_products`]: on each lane one `secmul` call over the lane's rows
-    /// of every product). Bytes and rounds: [`sci_ir::cost::secmul::products`]. Their
-    /// output shares plus a `matmul`'s bias, in order.
+    /// A wave of products of two secret operands ([`Step::SecretProduct`]) on
+    /// `backend`: every member as a product of this party's shares (a `mul`'s operands
+    /// broadcast to its output first), all run as one call — OT: each a
+    /// [`SecretProduct`] ([`Engine::secret_products`]: on each lane one `secmul` call
+    /// over the lane's rows of every product; bytes and rounds
+    /// [`sci_ir::cost::secmul::products`]); RLWE (matmuls only): each a
+    /// [`cheetah::SecretMatMul`] ([`Engine::rlwe_secret_products`]: every cross term in
+    /// one exchange on lane 0; [`sci_ir::cost::rlwe::wave`]). Their output shares plus
+    /// a `matmul`'s bias, in order.
     fn secret_products(
         &self,
         members: &[ValueId],
+        backend: Backend,
         engine: &mut Engine,
     ) -> Result<Vec<Val<'p>>, StepError> {
         let Modulus::Pow2(ell) = self.md else {
@@ -712,14 +716,37 @@ impl<'p> Exec<'p> {
                 op => return Err(secret_product(op)),
             });
         }
-        let ps: Vec<SecretProduct<'_>> = operands
-            .iter()
-            .map(|(dims, x, y, _)| match dims {
-                Some(dims) => SecretProduct::MatMul { dims: *dims, x, y },
-                None => SecretProduct::Mul { x, y },
-            })
-            .collect();
-        let ys = engine.secret_products(ell, &ps)?;
+        let ys = match backend {
+            Backend::Rlwe => {
+                let ps = members
+                    .iter()
+                    .zip(&operands)
+                    .map(|(&v, (dims, a, b, _))| match dims {
+                        Some(dims) => Ok(cheetah::SecretMatMul {
+                            name: &self.program.instr(v).name,
+                            dims: *dims,
+                            a,
+                            b,
+                        }),
+                        None => Err(StepError::Unsupported(format!(
+                            "%{}: an elementwise product of two secret operands runs by OT only",
+                            self.program.instr(v).name
+                        ))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                engine.rlwe_secret_products(ell, &ps)?
+            }
+            _ => {
+                let ps: Vec<SecretProduct<'_>> = operands
+                    .iter()
+                    .map(|(dims, x, y, _)| match dims {
+                        Some(dims) => SecretProduct::MatMul { dims: *dims, x, y },
+                        None => SecretProduct::Mul { x, y },
+                    })
+                    .collect();
+                engine.secret_products(ell, &ps)?
+            }
+        };
         members
             .iter()
             .zip(&operands)

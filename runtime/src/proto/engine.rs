@@ -612,6 +612,20 @@ impl<S: BorrowMut<Session>> Engine<S> {
         Ok(cheetah::run_all(keys, &mut lane.ch, &mut lane.prg, layers)?)
     }
 
+    /// Shares of the products `ps` of two shared matrices mod `2^ℓ` by RLWE
+    /// ([`cheetah::secret::products`]): every product's two cross terms in one
+    /// [`Self::rlwe_products`] exchange on lane 0 (the keys of sets not yet set up
+    /// ahead), then the local terms. Bytes and rounds: [`sci_ir::cost::rlwe::wave`]
+    /// of the cross terms' layouts ([`sci_ir::rlwe::secret_matmul`]).
+    pub fn rlwe_secret_products(
+        &mut self,
+        ell: u32,
+        ps: &[cheetah::SecretMatMul<'_>],
+    ) -> Result<Vec<Vec<u64>>, ProtoError> {
+        let server = self.party() == Party::Server;
+        cheetah::secret::products(server, ell, ps, |calls| self.rlwe_products(calls))
+    }
+
     /// Opens shares mod `md` to party `to`: the other party sends its share
     /// (`⌈log₂ n⌉` bits per element, on lane 0); `to` gets the values, the
     /// other `None`.
