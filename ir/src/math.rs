@@ -23,6 +23,18 @@
 //! 1)`-OT each in the protocol), `s_out ≥ 1` and `2·s_out + 2 ≤ ℓ` (a product of two
 //! factors plus the rounding half stays below `2^{ℓ−1}`, so the protocol's ring
 //! products and non-negative truncations are exact).
+//!
+//! **Indicator digits** ([`ExpParams::wide_digits`]): for the usual scales the high
+//! digits' factors round to 0 at every non-zero value (`e^{−2^{kd−s_in}}·2^{s_out} <
+//! ½`), so their tables hold only `0` and `2^{s_out}` (`2^{s_out}·[v_k = 0]`, the top
+//! one periodic). A rounded product with such a factor is exact (`(a·2^{s_out} +
+//! 2^{s_out−1}) >> s_out = a`, `(0 + 2^{s_out−1}) >> s_out = 0`), and the tree's
+//! pairing restricted to the first `J` leaves is the tree of those `J` leaves (an
+//! identity leaf at the end passes its partner up, as an odd last value does). So
+//! when the digits from `J` on are indicators, `exp_neg(x)` is the product tree of
+//! the first `J` factors times the AND of the indicator bits (tested exhaustively);
+//! the protocol looks those digits up as bits (`(2^d 1)-OT_1`) and multiplexes, and
+//! the result is the same value bit for bit.
 
 use thiserror::Error;
 
@@ -40,6 +52,8 @@ pub struct ExpParams {
     digit: u32,
     /// The digits' tables ([`ExpParams::table`]).
     tables: Vec<Vec<u64>>,
+    /// [`ExpParams::wide_digits`].
+    wide: usize,
 }
 
 impl ExpParams {
@@ -62,8 +76,13 @@ impl ExpParams {
             s_out,
             digit,
             tables: Vec::new(),
+            wide: 0,
         };
         p.tables = (0..p.digits()).map(|k| p.make_table(k)).collect();
+        let one = 1u64 << s_out;
+        let indicator = |t: &Vec<u64>| t.iter().all(|&v| v == 0 || v == one);
+        let tail = p.tables.iter().rev().take_while(|t| indicator(t)).count();
+        p.wide = (p.digits() - tail).max(1);
         Ok(p)
     }
 
@@ -85,6 +104,20 @@ impl ExpParams {
     /// Number of digits `K = ⌈ℓ/d⌉`.
     pub fn digits(&self) -> usize {
         self.ell.div_ceil(self.digit) as usize
+    }
+
+    /// `J`, the number of leading digits whose tables the protocol looks up as ℓ-bit
+    /// values: the fewest (at least 1) such that every table from digit `J` on holds
+    /// only `0` and `2^{s_out}` (an indicator digit: see the [module
+    /// documentation](self)). ℓ = 32, `s_in` = 12, `s_out` ≤ 14, `d` = 8: 2 of 4.
+    pub fn wide_digits(&self) -> usize {
+        self.wide
+    }
+
+    /// Whether value `v` of digit `k ≥` [`ExpParams::wide_digits`] is an indicator
+    /// digit's 1 (its table entry is `2^{s_out}`, not 0).
+    pub fn indicator(&self, k: usize, v: usize) -> bool {
+        self.tables[k][v] != 0
     }
 
     /// Table `k` (`2^d` entries): entry `v` is `round(e^{−(v mod 2^{w_k})·2^{kd −
@@ -879,6 +912,62 @@ mod tests {
             assert!((1..1 << 11).all(|x| exp_neg(&p, x) == 0), "{p:?}");
         }
         assert_eq!(exp_neg(&ExpParams::new(12, 6, 5, 4).unwrap(), 0), 32);
+    }
+
+    /// The indicator digits' identity (module documentation): the tree of the wide
+    /// digits times the AND of the indicator bits is `exp_neg`, on every input at ℓ =
+    /// 12 and 14 and at the edges and random inputs at ℓ = 32, 37.
+    #[test]
+    fn indicator_digits_factor_out() {
+        let split = |p: &ExpParams, x: u64| {
+            let y = x.wrapping_neg() & mask(p.ell);
+            let d = p.digit;
+            let v = |k: usize| ((y >> (k as u32 * d)) & ((1 << d) - 1)) as usize;
+            let j = p.wide_digits();
+            let tree = p.product_tree((0..j).map(|k| p.table(k)[v(k)]).collect());
+            let on = (j..p.digits()).all(|k| p.indicator(k, v(k)));
+            if on { tree } else { 0 }
+        };
+        for (ell, s_in, s_out, d, wide) in [
+            (12u32, 6u32, 5u32, 4u32, 3usize),
+            (12, 8, 5, 3, 4),
+            (12, 4, 4, 8, 1),
+            (12, 0, 5, 2, 2),
+            (14, 6, 6, 4, 3),
+            (14, 2, 6, 3, 2),
+            (32, 12, 14, 8, 2),
+            (32, 11, 14, 8, 2),
+            (32, 12, 12, 8, 2),
+            (32, 20, 14, 8, 3),
+            (37, 16, 16, 8, 3),
+            (37, 12, 17, 6, 3),
+        ] {
+            let p = ExpParams::new(ell, s_in, s_out, d).unwrap();
+            assert_eq!(p.wide_digits(), wide, "{p:?}");
+            for k in wide..p.digits() {
+                assert!(
+                    p.table(k).iter().all(|&v| v == 0 || v == 1 << s_out),
+                    "{p:?} {k}"
+                );
+            }
+            let xs: Vec<u64> = if ell <= 14 {
+                (0..1u64 << ell).collect()
+            } else {
+                let mut g = u64::from(ell * 7 + s_in);
+                (0..20_000)
+                    .map(|i| {
+                        g = g.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                        let r = 1u64 << (i % (ell as u64));
+                        (g >> 11) % r
+                    })
+                    .flat_map(|v| [v.wrapping_neg() & mask(ell), v & mask(ell)])
+                    .chain([0, mask(ell), 1 << (ell - 1)])
+                    .collect()
+            };
+            for &x in &xs {
+                assert_eq!(split(&p, x), exp_neg(&p, x), "{p:?} x = {x}");
+            }
+        }
     }
 
     #[test]

@@ -2,11 +2,13 @@
 //! `proto::sigmoid`), after SIRNN (Rathee et al., S&P 2021).
 //!
 //! `exp` of `n` non-positive ℓ-bit inputs with `d`-bit digits (`K = ⌈ℓ/d⌉` digits,
-//! [`crate::math::ExpParams`]): the carries into digits `1..K` as one
-//! millionaires' call of widths `d, 2d, …, (K−1)d`; their B2A into `Z_{2^d}`; the `K`
-//! table lookups as `(2^d 1)-OT_ℓ` instances in one call (role `P0` sending); then per
-//! level of the product tree one rounded product of two shared tensors
-//! ([`super::secmul::mul_round`]).
+//! the first `J` wide, the rest indicators: [`crate::math::ExpParams::wide_digits`]): the
+//! carries into digits `1..K` as one millionaires' call of widths `d, 2d, …, (K−1)d`;
+//! their B2A into `Z_{2^d}`; the `K` table lookups in one call (role `P0` sending):
+//! `J·n` instances of `(2^d 1)-OT_ℓ` and `(K − J)·n` of `(2^d 1)-OT_1` (the indicator
+//! bits); per level of the product tree over the `J` wide digits one rounded product
+//! of two shared tensors ([`super::secmul::mul_round`]); per level of the indicators'
+//! AND tree one AND; one multiplexer of the tree's result by the AND (if `J < K`).
 //!
 //! The reciprocal ([`recip`]) is `n + 1` rounded products (`n` the Goldschmidt
 //! iterations), and sigmoid/tanh ([`smooth`]) a `DReLU`, a multiplexer, `exp`, the
@@ -22,13 +24,15 @@
 
 use super::ot::kk_call;
 use super::{Modulus, Role, Transcript, div, mill, pool, secmul, select, sign};
-use crate::math::{RecipParams, RecipRangeParams, RsqrtParams, SmoothParams, SoftmaxParams};
+use crate::math::{
+    ExpParams, RecipParams, RecipRangeParams, RsqrtParams, SmoothParams, SoftmaxParams,
+};
 use crate::params::ot::KkClass;
 
-/// `exp` of `n` elements at ring width ℓ, digit width `d`, output scale `s_out`,
-/// millionaires' radix `m`; the products streamed if `duplex`.
-pub fn exp_neg(ell: u32, d: u32, s_out: u32, m: u32, n: usize, duplex: bool) -> Transcript {
-    let k = ell.div_ceil(d) as usize;
+/// `exp` of `n` elements ([`crate::math::exp_neg`] of `p`) at millionaires' radix
+/// `m`; the products streamed if `duplex`.
+pub fn exp_neg(p: &ExpParams, m: u32, n: usize, duplex: bool) -> Transcript {
+    let (ell, d, k, wide) = (p.ell(), p.digit(), p.digits(), p.wide_digits());
     let mut t = Transcript::new();
     if n == 0 {
         return t;
@@ -39,17 +43,32 @@ pub fn exp_neg(ell: u32, d: u32, s_out: u32, m: u32, n: usize, duplex: bool) -> 
             .then(mill::mill_multi(m, &specs))
             .then(select::b2a(Modulus::Pow2(d), n * (k - 1)));
     }
-    let lut = KkClass {
+    let lut = |bits: u32, count: usize| KkClass {
         n_msgs: 1 << d,
-        bits: ell,
-        count: n * k,
+        bits,
+        count,
     };
-    t = t.then(kk_call(Role::P1, &[lut], &[]));
-    let mut len = k;
-    while len > 1 {
-        let pairs = len / 2;
-        t = t.then(secmul::mul_round(ell, s_out, m, pairs * n, duplex));
-        len -= pairs;
+    let luts = [lut(ell, n * wide), lut(1, n * (k - wide))];
+    t = t.then(kk_call(
+        Role::P1,
+        &luts[..if k > wide { 2 } else { 1 }],
+        &[],
+    ));
+    // The product tree of the wide digits, then the indicators' AND tree.
+    for (len, step) in [(wide, true), (k - wide, false)] {
+        let mut len = len;
+        while len > 1 {
+            let pairs = len / 2;
+            t = t.then(if step {
+                secmul::mul_round(ell, p.s_out(), m, pairs * n, duplex)
+            } else {
+                select::and(pairs * n)
+            });
+            len -= pairs;
+        }
+    }
+    if k > wide {
+        t = t.then(select::mux(&[Modulus::Pow2(ell)], n));
     }
     t
 }
@@ -83,7 +102,7 @@ pub fn smooth(p: &SmoothParams, m: u32, n: usize, duplex: bool) -> Transcript {
     let mux = || select::mux(&[Modulus::Pow2(ell)], n);
     sign::drelu_ring(ell, m, n)
         .then(mux())
-        .then(exp_neg(ell, e.digit(), e.s_out(), m, n, duplex))
+        .then(exp_neg(e, m, n, duplex))
         .then(recip(p.recip(), m, n, duplex))
         .then(div::trunc_nonneg(ell, p.t() - p.s(), m, n))
         .then(mux())
@@ -150,7 +169,7 @@ pub fn softmax(p: &SoftmaxParams, m: u32, rows: usize, exact: bool, duplex: bool
     let (ell, e, len) = (p.ell(), p.exp(), p.line_len());
     let n = rows * len;
     pool::maxpool(Modulus::Pow2(ell), m, n, &vec![len; rows], exact, false)
-        .then(exp_neg(ell, e.digit(), e.s_out(), m, n, duplex))
+        .then(exp_neg(e, m, n, duplex))
         .then(recip_range(p.recip(), m, rows, duplex))
         .then(secmul::mul_round(ell, p.shift(), m, n, duplex))
 }

@@ -99,7 +99,8 @@ fn exp_and_recip_cost_the_model() {
         (e["protocol"].as_str(), e["digit"].as_u64()),
         (Some("exp"), Some(8))
     );
-    let t = sci_ir::cost::math::exp_neg(32, 8, 12, 4, n, true);
+    let p = sci_ir::math::ExpParams::new(32, 12, 12, 8).unwrap();
+    let t = sci_ir::cost::math::exp_neg(&p, 4, n, true);
     assert_eq!(e["formula_bits_per_op"], t.bits() as f64 / n as f64, "{e}");
     assert_eq!(setup(&e), setup(&sig), "{e} {sig}");
     let r = bench(&["recip", "--n", "512", "--ot", "iknp"]);

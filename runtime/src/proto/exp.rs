@@ -12,22 +12,28 @@
 //! `2^d` of every digit. Each digit's table lookup is one `(2^d 1)-OT_ℓ`: role
 //! `P0`, with its index share `i_0` and a fresh random `r`, offers `L_k[(i_0 +
 //! j) mod 2^d] − r` for `j < 2^d`, role `P1` chooses its share `i_1`; the
-//! shares `r` and `L_k[i] − r` (all digits in one call). The `K` factors are
-//! multiplied in the oracle's tree, all products of a level as one rounded
-//! product ([`super::secmul::mul_round`]: each product plus `2^{s_out−1}`
-//! truncated by `s_out`; exact: a product is below `2^{2·s_out} +
-//! 2^{s_out−1} < 2^{ℓ−1}`).
+//! shares `r` and `L_k[i] − r`. The indicator digits (`k ≥ J`,
+//! [`sci_ir::math::ExpParams::wide_digits`]: tables of only 0 and `2^{s_out}`) are
+//! looked up the same way as bits, `(2^d 1)-OT_1` of `[L_k[·] ≠ 0] ⊕ r` (all digits
+//! in one call). The `J` wide factors are multiplied in the oracle's tree, all
+//! products of a level as one rounded product ([`super::secmul::mul_round`]: each
+//! product plus `2^{s_out−1}` truncated by `s_out`; exact: a product is below
+//! `2^{2·s_out} + 2^{s_out−1} < 2^{ℓ−1}`); the indicator bits are ANDed in a tree
+//! ([`super::and::and`]) and the product multiplexed by the AND ([`super::mux`]):
+//! the oracle's value, bit for bit (the identity in [`sci_ir::math`]).
 //!
 //! # Cost
 //! [`sci_ir::cost::math::exp_neg`]: the millionaires' of widths `d..(K−1)d`,
-//! `(K−1)` B2As into `Z_{2^d}`, `K` `(2^d 1)-OT_ℓ` (`2^d·ℓ` bits each plus the
-//! OT's), and `K − 1` elementwise secret products and non-negative
-//! truncations in `⌈log₂ K⌉` levels. Error: see [`sci_ir::math`].
+//! `(K−1)` B2As into `Z_{2^d}`, `J` `(2^d 1)-OT_ℓ` (`2^d·ℓ` bits each plus the
+//! OT's) and `K − J` `(2^d 1)-OT_1`, `J − 1` elementwise secret products and
+//! non-negative truncations in `⌈log₂ J⌉` levels, `K − J − 1` ANDs in `⌈log₂ (K −
+//! J)⌉` levels and one multiplexer. Error: see [`sci_ir::math`].
 
 use super::bits::Bits;
 use super::drelu::carry_input;
 use super::mill::{self, MillSpec};
-use super::{Ctx, ProtoError, Role, b2a, check, secmul};
+use super::{Ctx, ProtoError, Role, and, b2a, check, mux, secmul};
+use crate::ot::KkClass;
 use crate::pack::mask;
 use sci_ir::math::ExpParams;
 
@@ -74,29 +80,51 @@ pub fn exp_neg(ctx: &mut Ctx<'_>, p: &ExpParams, x: &[u64]) -> Result<Vec<u64>, 
             (digit(j, i) + c) & dm
         })
         .collect();
-    // The table lookups: role P0 offers the tables rotated by its share.
+    // The table lookups: role P0 offers the tables rotated by its share, the wide
+    // digits' entries (ℓ bits) then the indicators' bits.
+    let wide = p.wide_digits();
     let size = 1usize << d;
-    let mut vals = match ctx.role {
+    let class = |bits: u32, count: usize| KkClass {
+        n_msgs: size,
+        bits,
+        count,
+    };
+    let classes = [class(ell, n * wide), class(1, n * (k - wide))];
+    let classes = &classes[..if k > wide { 2 } else { 1 }];
+    let looked = match ctx.role {
         Role::P0 => {
-            let r = ctx.prg.ring_elems(n * k, ell);
-            let mut msgs = vec![0u64; n * k * size];
-            for (t, (&i0, &rt)) in idx.iter().zip(&r).enumerate() {
-                let table = p.table(t / n);
-                for (j, msg) in msgs[t * size..(t + 1) * size].iter_mut().enumerate() {
-                    let v = table[(i0 as usize + j) & (size - 1)];
-                    *msg = v.wrapping_sub(rt) & m;
-                }
-            }
-            ctx.ot.send_kkot(ctx.ch, size, &msgs, ell)?;
+            let r: Vec<u64> = ctx
+                .prg
+                .ring_elems(n * wide, ell)
+                .into_iter()
+                .chain(ctx.prg.ring_elems(n * (k - wide), 1))
+                .collect();
+            ctx.ot
+                .send_kkot_classes(ctx.ch, classes, |c, range, out: &mut [u64]| {
+                    for (t, msgs) in range.zip(out.chunks_mut(size)) {
+                        let t = t + c * n * wide;
+                        let (digit, i0, rt) = (t / n, idx[t] as usize, r[t]);
+                        for (j, msg) in msgs.iter_mut().enumerate() {
+                            let v = (i0 + j) & (size - 1);
+                            *msg = if c == 0 {
+                                p.table(digit)[v].wrapping_sub(rt) & m
+                            } else {
+                                u64::from(p.indicator(digit, v)) ^ rt
+                            };
+                        }
+                    }
+                })?;
             r
         }
         Role::P1 => {
             let choices: Vec<u8> = idx.iter().map(|&i| i as u8).collect();
-            ctx.ot.recv_kkot(ctx.ch, size, &choices, ell)?
+            ctx.ot.recv_kkot_classes(ctx.ch, classes, &choices)?
         }
     };
-    // The product tree, one level per call.
-    let mut len = k;
+    let (vals, bits) = looked.split_at(n * wide);
+    // The product tree of the wide digits, one level per call.
+    let mut vals = vals.to_vec();
+    let mut len = wide;
     while len > 1 {
         let pairs = len / 2;
         let (a, b): (Vec<u64>, Vec<u64>) = (0..pairs)
@@ -110,7 +138,24 @@ pub fn exp_neg(ctx: &mut Ctx<'_>, p: &ExpParams, x: &[u64]) -> Result<Vec<u64>, 
         vals = next;
         len -= pairs;
     }
-    Ok(vals)
+    if k == wide {
+        return Ok(vals);
+    }
+    // The indicators' AND tree (digit-major bits), then the multiplexer.
+    let mut on: Vec<Bits> = bits
+        .chunks(n)
+        .map(|c| Bits::from_fn(n, |i| c[i] & 1 == 1))
+        .collect();
+    while on.len() > 1 {
+        let pairs = on.len() / 2;
+        let lhs = Bits::concat(&on[..pairs]);
+        let rhs = Bits::concat(&on[pairs..2 * pairs]);
+        let both = and::and(ctx, &lhs, &rhs)?;
+        let mut next: Vec<Bits> = (0..pairs).map(|q| both.slice(q * n, n)).collect();
+        next.extend(on.drain(2 * pairs..));
+        on = next;
+    }
+    mux::mux(ctx, ell, &vals, &on[0])
 }
 
 #[cfg(test)]
@@ -129,7 +174,7 @@ mod tests {
         });
         let want: Vec<u64> = x.iter().map(|&v| math::exp_neg(p, v)).collect();
         assert_eq!(open(&r.p0, &r.p1, ell), want, "{p:?}");
-        let model = |n| cost::math::exp_neg(ell, p.digit(), p.s_out(), 4, n, true);
+        let model = |n| cost::math::exp_neg(p, 4, n, true);
         let (warm, t) = (model(2), model(x.len()));
         if let Some(rounds) = r.pin_costs(&warm, &t, &format!("{p:?}")) {
             eprintln!(
@@ -143,7 +188,9 @@ mod tests {
     /// Every non-positive input at ℓ = 12 (and the positive ones, which give 0).
     #[test]
     fn exhaustive_at_twelve_bits() {
-        for (s_in, s_out, d) in [(6u32, 5u32, 4u32), (8, 5, 3), (4, 4, 8)] {
+        // Wide digits of all (3 of 3, 4 of 4), 1 of 2 (one indicator, no AND) and 2
+        // of 6 (four indicators: two levels of ANDs).
+        for (s_in, s_out, d) in [(6u32, 5u32, 4u32), (8, 5, 3), (4, 4, 8), (0, 5, 2)] {
             let p = ExpParams::new(12, s_in, s_out, d).unwrap();
             let x: Vec<u64> = (0..1u64 << 12).collect();
             check_exp(&p, &x, u128::from(d));

@@ -417,7 +417,7 @@ fn ring_only(
             let err = |e: sci_ir::math::MathError| anyhow::anyhow!("{e}");
             if let ProtoCmd::Exp(_) = cmd {
                 let p = ExpParams::new(ell, s, s, a.digit).map_err(err)?;
-                let t = cost::math::exp_neg(ell, a.digit, s, m, n, true);
+                let t = cost::math::exp_neg(&p, m, n, true);
                 (
                     "exp",
                     Box::new(move |sess: &mut Session| {
