@@ -32,9 +32,10 @@ use crate::math::MathError;
 use std::fmt;
 
 /// The functions [`spline`] computes, each a piecewise cubic in `|x|`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum SplineFn {
-    /// The Gauss error function `erf(x)` (code 0).
+    /// The Gauss error function `erf(x)` (code 0; the default, a decoder's placeholder).
+    #[default]
     Erf,
     /// `gelu(x) = x·Φ(x) = ½x(1 + erf(x/√2))` (code 1).
     Gelu,
@@ -346,10 +347,12 @@ impl SplineParams {
         (u.wrapping_mul(v).wrapping_add(1 << (self.f - 1)) & mask(self.ell)) >> self.f
     }
 
-    /// `Y` of segment `j` (below the last knot) on the powers `U₁, U₂, U₃`, mod `2^ℓ`.
-    pub fn segment(&self, j: usize, u: [u64; 3]) -> u64 {
+    /// `Y` of segment `j` (below the last knot) on the powers `U₁, U₂, U₃`, mod `2^ℓ`;
+    /// without the constant `C_{j,0}` unless `constant` (on shares: one party adds it).
+    pub fn segment(&self, j: usize, u: [u64; 3], constant: bool) -> u64 {
         let c = &self.coeffs[j];
-        c[0].wrapping_add(c[1].wrapping_mul(u[0]))
+        let c0 = if constant { c[0] } else { 0 };
+        c0.wrapping_add(c[1].wrapping_mul(u[0]))
             .wrapping_add(c[2].wrapping_mul(u[1]))
             .wrapping_add(c[3].wrapping_mul(u[2]))
             & mask(self.ell)
@@ -386,7 +389,7 @@ pub fn spline(p: &SplineParams, x: u64) -> u64 {
         let u1 = (a << p.lift()) & m;
         let u2 = p.round_product(u1, u1);
         let u3 = p.round_product(u2, u1);
-        p.segment(j, [u1, u2, u3])
+        p.segment(j, [u1, u2, u3], true)
     };
     let h = p.finish(y);
     match (p.func.is_odd(), d) {

@@ -64,6 +64,7 @@ params mill_radix=3 threads=2
 %sg: shared i16.4[1,2,2,3] = sigmoid %t
 %th: shared i16.4[1,2,2,3] = tanh %t
 %rq: shared i16.4[1,2,2,3] = rsqrt %t
+%spl: shared i16.4[1,2,2,3] = spline %t func=1
 %sm: shared i16.4[1,2,2,3] = softmax %t axis=3
 %su: shared i16.4[1,2,2,3] = scale_up %tn k=2
 %add: shared i16.4[1,2,2,3] = add %su, %t

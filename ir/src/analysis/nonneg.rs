@@ -80,6 +80,7 @@ pub fn nonneg(p: &Program) -> Vec<bool> {
             | Op::Mul { .. }
             | Op::Sub { .. }
             | Op::Tanh { .. }
+            | Op::Spline { .. }
             | Op::BatchNorm { .. } => false,
         };
     }

@@ -31,6 +31,7 @@
 //! | [`Step::Product`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the layouts, on lane 0, led by the keys of sets not yet sent ([`rlwe::key_setup`]) |
 //! | [`Step::Smooth`] | [`math::smooth`] per chunk |
 //! | [`Step::Rsqrt`] | [`math::rsqrt`] per chunk |
+//! | [`Step::Spline`] | [`math::spline`] per chunk |
 //! | [`Step::Softmax`] | [`math::softmax`] per chunk of the lines along the axis |
 //! | [`Step::SecretProduct`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
 //! | [`Step::Reveal`] | the server's shares on lane 0 (`⌈n·ℓ/8⌉` bytes) |
@@ -59,6 +60,7 @@ use crate::params::ferret::FerretParams;
 use crate::params::lanes::split;
 use crate::rlwe::ParamSet;
 use crate::schedule::{Step, Wave, waves};
+use crate::spline::SplineParams;
 use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
 use std::ops::{Add, AddAssign, Range};
 
@@ -588,6 +590,13 @@ fn phases<'a>(
             Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
                 numel,
                 Box::new(move |r: Range<usize>| math::smooth(&p, m, r.len(), lanes.duplex)),
+            )],
+            _ => Vec::new(),
+        },
+        Step::Spline { func, s } => match SplineParams::new(func, ell, s) {
+            Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
+                numel,
+                Box::new(move |r: Range<usize>| math::spline(&p, m, r.len(), lanes.duplex)),
             )],
             _ => Vec::new(),
         },
