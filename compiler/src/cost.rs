@@ -39,6 +39,7 @@ use sci_ir::cost::Cost;
 use sci_ir::cost::predict::Prediction;
 use sci_ir::math::{RsqrtParams, SmoothParams, SoftmaxParams};
 use sci_ir::schedule::Step;
+use sci_ir::spline::SplineParams;
 use sci_ir::{Backend, Op, Pool2d, Program, ValueId};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -288,6 +289,16 @@ pub fn calls(p: &Program, nonneg: &[bool], v: ValueId) -> Calls {
                 c.trunc_nonneg = (products + 1) * numel;
                 // Two products X·Y_b: ℓ COTs per element each.
                 c.cots = 2 * products * numel * bits;
+            }
+        }
+        (Step::Spline { func, s }, _) => {
+            // The sign and one DReLU per knot; two rounded products (the powers), each
+            // truncated, and the final non-negative truncation (`proto::spline`).
+            if let Ok(sp) = SplineParams::new(func, bits as u32, s) {
+                c.drelu = (1 + sp.knots().len() as u64) * numel;
+                c.multiplications = 2 * numel;
+                c.trunc_nonneg = 3 * numel;
+                c.cots = 4 * numel * bits;
             }
         }
         (Step::Rsqrt { s }, _) => {

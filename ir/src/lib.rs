@@ -21,6 +21,7 @@
 //! * [`math`]: the fixed-point math functions (exp, reciprocal, sigmoid/tanh, rsqrt,
 //!   range reduction) with their parameters and error bounds: the definitions the
 //!   interpreter runs and the protocols equal.
+//! * [`spline`]: piecewise cubics (erf, GELU) on public knots and shared powers.
 //! * [`interp`]: the reference interpreter (the oracle of every protocol and of the
 //!   executor; also the frontend's float interpreter), with range tracking.
 //! * [`plan`]: plan files — versioned, checksummed binary form with a public part and a
@@ -54,6 +55,7 @@ pub mod program;
 pub mod rlwe;
 pub mod schedule;
 pub mod secure;
+pub mod spline;
 pub mod tensor;
 pub mod text;
 pub mod types;

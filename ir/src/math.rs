@@ -41,7 +41,7 @@ use thiserror::Error;
 /// Parameters of a math function out of range.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("invalid math-function parameters: {0}")]
-pub struct MathError(String);
+pub struct MathError(pub(crate) String);
 
 /// The parameters of [`exp_neg`]: ring width ℓ, input and output scales, digit width.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -152,9 +152,11 @@ pub fn check_secure(p: &Program) -> Result<(), SecureError> {
         let factors = match &i.op {
             Op::Conv2d { x, w, .. } => Some((*x, *w)),
             Op::MatMul { a, b, .. } | Op::Mul { a, b } => Some((*a, *b)),
-            Op::Sigmoid { x } | Op::Tanh { x } | Op::Rsqrt { x } | Op::Softmax { x, .. } => {
-                Some((*x, *x))
-            }
+            Op::Sigmoid { x }
+            | Op::Tanh { x }
+            | Op::Rsqrt { x }
+            | Op::Softmax { x, .. }
+            | Op::Spline { x, .. } => Some((*x, *x)),
             _ => None,
         };
         if let Some((a, b)) = factors {
@@ -212,15 +214,18 @@ impl Program {
     }
 
     /// Whether instruction `v` runs only over a ring `Z_{2^ℓ}`: a secret product
-    /// ([`Program::is_secret_product`]), or any `sigmoid`/`tanh`/`rsqrt`/`softmax` (their
-    /// fixed-point definitions, [`crate::math::smooth`], [`crate::math::rsqrt`] and
-    /// [`crate::math::softmax`], are a ring's). [`check_secure`]
+    /// ([`Program::is_secret_product`]), or any `sigmoid`/`tanh`/`rsqrt`/`softmax`/`spline`
+    /// (their fixed-point definitions, [`crate::math::smooth`], [`crate::math::rsqrt`],
+    /// [`crate::math::softmax`] and [`crate::spline::spline`], are a ring's). [`check_secure`]
     /// refuses them over an HE field. Cost: constant.
     pub fn needs_ring(&self, v: ValueId) -> bool {
         let op = &self.instr(v).op;
         self.is_secret_product(v)
             || op.smooth().is_some()
-            || matches!(op, Op::Rsqrt { .. } | Op::Softmax { .. })
+            || matches!(
+                op,
+                Op::Rsqrt { .. } | Op::Softmax { .. } | Op::Spline { .. }
+            )
     }
 
     /// Whether the runtime can execute this program securely ([`check_secure`]).

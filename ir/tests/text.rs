@@ -64,6 +64,7 @@ params mill_radix=3 threads=2
 %sg: shared i16.4[1,2,2,3] = sigmoid %t
 %th: shared i16.4[1,2,2,3] = tanh %t
 %rq: shared i16.4[1,2,2,3] = rsqrt %t
+%spl: shared i16.4[1,2,2,3] = spline %t func=1
 %sm: shared i16.4[1,2,2,3] = softmax %t axis=3
 %su: shared i16.4[1,2,2,3] = scale_up %tn k=2
 %add: shared i16.4[1,2,2,3] = add %su, %t
@@ -92,7 +93,7 @@ params mill_radix=3 threads=2
 fn every_op_round_trips_and_runs() {
     // %mm uses a value defined after it: that is an error (topological order).
     let e = Program::parse(EVERY_OP).unwrap_err();
-    assert_eq!((e.line, e.col), (34, 40), "{e}");
+    assert_eq!((e.line, e.col), (35, 40), "{e}");
     assert_eq!(e.message, "unknown value %weights/fc:0");
     // In order, with the bias defined, it parses, prints canonically and round-trips.
     let fixed = EVERY_OP.replace(
@@ -364,7 +365,7 @@ fn random_programs_cover_every_op() {
             });
         }
     }
-    assert_eq!(seen.len(), 29, "ops reached: {seen:?}");
+    assert_eq!(seen.len(), 30, "ops reached: {seen:?}");
     assert_eq!(encodings.len(), 3);
     assert!(total > 600 * 8, "average program length {}", total / 600);
 }

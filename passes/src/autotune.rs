@@ -389,7 +389,8 @@ pub fn autotune(
     let float_accuracy = accuracy(&float_preds, labels);
     // The narrowest ring every scale fits, and the internal products of `sigmoid`/`tanh`
     // (`2s + 7` bits, `sci_ir::math::SmoothParams`) and `rsqrt` (`max(10, s +
-    // ⌈s/2⌉ + 3)`, `sci_ir::math::RsqrtParams`) and `softmax` (the narrowest ring
+    // ⌈s/2⌉ + 3)`, `sci_ir::math::RsqrtParams`), `spline` (`2s + 6`, the powers'
+    // products: `sci_ir::spline::SplineParams`) and `softmax` (the narrowest ring
     // `sci_ir::math::SoftmaxParams` accepts for its line length: `2s + 4` at least)
     // do not wrap in.
     let min_bits = |p: &Program| {
@@ -400,6 +401,7 @@ pub fn autotune(
                 match (&i.op, i.op.smooth()) {
                     (_, Some(_)) => 2 * s + 7,
                     (Op::Rsqrt { .. }, _) => (s + s.div_ceil(2) + 3).max(10),
+                    (Op::Spline { .. }, _) => 2 * s + 6,
                     (Op::Softmax { x, axis }, _) => {
                         let n = p.ty(*x).shape().get(*axis).copied().unwrap_or(1);
                         (s + 1..=64)

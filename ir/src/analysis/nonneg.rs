@@ -81,6 +81,7 @@ pub fn nonneg(p: &Program) -> Vec<bool> {
             | Op::Mul { .. }
             | Op::Sub { .. }
             | Op::Tanh { .. }
+            | Op::Spline { .. }
             | Op::BatchNorm { .. } => false,
         };
     }

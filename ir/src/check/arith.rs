@@ -4,6 +4,7 @@
 
 use super::{CheckErrorKind, K, divisor_ok, fixed_only, same_encoding};
 use crate::math::{RsqrtParams, Smooth, SmoothParams, SoftmaxParams};
+use crate::spline::{SplineFn, SplineParams};
 use crate::types::{Encoding, Owner, Type};
 
 /// `add`/`sub` (`product` false: equal scales) and `mul` (`product` true: scales add):
@@ -63,6 +64,21 @@ pub(super) fn smooth(x: &Type, kind: Smooth) -> Result<Type, K> {
         return Err(K::Encoding {
             operand: "x".into(),
             expected: format!("a ring i<ℓ> with ℓ ≥ 2s + 7 at a scale s ≥ 1 ({e})"),
+            found: x.encoding(),
+        });
+    }
+    Ok(x.clone())
+}
+
+/// `spline`: the operand's type; over a ring `Z_{2^ℓ}` at scale `s` the fixed-point
+/// function's conditions ([`crate::spline::SplineParams::new`]).
+pub(super) fn spline(x: &Type, func: SplineFn) -> Result<Type, K> {
+    if let Encoding::Ring { bits } = x.encoding()
+        && let Err(e) = SplineParams::new(func, bits, x.scale())
+    {
+        return Err(K::Encoding {
+            operand: "x".into(),
+            expected: format!("a ring i<ℓ> with ℓ ≥ 2s + 6 at a scale s ≥ 1 ({e})"),
             found: x.encoding(),
         });
     }

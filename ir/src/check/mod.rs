@@ -69,6 +69,7 @@ pub(crate) fn infer<'a>(
             arith::smooth(x(), op.smooth().map_or(Smooth::Sigmoid, |(k, _)| k))
         }
         Op::Rsqrt { .. } => arith::rsqrt(x()),
+        Op::Spline { func, .. } => arith::spline(x(), *func),
         Op::Softmax { axis, .. } => arith::softmax(x(), *axis),
         Op::ScaleUp { k, .. } => arith::scale_up(x(), *k),
         Op::Trunc { s, .. } | Op::ReluTrunc { s, .. } => arith::trunc(x(), *s),

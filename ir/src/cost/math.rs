@@ -18,6 +18,9 @@
 //! elements, a secret product and a non-negative truncation; the reciprocal square root
 //! ([`rsqrt`]) adds `3n + 1` rounded products (`n` the Newton steps).
 //!
+//! A piecewise cubic ([`spline`], the runtime's `proto::spline`): two `DReLU`s and two
+//! multiplexers per element beyond one per knot, two rounded products, one truncation.
+//!
 //! Softmax ([`softmax`]) over `r` lines of `n` elements: MaxPool's tournament over the
 //! lines (exact mode: the inputs' signs first), exp of the `r·n` differences, the
 //! range-reduced reciprocal of the `r` sums, one rounded product of `r·n` elements.
@@ -28,6 +31,7 @@ use crate::math::{
     ExpParams, RecipParams, RecipRangeParams, RsqrtParams, SmoothParams, SoftmaxParams,
 };
 use crate::params::ot::KkClass;
+use crate::spline::SplineParams;
 
 /// `exp` of `n` elements ([`crate::math::exp_neg`] of `p`) at millionaires' radix
 /// `m`; the products streamed if `duplex`.
@@ -172,4 +176,25 @@ pub fn softmax(p: &SoftmaxParams, m: u32, rows: usize, exact: bool, duplex: bool
         .then(exp_neg(e, m, n, duplex))
         .then(recip_range(p.recip(), m, rows, duplex))
         .then(secmul::mul_round(ell, p.shift(), m, n, duplex))
+}
+
+/// A piecewise cubic of `n` elements ([`crate::spline::spline`]; the runtime's
+/// `proto::spline`) with `k` knots at radix `m`: `DReLU^ℓ` of `x` and a multiplexer
+/// (`|x|`), `DReLU^ℓ` of the `k·n` differences to the knots, the rounded products `U₁²`
+/// and `U₂·U₁` (by `f`), `k·n` multiplexers (the segments' differences), the
+/// non-negative truncation by `σ`, and for erf one more multiplexer (the sign).
+pub fn spline(p: &SplineParams, m: u32, n: usize, duplex: bool) -> Transcript {
+    if n == 0 {
+        return Transcript::new();
+    }
+    let (ell, k) = (p.ell(), p.knots().len());
+    let mux = |c: usize| select::mux(&[Modulus::Pow2(ell)], c);
+    let t = sign::drelu_ring(ell, m, n)
+        .then(mux(n))
+        .then(sign::drelu_ring(ell, m, k * n))
+        .then(secmul::mul_round(ell, p.f(), m, n, duplex))
+        .then(secmul::mul_round(ell, p.f(), m, n, duplex))
+        .then(mux(k * n))
+        .then(div::trunc_nonneg(ell, p.shift(), m, n));
+    if p.func().is_odd() { t.then(mux(n)) } else { t }
 }

@@ -32,6 +32,7 @@
 //! | [`Step::Product`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the layouts, on lane 0, led by the keys of sets not yet sent ([`rlwe::key_setup`]) |
 //! | [`Step::Smooth`] | [`math::smooth`] per chunk |
 //! | [`Step::Rsqrt`] | [`math::rsqrt`] per chunk |
+//! | [`Step::Spline`] | [`math::spline`] per chunk |
 //! | [`Step::Softmax`] | [`math::softmax`] per chunk of the lines along the axis |
 //! | [`Step::SecretProduct`] on [`Backend::Ot`] | [`secmul::products`], each product's rows (a `mul`'s elements) chunked, all in one call per lane, roles alternating across lanes |
 //! | [`Step::SecretProduct`] on [`Backend::Rlwe`] | [`rlwe::wave`] of the two cross terms' layouts of each member ([`crate::rlwe::secret_matmul`]), on lane 0, led by the keys of sets not yet sent |
@@ -61,6 +62,7 @@ use crate::params::ferret::FerretParams;
 use crate::params::lanes::split;
 use crate::rlwe::ParamSet;
 use crate::schedule::{Step, Wave, waves};
+use crate::spline::SplineParams;
 use crate::{Backend, Encoding, Op, OtKind, Owner, Pool2d, Program, ValueId};
 use std::ops::{Add, AddAssign, Range};
 
@@ -593,6 +595,13 @@ fn phases<'a>(
             Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
                 numel,
                 Box::new(move |r: Range<usize>| math::smooth(&p, m, r.len(), lanes.duplex)),
+            )],
+            _ => Vec::new(),
+        },
+        Step::Spline { func, s } => match SplineParams::new(func, ell, s) {
+            Ok(p) if matches!(md, Modulus::Pow2(_)) => vec![alt(
+                numel,
+                Box::new(move |r: Range<usize>| math::spline(&p, m, r.len(), lanes.duplex)),
             )],
             _ => Vec::new(),
         },

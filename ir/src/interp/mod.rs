@@ -21,6 +21,7 @@ use crate::fixed;
 use crate::math;
 use crate::ops::{ConvGeom, Op, Pool2d, Scalar};
 use crate::program::{Program, ValueId};
+use crate::spline::{SplineFn, SplineParams};
 use crate::tensor::{Tensor, TensorError};
 use crate::types::{Encoding, ShapeDisplay, Type};
 use domain::{Dom, FieldD, RealD, RingD};
@@ -382,6 +383,7 @@ fn eval_kernel<'a, D: Dom>(
             return smooth(arg(*x), kind, ty.scale());
         }
         Op::Rsqrt { x } => return rsqrt(arg(*x), ty.scale()),
+        Op::Spline { x, func } => return spline(arg(*x), *func, ty.scale()),
         Op::Softmax { x, axis } => return softmax(arg(*x), *axis, ty.scale()),
         Op::MaxPool { x, .. } | Op::AvgPool { x, .. } | Op::GlobalAvgPool { x } => {
             let xs = shape_of(*x);
@@ -513,6 +515,29 @@ fn smooth(t: &Tensor, kind: Smooth, s: u32) -> Result<crate::tensor::Data, Inter
             Ok(crate::tensor::Data::U64(v.collect()))
         }
         _ => Err(unsupported("f32 or a ring i<ℓ> (sigmoid and tanh)".into())),
+    }
+}
+
+/// `spline` at scale `s`: over a ring [`crate::spline::spline`] (the type checker
+/// guarantees its parameters), in `f32` the real function; not defined over a field.
+fn spline(t: &Tensor, func: SplineFn, s: u32) -> Result<crate::tensor::Data, InterpError> {
+    let unsupported = |reason: String| {
+        InterpError::Op(CheckErrorKind::Encoding {
+            operand: "x".into(),
+            expected: reason,
+            found: t.encoding(),
+        })
+    };
+    match (t.encoding(), t.as_f32()) {
+        (_, Some(f)) => Ok(crate::tensor::Data::F32(
+            f.iter().map(|&v| func.eval(f64::from(v)) as f32).collect(),
+        )),
+        (Encoding::Ring { bits }, None) => {
+            let p = SplineParams::new(func, bits, s).map_err(|e| unsupported(e.to_string()))?;
+            let v = words(t).iter().map(|&e| crate::spline::spline(&p, e));
+            Ok(crate::tensor::Data::U64(v.collect()))
+        }
+        _ => Err(unsupported("f32 or a ring i<ℓ> (spline)".into())),
     }
 }
 

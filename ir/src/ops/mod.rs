@@ -24,6 +24,7 @@ pub(crate) use table::{Attr, Fields};
 
 use crate::id::{ConstId, ValueId};
 use crate::math::Smooth;
+use crate::spline::SplineFn;
 use crate::types::Type;
 
 /// A scalar attribute in the operand's encoding: an `f32` for `Real` operands, a signed
@@ -151,7 +152,7 @@ op_table! {
         /// scale `s_x − s`, `1 ≤ s ≤ s_x`. The compiler fuses the pair over rings
         /// (`sci-passes`' `fuse_relu_trunc`) so that the truncation's millionaires' runs
         /// beside the ReLU's (`proto::relu_trunc`).
-        ReluTrunc = 29 "relu_trunc" {
+        ReluTrunc = 30 "relu_trunc" {
             /// Operand.
             x: V => operand,
             /// Shift, `1 ≤ s ≤ s_x`.
@@ -197,6 +198,19 @@ op_table! {
             x: V => operand,
             /// The axis the lines run along.
             axis: usize => attr,
+        },
+        /// Erf, GELU or tanh-GELU (`func`: [`crate::spline::SplineFn`], code 0, 1, 2) as a
+        /// piecewise cubic of `|x|` on public knots, scale unchanged. Over a ring `Z_{2^ℓ}`
+        /// at scale `s` (`ℓ ≥ 2s + 6`, `s ≥ 1`, `s ≥ 2` for the GELUs): exactly
+        /// [`crate::spline::spline`] with [`crate::spline::SplineParams::new`], within
+        /// [`crate::spline::SplineParams::MEASURED_ULPS`] of the real function on every
+        /// input (at most 2.08 ULPs at ℓ = 32, `s = 12` and ℓ = 37, `s = 14`). `f32` in a
+        /// float program (the real function); not defined over a field.
+        Spline = 29 "spline" {
+            /// Operand.
+            x: V => operand,
+            /// The function.
+            func: SplineFn => attr,
         },
         /// Max pooling over 2-D windows (NCHW). Padded positions are ignored (never compared);
         /// among equal maxima the first in row-major window order wins (irrelevant to the

@@ -3,6 +3,7 @@
 //! compiler's report agree on it without a message.
 
 use crate::math::Smooth;
+use crate::spline::SplineFn;
 use crate::{Backend, Op, Owner, Program, ValueId};
 
 /// How the runtime runs one instruction: locally, or by which protocol with which public
@@ -94,6 +95,15 @@ pub enum Step {
         /// The operand's (and the result's) scale.
         s: u32,
     },
+    /// `spline` of a secret operand at scale `s`: `proto::spline` (the knots' comparisons
+    /// on `|x|`, two rounded secret products for the powers, one multiplexer per knot),
+    /// over `Z_{2^ℓ}`, exact ([`crate::cost::math::spline`]).
+    Spline {
+        /// The function.
+        func: SplineFn,
+        /// The operand's (and the result's) scale.
+        s: u32,
+    },
     /// `softmax` of a secret operand at scale `s` along an axis: `proto::softmax` (the
     /// lines' maxima by MaxPool's tournament, exp, the sums' range-reduced reciprocal, one
     /// rounded secret product), over `Z_{2^ℓ}`, exact ([`crate::cost::math::softmax`]).
@@ -141,6 +151,10 @@ impl Step {
             Op::Rsqrt { .. } => Step::Rsqrt {
                 s: instr.ty.scale(),
             },
+            Op::Spline { func, .. } => Step::Spline {
+                func: *func,
+                s: instr.ty.scale(),
+            },
             Op::Trunc { s, nonneg, .. } => Step::Trunc {
                 s: *s,
                 nonneg: *nonneg,
@@ -180,6 +194,7 @@ impl Step {
                 | Step::SecretProduct { .. }
                 | Step::Smooth { .. }
                 | Step::Rsqrt { .. }
+                | Step::Spline { .. }
         )
     }
 }

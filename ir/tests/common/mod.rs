@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use sci_ir::fixed::encode;
+use sci_ir::spline::SplineFn;
 use sci_ir::{Builder, Encoding, Op, Owner, Pool2d, Program, Tensor, Type, ValueId};
 
 /// Deterministic pseudo-random numbers (the workspace's test generator).
@@ -306,7 +307,7 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
         let ids: Vec<sci_ir::ValueId> = b.ids().collect();
         let pick = |r: &mut Rng| ids[r.below(len) as usize];
         let u = |r: &mut Rng, n: u64| r.below(n) as usize;
-        let kind = r.below(31);
+        let kind = r.below(32);
         let op = match kind {
             0 | 1 => {
                 // A constant of a random shape, owner and scale; sometimes withheld.
@@ -531,6 +532,10 @@ pub fn random_program(seed: u64, steps: usize) -> Program {
             25 => Op::Sigmoid { x: pick(&mut r) },
             26 => Op::Tanh { x: pick(&mut r) },
             27 => Op::Rsqrt { x: pick(&mut r) },
+            29 => Op::Spline {
+                x: pick(&mut r),
+                func: SplineFn::ALL[u(&mut r, 3)],
+            },
             28 => {
                 // Mostly a valid axis, sometimes one out of range.
                 let x = pick(&mut r);

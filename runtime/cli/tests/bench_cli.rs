@@ -58,6 +58,24 @@ fn rsqrt_costs_the_model() {
     assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 256.0, "{b}");
 }
 
+/// `erf`, `gelu` and `gelu-tanh` (`proto::spline`) at ℓ = 32, s = 12 cost what the cost
+/// model says.
+#[test]
+fn splines_cost_the_model() {
+    use sci_ir::spline::{SplineFn, SplineParams};
+    for (name, func) in [
+        ("erf", SplineFn::Erf),
+        ("gelu", SplineFn::Gelu),
+        ("gelu-tanh", SplineFn::GeluTanh),
+    ] {
+        let b = bench(&[name, "--n", "256", "--ot", "iknp"]);
+        assert_eq!(b["protocol"], name);
+        let p = SplineParams::new(func, 32, 12).unwrap();
+        let t = sci_ir::cost::math::spline(&p, 4, 256, true);
+        assert_eq!(b["formula_bits_per_op"], t.bits() as f64 / 256.0, "{b}");
+    }
+}
+
 /// `softmax` of 32 lines of 16 at ℓ = 32, s = 12 costs what the cost model says, with
 /// exact comparisons and with `--narrow`.
 #[test]

@@ -283,7 +283,8 @@ pub fn execute(
             | Step::Trunc { .. }
             | Step::Div { .. }
             | Step::Smooth { .. }
-            | Step::Rsqrt { .. } => ex.elementwise(&wave.members, wave.step, engine),
+            | Step::Rsqrt { .. }
+            | Step::Spline { .. } => ex.elementwise(&wave.members, wave.step, engine),
             Step::AvgPool | Step::MaxPool { .. } | Step::ArgMax { .. } | Step::Softmax { .. } => ex
                 .pooling(first, wave.step, engine)
                 .map(|share| vec![Val::Share(share)]),
@@ -914,7 +915,7 @@ impl<'p> Exec<'p> {
     }
 
     /// A wave of the elementwise `step` (`relu`, `trunc`, `div_public`: Algorithms 8
-    /// and 5, Theorem 4.1; `relu_trunc`: both fused, `proto::trunc::relu_trunc`; `sigmoid`, `tanh`: `proto::sigmoid`; `rsqrt`: `proto::rsqrt`) over `members` ([`sci_ir::schedule::waves`]): one protocol
+    /// and 5, Theorem 4.1; `relu_trunc`: both fused, `proto::trunc::relu_trunc`; `sigmoid`, `tanh`: `proto::sigmoid`; `rsqrt`: `proto::rsqrt`; `spline`: `proto::spline`) over `members` ([`sci_ir::schedule::waves`]): one protocol
     /// call over their operands' shares concatenated; their output shares, split again,
     /// in order. One call's rounds instead of one per member; bytes those of one call
     /// on the summed length.
@@ -934,6 +935,7 @@ impl<'p> Exec<'p> {
             Step::ReluTrunc { s } => engine.relu_trunc(md, s, &x)?,
             Step::Smooth { kind, s } => engine.smooth(md, kind, s, &x)?,
             Step::Rsqrt { s } => engine.rsqrt(md, s, &x)?,
+            Step::Spline { func, s } => engine.spline(md, func, s, &x)?,
             Step::Trunc { s, nonneg } => engine.trunc(md, s, &x, nonneg)?,
             Step::Div { d, nonneg } => {
                 let known = if nonneg { Sign::NonNeg } else { Sign::Any };

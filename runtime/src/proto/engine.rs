@@ -29,7 +29,7 @@ use super::maxpool::{Compare, Windows};
 use super::rdiv::Sign;
 use super::{
     Ctx, ProtoError, Role, matmul, maxpool, rdiv, relu, rsqrt, secmul, sigmoid, sign, softmax,
-    trunc,
+    spline, trunc,
 };
 use crate::cheetah;
 use crate::he;
@@ -40,6 +40,7 @@ use sci_ir::ConvGeom;
 use sci_ir::interp::linear;
 use sci_ir::math::{RsqrtParams, Smooth, SmoothParams, SoftmaxParams};
 use sci_ir::rlwe::ParamSet;
+use sci_ir::spline::{SplineFn, SplineParams};
 use sci_ir::{Encoding, Pool2d, Tensor};
 
 /// The IR encoding of shares mod `md` (a prime field for an odd modulus).
@@ -217,6 +218,26 @@ impl<S: BorrowMut<Session>> Engine<S> {
         };
         let p = RsqrtParams::new(ell, s).map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
         self.chunks(x.len(), false, |ctx, r| rsqrt::rsqrt(ctx, &p, &x[r]))
+    }
+
+    /// Shares of `spline` (`func`) of shares `x` at scale `s` over `md = Z_{2^ℓ}`
+    /// ([`spline::spline`] with [`SplineParams::new`]); errors over a field or
+    /// outside the parameters' range.
+    pub fn spline(
+        &mut self,
+        md: impl Into<Modulus>,
+        func: SplineFn,
+        s: u32,
+        x: &[u64],
+    ) -> Result<Vec<u64>, ProtoError> {
+        let Modulus::Pow2(ell) = md.into() else {
+            return Err(ProtoError::InvalidArgument(
+                "spline runs over a ring Z_2^ℓ only".into(),
+            ));
+        };
+        let p = SplineParams::new(func, ell, s)
+            .map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
+        self.chunks(x.len(), false, |ctx, r| spline::spline(ctx, &p, &x[r]))
     }
 
     /// Shares of `1{x < 0}` mod `md` (`MSB(x)` for `Z_{2^ℓ}`,

@@ -32,6 +32,7 @@
 //! | [`sigmoid`] | sigmoid and tanh from exp, reciprocal and the sign | SIRNN |
 //! | [`normalize`] | range reduction: most significant bit, one-hot, `v·2^{−k}` | SIRNN |
 //! | [`rsqrt`] | reciprocal square root: range reduction, Newton's iteration | SIRNN |
+//! | [`spline`] | erf, GELU: piecewise cubics on public knots and shared powers | BOLT, BumbleBee |
 //! | [`engine`] | every layer over all lanes of a [`crate::ot::Session`] | — |
 //! | [`bits`] | packed boolean shares | — |
 //!
@@ -83,6 +84,7 @@ pub mod secmul;
 pub mod sigmoid;
 pub mod sign;
 pub mod softmax;
+pub mod spline;
 pub mod trunc;
 
 #[cfg(test)]

@@ -24,17 +24,18 @@
 //! SiLU/Swish (`x · Sigmoid(x)`, as both PyTorch exporters write them) is `Sigmoid` and
 //! a `Mul` of two activations (a secret × secret product).
 //!
-//! `Erf` and `Gelu` are built on `tanh` and secret × secret products:
+//! `Erf` and `Gelu` are piecewise cubics of `|x|` on public knots (`sci_ir::spline`):
 //!
 //! | ONNX | lowering | protocols on shares |
 //! |---|---|---|
-//! | `Erf` | `tanh(u·(a + u²·(b + c·u²)))` of `u` clipped to `[−4, 4]` ([`ERF_POLY`]) | two ReLUs (the clip), three secret products and their truncations, one `tanh` |
-//! | `Gelu` (opset 20), `approximate = "none"` | `x · (½ + ½·erf(x/√2))` | the above and one secret product |
-//! | `Gelu`, `approximate = "tanh"` | `x · (½ + ½·tanh(√(2/π)·(x + 0.044715·x³)))`, the cubic of `x` clipped to `[−6, 6]` | two ReLUs, three secret products, one `tanh` |
+//! | `Erf` | `spline x func=0` | `proto::spline`: seven `DReLU`s, two rounded secret products, eight multiplexers, one truncation |
+//! | `Gelu` (opset 20), `approximate = "none"` | `spline x func=1` | six `DReLU`s, two rounded secret products, six multiplexers, one truncation |
+//! | `Gelu`, `approximate = "tanh"` | `spline x func=2` | the same |
 //!
 //! The exporters' exact GELU, `x · 0.5 · (1 + Erf(x / √2))`, is that `Erf` and
 //! ordinary products. Errors against the real functions: `docs/functions.md`.
 
+use sci_ir::spline::SplineFn;
 use sci_ir::{Op, ValueId};
 
 use super::scalar;
@@ -73,62 +74,26 @@ pub(super) fn smooth(cx: &mut Ctx<'_>, tanh: bool) -> Result<Vec<Value>> {
     }
 }
 
-/// The odd polynomial of [`erf_act`]: `erf(u) ≈ tanh(u·(a + u²·(b + c·u²)))`, a
-/// minimax fit on `[0, 4]` (f64, `scipy.optimize` Nelder–Mead on 80,001 points; f32
-/// coefficients): at most 3.7·10⁻⁵ from `erf` there. The argument grows monotonically
-/// to 9.34 at `u = 4`, where `1 − tanh` is 1.5·10⁻⁸ (`1 − erf(4)` is too), so clipping
-/// `u` to `[−4, 4]` ([`ERF_CLIP`]) changes the result by less than that.
-pub(crate) const ERF_POLY: [f32; 3] = [1.128_143_4, 0.104_081_19, -0.001_786_47];
-
-/// The clip bound of `erf`'s argument (see [`ERF_POLY`]); it also keeps `u²` at scale
-/// `2s` below `2^{2s + 4}`.
-pub(crate) const ERF_CLIP: f32 = 4.0;
-
-/// The clip bound of the tanh-approximated GELU's cubic: its `tanh` argument is 12.5
-/// there (`1 − tanh` < 3·10⁻¹¹), and `x²` at scale `2s` stays below `2^{2s + 6}`.
-const GELU_TANH_CLIP: f32 = 6.0;
-
-/// `u·(k₀ + u²·(k₁ + u²·(k₂ + …)))` of a run-time `u` by Horner's rule in `u²` with
-/// public coefficients `ks`: one secret square, one secret product per further
-/// coefficient and one by `u`, each followed by its truncation (quantization); the
-/// products by the public `kᵢ` are local.
-fn odd_poly(cx: &mut Ctx<'_>, u: ValueId, ks: &[f32]) -> Result<ValueId> {
-    let (&last, rest) = ks.split_last().expect("a polynomial has a coefficient");
-    let p = cx.emit(Op::Mul { a: u, b: u })?;
-    let mut acc = cx.public_const(&scalar(last), "coefficient")?;
-    for &k in rest.iter().rev() {
-        let prod = cx.emit(Op::Mul { a: p, b: acc })?;
-        let k = cx.public_const(&scalar(k), "coefficient")?;
-        acc = cx.emit(Op::Add { a: prod, b: k })?;
-    }
-    cx.emit(Op::Mul { a: u, b: acc })
-}
-
-/// `erf(u)` of a run-time `u`: `tanh` of the odd polynomial [`ERF_POLY`] of `u` clipped
-/// to `[−4, 4]`.
-fn erf_act(cx: &mut Ctx<'_>, u: ValueId) -> Result<ValueId> {
-    let uc = clip_act(cx, u, Some(-ERF_CLIP), Some(ERF_CLIP))?;
-    let arg = odd_poly(cx, uc, &ERF_POLY)?;
-    cx.emit(Op::Tanh { x: arg })
-}
-
-/// The Gauss error function `Erf` (opset 9, 13): [`erf_act`] on an activation, folded
-/// on a constant.
+/// The Gauss error function `Erf` (opset 9, 13): the IR's `spline func=0` (a piecewise
+/// cubic of `|x|`, [`sci_ir::spline`]) on an activation, folded on a constant.
 pub(super) fn erf(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     match cx.input(0)?.clone() {
         Value::Const(t) => map_const(cx, &t, libm::erf),
-        Value::Act(u) => Ok(vec![Value::Act(erf_act(cx, u)?)]),
+        Value::Act(x) => Ok(vec![cx.emit_value(Op::Spline {
+            x,
+            func: SplineFn::Erf,
+        })?]),
     }
 }
 
 /// `Gelu` (opset 20): `x · Φ(x)` with `Φ(x) = ½ + ½·erf(x/√2)` (`approximate =
-/// "none"`) or `½ + ½·tanh(√(2/π)·(x + 0.044715·x³))` (`"tanh"`); the gate times `x` is
-/// a secret product.
+/// "none"`) or `½ + ½·tanh(√(2/π)·(x + 0.044715·x³))` (`"tanh"`): the IR's `spline`
+/// (`func=1`, `func=2`) on an activation, folded on a constant.
 pub(super) fn gelu(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     cx.node.check_known_attrs(&["approximate"])?;
-    let tanh = match cx.node.attr_string("approximate")?.as_deref() {
-        None | Some("none") => false,
-        Some("tanh") => true,
+    let func = match cx.node.attr_string("approximate")?.as_deref() {
+        None | Some("none") => SplineFn::Gelu,
+        Some("tanh") => SplineFn::GeluTanh,
         Some(other) => {
             return Err(cx.node.attr_error(
                 "approximate",
@@ -136,33 +101,10 @@ pub(super) fn gelu(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
             ));
         }
     };
-    let k0 = (2.0 / std::f64::consts::PI).sqrt();
-    let x = match cx.input(0)?.clone() {
-        Value::Const(t) => {
-            return map_const(cx, &t, |v| {
-                let phi = if tanh {
-                    0.5 + 0.5 * (k0 * (v + 0.044_715 * v * v * v)).tanh()
-                } else {
-                    0.5 + 0.5 * libm::erf(v / std::f64::consts::SQRT_2)
-                };
-                v * phi
-            });
-        }
-        Value::Act(x) => x,
-    };
-    let t = if tanh {
-        let xc = clip_act(cx, x, Some(-GELU_TANH_CLIP), Some(GELU_TANH_CLIP))?;
-        let arg = odd_poly(cx, xc, &[k0 as f32, (0.044_715 * k0) as f32])?;
-        cx.emit(Op::Tanh { x: arg })?
-    } else {
-        let r = cx.public_const(&scalar(std::f32::consts::FRAC_1_SQRT_2), "inv_sqrt2")?;
-        let u = cx.emit(Op::Mul { a: x, b: r })?;
-        erf_act(cx, u)?
-    };
-    let half = cx.public_const(&scalar(0.5), "half")?;
-    let ht = cx.emit(Op::Mul { a: t, b: half })?;
-    let phi = cx.emit(Op::Add { a: ht, b: half })?;
-    Ok(vec![cx.emit_value(Op::Mul { a: x, b: phi })?])
+    match cx.input(0)?.clone() {
+        Value::Const(t) => map_const(cx, &t, |v| func.eval(v)),
+        Value::Act(x) => Ok(vec![cx.emit_value(Op::Spline { x, func })?]),
+    }
 }
 
 /// A scalar bound of `Clip`: `None` when absent or unbounded (±inf, ±f32::MAX).

@@ -3,7 +3,7 @@
 //! `sci-bench PROTOCOL --bits L --n N [--m M] [--scale S] [--d D] [--digit D]
 //! [--threads T] --json`, PROTOCOL one of `mill`, `drelu`, `relu`, `trunc`,
 //! `trunc-nonneg`, `div`, `maxpool`, `argmax`, `matmul`, `secmul`, `exp`, `recip`,
-//! `sigmoid`, `tanh`, `rsqrt`, `softmax`. Each party draws its
+//! `sigmoid`, `tanh`, `rsqrt`, `erf`, `gelu`, `gelu-tanh`, `softmax`. Each party draws its
 //! own random shares (the cost does not depend on the values). `n` counts:
 //! comparisons (`mill`), elements (`drelu`, `relu`, `trunc`, `trunc-nonneg`,
 //! `div`), windows of `d` elements, i.e. outputs (`maxpool`, `argmax`), lines of
@@ -21,6 +21,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
 use sci_ir::cost::{self, Transcript};
 use sci_ir::math::{ExpParams, RecipParams, RsqrtParams, Smooth, SmoothParams, SoftmaxParams};
+use sci_ir::spline::{SplineFn, SplineParams};
 use sci_runtime::crypto::Prg;
 use sci_runtime::ot::{OtKind, Session};
 use sci_runtime::proto::engine::Engine;
@@ -91,6 +92,13 @@ pub enum ProtoCmd {
     /// Reciprocal square root of `n` random inputs at scale `--scale` (`proto::rsqrt`:
     /// range reduction, Newton's iteration).
     Rsqrt(ProtoArgs),
+    /// Erf of `n` random inputs at scale `--scale` (`proto::spline`: a piecewise cubic
+    /// of `|x|` on public knots).
+    Erf(ProtoArgs),
+    /// GELU (exact), as `erf`.
+    Gelu(ProtoArgs),
+    /// GELU (tanh approximation), as `erf`.
+    GeluTanh(ProtoArgs),
     /// Softmax of `n` random lines of `--d` elements at scale `--scale`
     /// (`proto::softmax`: the lines' maxima, exp, the sums' reciprocal, one secret
     /// product; exact comparisons unless `--narrow`).
@@ -120,6 +128,9 @@ impl ProtoCmd {
             | ProtoCmd::Sigmoid(a)
             | ProtoCmd::Tanh(a)
             | ProtoCmd::Rsqrt(a)
+            | ProtoCmd::Erf(a)
+            | ProtoCmd::Gelu(a)
+            | ProtoCmd::GeluTanh(a)
             | ProtoCmd::Softmax(a) => a,
         }
     }
@@ -137,7 +148,10 @@ impl ProtoCmd {
             | ProtoCmd::Recip(_)
             | ProtoCmd::Sigmoid(_)
             | ProtoCmd::Tanh(_)
-            | ProtoCmd::Rsqrt(_) => json!({"m": m, "scale": a.scale}),
+            | ProtoCmd::Rsqrt(_)
+            | ProtoCmd::Erf(_)
+            | ProtoCmd::Gelu(_)
+            | ProtoCmd::GeluTanh(_) => json!({"m": m, "scale": a.scale}),
             ProtoCmd::Div(_) => json!({"m": m, "d": a.d}),
             ProtoCmd::Exp(_) => json!({"m": m, "scale": a.scale, "digit": self.args().digit}),
             ProtoCmd::Maxpool(_) | ProtoCmd::Argmax(_) => {
@@ -337,6 +351,9 @@ pub fn workload(cmd: &ProtoCmd) -> Result<(String, &Common, Work, Option<f64>)> 
         | ProtoCmd::Sigmoid(_)
         | ProtoCmd::Tanh(_)
         | ProtoCmd::Rsqrt(_)
+        | ProtoCmd::Erf(_)
+        | ProtoCmd::Gelu(_)
+        | ProtoCmd::GeluTanh(_)
         | ProtoCmd::Softmax(_) => {
             let (name, work, formula) = ring_only(cmd, &a, n, ell, c.ot)?;
             return Ok((name.into(), c, work, formula));
@@ -447,6 +464,23 @@ fn ring_only(
                     Ok(Engine::new(sess, m).rsqrt(ell, s, &x).map(drop)?)
                 }),
                 per(cost::math::rsqrt(&p, m, n, true)),
+            )
+        }
+        ProtoCmd::Erf(_) | ProtoCmd::Gelu(_) | ProtoCmd::GeluTanh(_) => {
+            let (func, name) = match cmd {
+                ProtoCmd::Erf(_) => (SplineFn::Erf, "erf"),
+                ProtoCmd::Gelu(_) => (SplineFn::Gelu, "gelu"),
+                _ => (SplineFn::GeluTanh, "gelu-tanh"),
+            };
+            let s = a.layer.scale;
+            let p = SplineParams::new(func, ell, s)?;
+            let x = Prg::from_os()?.ring_elems(n, ell);
+            (
+                name,
+                Box::new(move |sess: &mut Session| {
+                    Ok(Engine::new(sess, m).spline(ell, func, s, &x).map(drop)?)
+                }),
+                per(cost::math::spline(&p, m, n, true)),
             )
         }
         ProtoCmd::Softmax(_) => {
