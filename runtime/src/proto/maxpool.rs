@@ -534,6 +534,37 @@ mod tests {
         }
     }
 
+    /// The separable passes (two-party, narrow comparisons of non-negative values) give
+    /// the interpreter's MaxPool on overlapping, padded and ceil-mode geometries.
+    #[test]
+    fn separable_maxpool_equals_reference() {
+        let ceil = Pool2d {
+            ceil_mode: true,
+            ..pool(3, 2, 0)
+        };
+        for (shape, pl) in [
+            ([1usize, 3, 13, 13], ceil),
+            ([2, 2, 9, 11], pool(3, 2, 1)),
+            ([1, 2, 8, 8], pool(3, 1, 1)),
+        ] {
+            let sep = sci_ir::params::pool::separable(&pl, [shape[2], shape[3]], false)
+                .expect("separable");
+            let (cols, rows) = Windows::separable(shape, &sep).expect("windows");
+            for ell in [8u32, 37] {
+                let x = values(ell, shape.iter().product(), true, u128::from(ell));
+                let md = Modulus::Pow2(ell);
+                let (x0, x1) = share(&mut prg(12), &x, md);
+                let r = run2(4, |ctx| {
+                    let x = if ctx.role == Role::P0 { &x0 } else { &x1 };
+                    let y = maxpool(ctx, md, x, &cols, Compare::Narrow)?;
+                    maxpool(ctx, md, &y, &rows, Compare::Narrow)
+                });
+                let want = reference(ell, &shape, &x, |i| Op::MaxPool { x: i, pool: pl });
+                assert_eq!(open(&r.p0, &r.p1, md), want, "ℓ={ell} {shape:?} {pl:?}");
+            }
+        }
+    }
+
     #[test]
     fn argmax_equals_reference_with_ties() {
         for ell in ELLS {
