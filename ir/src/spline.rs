@@ -90,16 +90,6 @@ impl fmt::Display for SplineFn {
     }
 }
 
-impl crate::ops::Attr for SplineFn {
-    const OUT_OF_RANGE: &'static str = "unknown spline function (0 erf, 1 gelu, 2 gelu tanh)";
-    fn to_u64(self) -> u64 {
-        self.code()
-    }
-    fn from_u64(v: u64) -> Option<Self> {
-        SplineFn::from_code(v)
-    }
-}
-
 /// One function's segments: the knots of `a = |x|` (the last one where `h` becomes
 /// `limit`), the cubic in `u = a/4` of each segment below it, the extra accumulator bits.
 struct Table {

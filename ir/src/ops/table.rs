@@ -70,6 +70,17 @@ impl Attr for usize {
     }
 }
 
+/// The function of a `spline` (its code, [`crate::spline::SplineFn::code`]).
+impl Attr for crate::spline::SplineFn {
+    const OUT_OF_RANGE: &'static str = "unknown spline function (0 erf, 1 gelu, 2 gelu tanh)";
+    fn to_u64(self) -> u64 {
+        self.code()
+    }
+    fn from_u64(v: u64) -> Option<Self> {
+        crate::spline::SplineFn::from_code(v)
+    }
+}
+
 impl Attr for bool {
     const OUT_OF_RANGE: &'static str = "boolean attribute is not 0 or 1";
     fn to_u64(self) -> u64 {
