@@ -171,11 +171,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         s: u32,
         x: &[u64],
     ) -> Result<Vec<u64>, ProtoError> {
-        let Modulus::Pow2(ell) = md.into() else {
-            return Err(ProtoError::InvalidArgument(
-                "relu_trunc runs over a ring Z_2^ℓ only".into(),
-            ));
-        };
+        let ell = ring_width(md, "relu_trunc")?;
         self.chunks(x.len(), false, |ctx, r| {
             trunc::relu_trunc(ctx, ell, s, &x[r])
         })
@@ -192,11 +188,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         s: u32,
         x: &[u64],
     ) -> Result<Vec<u64>, ProtoError> {
-        let Modulus::Pow2(ell) = md.into() else {
-            return Err(ProtoError::InvalidArgument(format!(
-                "{kind:?} runs over a ring Z_2^ℓ only"
-            )));
-        };
+        let ell = ring_width(md, &format!("{kind:?}"))?;
         let p = SmoothParams::of_op(kind, ell, s)
             .map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
         self.chunks(x.len(), false, |ctx, r| sigmoid::smooth(ctx, &p, &x[r]))
@@ -211,11 +203,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         s: u32,
         x: &[u64],
     ) -> Result<Vec<u64>, ProtoError> {
-        let Modulus::Pow2(ell) = md.into() else {
-            return Err(ProtoError::InvalidArgument(
-                "rsqrt runs over a ring Z_2^ℓ only".into(),
-            ));
-        };
+        let ell = ring_width(md, "rsqrt")?;
         let p = RsqrtParams::new(ell, s).map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
         self.chunks(x.len(), false, |ctx, r| rsqrt::rsqrt(ctx, &p, &x[r]))
     }
@@ -230,11 +218,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         s: u32,
         x: &[u64],
     ) -> Result<Vec<u64>, ProtoError> {
-        let Modulus::Pow2(ell) = md.into() else {
-            return Err(ProtoError::InvalidArgument(
-                "spline runs over a ring Z_2^ℓ only".into(),
-            ));
-        };
+        let ell = ring_width(md, "spline")?;
         let p = SplineParams::new(func, ell, s)
             .map_err(|e| ProtoError::InvalidArgument(e.to_string()))?;
         self.chunks(x.len(), false, |ctx, r| spline::spline(ctx, &p, &x[r]))
@@ -371,11 +355,7 @@ impl<S: BorrowMut<Session>> Engine<S> {
         axis: usize,
         cmp: Compare,
     ) -> Result<Vec<u64>, ProtoError> {
-        let Modulus::Pow2(ell) = md.into() else {
-            return Err(ProtoError::InvalidArgument(
-                "softmax runs over a ring Z_2^ℓ only".into(),
-            ));
-        };
+        let ell = ring_width(md, "softmax")?;
         let w = Windows::axis(shape, axis)?;
         let n = shape[axis];
         super::check(x.len() == shape.iter().product::<usize>(), || {
@@ -676,6 +656,17 @@ impl<S: BorrowMut<Session>> Engine<S> {
             lane.ch.flush()?;
             Ok(None)
         }
+    }
+}
+
+/// The width ℓ of `md = Z_{2^ℓ}`, for the protocols defined over a ring only (`what`
+/// names the one in the error over a field).
+fn ring_width(md: impl Into<Modulus>, what: &str) -> Result<u32, ProtoError> {
+    match md.into() {
+        Modulus::Pow2(ell) => Ok(ell),
+        Modulus::Odd(_) => Err(ProtoError::InvalidArgument(format!(
+            "{what} runs over a ring Z_2^ℓ only"
+        ))),
     }
 }
 

@@ -100,6 +100,40 @@ fn low_carry(ctx: &mut Ctx<'_>, s: u32, a: &[u64]) -> Result<Bits, ProtoError> {
     mill::mill(ctx, s, 1, &input)
 }
 
+/// Shares of `MSB(a)` and of the low bits' carry `c = 1{a_0^0 + a_1^0 ≥ 2^s}`: the
+/// `DReLU`'s `Π_MILL^{ℓ−1}` and `Π_MILL^s` as one [`mill::mill_multi`] (the rounds of
+/// the deeper one).
+fn msb_and_low_carry(
+    ctx: &mut Ctx<'_>,
+    ell: u32,
+    s: u32,
+    a: &[u64],
+) -> Result<(Bits, Bits), ProtoError> {
+    let (hi, lo) = (
+        drelu::carry_input(ctx.role, ell - 1, a),
+        drelu::carry_input(ctx.role, s, a),
+    );
+    let specs = [
+        MillSpec {
+            bits: ell - 1,
+            k: 1,
+            input: &hi,
+        },
+        MillSpec {
+            bits: s,
+            k: 1,
+            input: &lo,
+        },
+    ];
+    let mut carries = mill::mill_multi(ctx, &specs)?.into_iter();
+    let (Some(carry), Some(c)) = (carries.next(), carries.next()) else {
+        return Err(ProtoError::InvalidArgument(
+            "millionaires' returned fewer results than specs".into(),
+        ));
+    };
+    Ok((drelu::msb_from_carry(carry, ell, a), c))
+}
+
 /// `(a_b ≫ s) + corr_b·2^{ℓ−s} + d_b mod 2^ℓ`.
 fn combine(a: &[u64], corr: &[u64], d: &[u64], ell: u32, s: u32) -> Vec<u64> {
     a.iter()
@@ -248,29 +282,7 @@ pub fn trunc(ctx: &mut Ctx<'_>, ell: u32, s: u32, a: &[u64]) -> Result<Vec<u64>,
     if s == 0 {
         return Ok(a.to_vec());
     }
-    let (hi, lo) = (
-        drelu::carry_input(ctx.role, ell - 1, a),
-        drelu::carry_input(ctx.role, s, a),
-    );
-    let specs = [
-        MillSpec {
-            bits: ell - 1,
-            k: 1,
-            input: &hi,
-        },
-        MillSpec {
-            bits: s,
-            k: 1,
-            input: &lo,
-        },
-    ];
-    let mut carries = mill::mill_multi(ctx, &specs)?.into_iter();
-    let (Some(carry), Some(c)) = (carries.next(), carries.next()) else {
-        return Err(ProtoError::InvalidArgument(
-            "millionaires' returned fewer results than specs".into(),
-        ));
-    };
-    let msb = drelu::msb_from_carry(carry, ell, a);
+    let (msb, c) = msb_and_low_carry(ctx, ell, s, a)?;
     let corr = corr(ctx, &top_bits(a, ell), &msb, &[Modulus::Pow2(s)])?;
     let d = b2a::b2a(ctx, ell, &c)?;
     Ok(combine(a, &corr, &d, ell, s))
@@ -367,29 +379,7 @@ fn nonneg_from_carry(
 pub fn relu_trunc(ctx: &mut Ctx<'_>, ell: u32, s: u32, a: &[u64]) -> Result<Vec<u64>, ProtoError> {
     check_args(ell, s)?;
     check(s >= 1, || "relu_trunc needs a shift s ≥ 1".into())?;
-    let (hi, lo) = (
-        drelu::carry_input(ctx.role, ell - 1, a),
-        drelu::carry_input(ctx.role, s, a),
-    );
-    let specs = [
-        MillSpec {
-            bits: ell - 1,
-            k: 1,
-            input: &hi,
-        },
-        MillSpec {
-            bits: s,
-            k: 1,
-            input: &lo,
-        },
-    ];
-    let mut carries = mill::mill_multi(ctx, &specs)?.into_iter();
-    let (Some(carry), Some(c)) = (carries.next(), carries.next()) else {
-        return Err(ProtoError::InvalidArgument(
-            "millionaires' returned fewer results than specs".into(),
-        ));
-    };
-    let mut positive = drelu::msb_from_carry(carry, ell, a);
+    let (mut positive, c) = msb_and_low_carry(ctx, ell, s, a)?;
     positive.flip_if(ctx.role == Role::P1);
     let t = nonneg_from_carry(ctx, ell, s, a, &c)?;
     mux::mux(ctx, Modulus::Pow2(ell), &t, &positive)
