@@ -52,8 +52,9 @@
 #     the round trips); not comparable one for one;
 #   per layer = seconds inside each kind of layer by the server's clock (sci: the
 #     server report's instructions by op; the peer: its "Total time in X"): conv (the
-#     peer's Conv + BatchNorm + MatMul; sci's conv2d + matmul + mul), ReLU, MaxPool,
-#     truncation (sci's trunc; the peer fuses most into its ReLU), other (the rest);
+#     peer's Conv + BatchNorm + MatMul; sci's conv2d + matmul + mul), ReLU (sci's relu and
+#     relu_trunc, a ReLU with the truncation after it), MaxPool, truncation (sci's other
+#     truncs; the peer fuses most into its ReLU too), other (the rest);
 #   CPU = user + system seconds of each process (/usr/bin/time -v), peak RSS likewise;
 #   load = the range of the 1-minute load average taken after each run.
 # Needs /usr/bin/time and python3 (standard library only).
@@ -169,7 +170,7 @@ def timev(i):
     return wall, float(get("User time (seconds)")) + float(get("System time (seconds)")), int(get("Maximum resident set size (kbytes)")) / 1024
 
 def group(op):
-    return {"conv2d": "conv", "matmul": "conv", "mul": "conv", "relu": "relu", "maxpool": "maxpool", "trunc": "trunc"}.get(op, "other")
+    return {"conv2d": "conv", "matmul": "conv", "mul": "conv", "relu": "relu", "relu_trunc": "relu", "maxpool": "maxpool", "trunc": "trunc"}.get(op, "other")
 
 if not ok:
     last = lambda i: (open(f"{raw}.out{i}", errors="replace").read().strip().splitlines() or [""])[-1]
