@@ -13,8 +13,8 @@
 //! **Why:** the runtime then runs the truncation's millionaires' (`Π_MILL^s` of the low
 //! bits' carry) on the ReLU's *input* shares, beside the `DReLU`'s `Π_MILL^{ℓ−1}` in one
 //! call, instead of after the ReLU's multiplexer (`proto::trunc::relu_trunc`): the same
-//! bits, and the truncation's millionaires' rounds gone — on SqueezeNet at ℓ = 37, 2 of
-//! every ReLU-and-truncation pair's 9 (`sci_ir::cost::div::relu_trunc`).
+//! bits, and the truncation's millionaires' rounds gone — at ℓ = 32, m = 4 a pair takes 5
+//! rounds instead of 7 (`sci_ir::cost::div::relu_trunc`; SqueezeNet at ℓ = 37: 299 → 253).
 
 use crate::error::PassError;
 use crate::rewrite::Rewriter;

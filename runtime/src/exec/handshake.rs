@@ -66,8 +66,12 @@ pub const MAGIC: [u8; 8] = *b"SCI-RUN\0";
 /// only sizes the silent engine); 9 — the silent engine's LPN codes are keyed by the
 /// session id and the iteration ([`crate::ot::ferret`]) instead of one constant code:
 /// the same messages, but a peer of version 8 would compute with other codes, and the
-/// correlations would silently not hold.
-pub const WIRE_VERSION: u32 = 9;
+/// correlations would silently not hold; 10 — the same plan runs other message sequences:
+/// exp (inside sigmoid, tanh, softmax) looks its high digits up as one-bit OTs, a
+/// narrow MaxPool runs as a columns pass and a rows pass
+/// (`sci_ir::params::pool::separable`), and an RLWE plan's secret matmuls exchange RLWE
+/// cross terms.
+pub const WIRE_VERSION: u32 = 10;
 
 /// The plan format version sent in the hello.
 pub const PLAN_FORMAT: u32 = sci_ir::plan::FORMAT_VERSION;
@@ -485,7 +489,7 @@ mod tests {
     /// (and then this test's figures).
     #[test]
     fn wire_version_is_pinned() {
-        assert_eq!(WIRE_VERSION, 9);
+        assert_eq!(WIRE_VERSION, 10);
         let mut h = Hello::new(Party::Client, 3, OtKind::Silent, [9; 32], Status::Ready);
         h.software = "0.1.0".into();
         h.plan_format = 1;
@@ -495,7 +499,7 @@ mod tests {
         assert_eq!(bytes.len(), HELLO_LEN + 5);
         assert_eq!(
             &bytes[..28],
-            b"SCI-RUN\0\x09\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
+            b"SCI-RUN\0\x0a\0\0\0\x01\0\0\0\x05\x01\x03\0\0\0\x68\x01\0\0\x09\x09"
         );
         assert_eq!(&bytes[58..74], &[0xee; 16]);
         assert_eq!(&bytes[74..], b"\x01\x000.1.0");
