@@ -259,3 +259,30 @@ fn landed_lowerings_match_onnxruntime_on_zoo_probes() {
         assert!(checked.contains(op), "no {op} probe was checked");
     }
 }
+
+/// The legacy exporter's decomposed GELU (`Div √2, Erf, Add 1, Mul, Mul 0.5`) is fused
+/// into one GELU spline (`sci-passes`' `fuse_gelu`), as the dynamo exporter's `Gelu`
+/// node is lowered: both exports of ViT and ConvNeXt compile to the same number of GELU
+/// splines, with no Erf spline left.
+#[test]
+fn both_exporters_gelu_is_one_spline() {
+    use sci_ir::Op;
+    use sci_ir::spline::SplineFn;
+    let count = |path: &str, f: SplineFn| {
+        let c = compile_default(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        c.program
+            .instrs()
+            .iter()
+            .filter(|i| matches!(&i.op, Op::Spline { func, .. } if *func == f))
+            .count()
+    };
+    for model in ["vit_tiny", "convnext_tiny_tiny"] {
+        let legacy = format!("zoo/{model}_legacy_o17.onnx");
+        let dynamo = format!("zoo/{model}_dynamo.onnx");
+        let gelus = count(&legacy, SplineFn::Gelu);
+        say(&format!("{model}: {gelus} GELU splines"));
+        assert!(gelus > 0, "{legacy}: no GELU spline");
+        assert_eq!(gelus, count(&dynamo, SplineFn::Gelu), "{model}");
+        assert_eq!(count(&legacy, SplineFn::Erf), 0, "{legacy}: an Erf left");
+    }
+}

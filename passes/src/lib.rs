@@ -13,6 +13,7 @@ mod error;
 pub mod fold_affine;
 pub mod fold_batchnorm;
 pub mod fold_constants;
+pub mod fuse_gelu;
 pub mod fuse_relu_trunc;
 pub mod he_field;
 pub mod manager;

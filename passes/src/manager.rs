@@ -10,29 +10,30 @@
 //! |---|---|---|---|
 //! | 1 | [`remove_identity`] | float | `identity`, no-op reshapes/transposes |
 //! | 2 | [`fold_constants`] | float | ops of constants only (e.g. transposed weights) |
-//! | 3 | [`fold_batchnorm`] | float | BatchNorm into conv/matmul, else mul + add |
-//! | 4 | [`fold_affine`] | float | per-channel `mul`/`add`/`sub` by constants into conv/matmul |
-//! | 5 | [`swap_relu_maxpool`] | float | `relu(maxpool(x))` → `maxpool(relu(x))` |
-//! | 6 | [`dce`] | float | dead code |
-//! | 7 | [`quantize`](crate::quantize) | float → fixed | ring types, encoded constants, `trunc` after products |
-//! | 8 | [`swap_relu_maxpool`] | fixed | again, for already-quantized input files |
-//! | 9 | [`place_truncs`] | fixed | move `trunc` past ReLU/MaxPool/add, merge those of a concat (§6.2) |
-//! | 10 | [`fold_constants`] | fixed | e.g. `scale_up` of constants left by 9 |
-//! | 11 | [`mark_nonneg`](crate::nonneg) | fixed | `trunc nonneg` where the input is provably ≥ 0 |
-//! | 12 | [`dce`] | fixed | dead code |
-//! | 13 | [`he_field`](crate::he_field) | fixed | SCI_HE only (`sci-compile --backend he`): the ring program re-encoded into the HE field of the same width |
+//! | 3 | [`fuse_gelu`] | float | the exporters' `x·(erf(x/√2) + 1)·½` → `spline x func=1` |
+//! | 4 | [`fold_batchnorm`] | float | BatchNorm into conv/matmul, else mul + add |
+//! | 5 | [`fold_affine`] | float | per-channel `mul`/`add`/`sub` by constants into conv/matmul |
+//! | 6 | [`swap_relu_maxpool`] | float | `relu(maxpool(x))` → `maxpool(relu(x))` |
+//! | 7 | [`dce`] | float | dead code |
+//! | 8 | [`quantize`](crate::quantize) | float → fixed | ring types, encoded constants, `trunc` after products |
+//! | 9 | [`swap_relu_maxpool`] | fixed | again, for already-quantized input files |
+//! | 10 | [`place_truncs`] | fixed | move `trunc` past ReLU/MaxPool/add, merge those of a concat (§6.2) |
+//! | 11 | [`fold_constants`] | fixed | e.g. `scale_up` of constants left by 10 |
+//! | 12 | [`mark_nonneg`](crate::nonneg) | fixed | `trunc nonneg` where the input is provably ≥ 0 |
+//! | 13 | [`dce`] | fixed | dead code |
+//! | 14 | [`he_field`](crate::he_field) | fixed | SCI_HE only (`sci-compile --backend he`): the ring program re-encoded into the HE field of the same width |
 //!
 //! Float-only passes leave fixed-point programs unchanged, and the fixed-point ones find
 //! nothing to do in float programs, so an already-quantized IR file goes through the same
-//! pipeline without step 7. Autotuning runs the float stage (1–6) once and the fixed stage
-//! (7–12) once per candidate scale.
+//! pipeline without step 8. Autotuning runs the float stage (1–7) once and the fixed stage
+//! (8–13) once per candidate scale.
 
 use crate::error::PassError;
 use crate::pass::{FnPass, Pass};
 use crate::quantize::Quantize;
 use crate::{
-    dce, fold_affine, fold_batchnorm, fold_constants, nonneg, place_truncs, remove_identity,
-    swap_relu_maxpool,
+    dce, fold_affine, fold_batchnorm, fold_constants, fuse_gelu, nonneg, place_truncs,
+    remove_identity, swap_relu_maxpool,
 };
 use sci_ir::Program;
 use thiserror::Error;
@@ -53,12 +54,13 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    /// The float stage (passes 1–6 of the module table).
+    /// The float stage (passes 1–7 of the module table).
     pub fn float_stage() -> Pipeline {
         Pipeline {
             passes: vec![
                 Box::new(FnPass::new("remove_identity", remove_identity::run)),
                 Box::new(FnPass::new("fold_constants", fold_constants::run)),
+                Box::new(FnPass::new("fuse_gelu", fuse_gelu::run)),
                 Box::new(FnPass::new("fold_batchnorm", fold_batchnorm::run)),
                 Box::new(FnPass::new("fold_affine", fold_affine::run)),
                 Box::new(FnPass::new("swap_relu_maxpool", swap_relu_maxpool::run)),
@@ -67,7 +69,7 @@ impl Pipeline {
         }
     }
 
-    /// The fixed-point stage (passes 7–12): quantization at `quant` if given (for a float
+    /// The fixed-point stage (passes 8–13): quantization at `quant` if given (for a float
     /// program), then the ReLU/MaxPool swap, truncation placement, constant folding,
     /// non-negativity marking and dead-code elimination.
     pub fn fixed_stage(quant: Option<Quantize>) -> Pipeline {

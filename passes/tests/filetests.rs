@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use sci_ir::{Encoding, Program, Tensor, interp};
 use sci_passes::{
     FnPass, Pass, PassError, Pipeline, Quantize, dce, fold_affine, fold_batchnorm, fold_constants,
-    fuse_relu_trunc, nonneg, place_truncs, remove_identity, swap_relu_maxpool,
+    fuse_gelu, fuse_relu_trunc, nonneg, place_truncs, remove_identity, swap_relu_maxpool,
 };
 use sci_testkit::Lcg;
 
@@ -77,6 +77,7 @@ const SIMPLE_PASSES: &[(&str, PassFn)] = &[
     ("fold_constants", fold_constants::run),
     ("fold_batchnorm", fold_batchnorm::run),
     ("fold_affine", fold_affine::run),
+    ("fuse_gelu", fuse_gelu::run),
     ("swap_relu_maxpool", swap_relu_maxpool::run),
     ("dce", dce::run),
     ("place_truncs", place_truncs::run),
