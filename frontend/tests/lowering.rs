@@ -1871,8 +1871,9 @@ fn layer_normalization_lowers_to_rsqrt_and_secret_products() {
 }
 
 /// The legacy exporter's decomposition: `Pow(d, 2)` is a secret square, `Div(d,
-/// Sqrt(v))` is `d·rsqrt(v)`; `Div` of two run-time tensors otherwise and `Pow` by
-/// another exponent are errors naming the node.
+/// Sqrt(v))` is `d·rsqrt(v)`; `Div` of two run-time tensors otherwise is an error;
+/// `Pow` by an integer `k ≤ 16` is square-and-multiply (the tanh-GELU's `x³`: two products);
+/// `Pow` by any other exponent is an error naming the node.
 #[test]
 fn pow_sqrt_and_div_of_activations() {
     let mut g = Graph::new(13);
@@ -1909,10 +1910,31 @@ fn pow_sqrt_and_div_of_activations() {
     g.node("div", "Div", &["a", "v"], &["y"]);
     let e = lower_err(&load(&g), None);
     assert!(e.contains("div") && e.contains("Sqrt"), "{e}");
-    let mut g = Graph::new(13);
-    g.input("a", &[D::N(1), D::N(3)]).output("y");
-    g.init_f32("three", &[], &[3.0]);
-    g.node("cube", "Pow", &["a", "three"], &["y"]);
-    let e = lower_err(&load(&g), None);
-    assert!(e.contains("cube") && e.contains("exponent 2"), "{e}");
+    for (k, products) in [(1.0f32, 0usize), (3.0, 2), (5.0, 3), (16.0, 4)] {
+        let mut g = Graph::new(13);
+        g.input("a", &[D::N(1), D::N(3)]).output("y");
+        g.init_f32("k", &[], &[k]);
+        g.node("pow", "Pow", &["a", "k"], &["y"]);
+        let (p, _) = load(&g).lower(None).unwrap();
+        let a = [1.5f32, -0.5, 1.1];
+        let y = run(&p, &[(vec![1, 3], a.to_vec())]).remove(0);
+        near(&y, a.iter().map(|x| x.powf(k)), "a^k", 1e-4);
+        let ops = mnemonics(&p);
+        assert_eq!(
+            ops.iter().filter(|&&m| m == "mul").count(),
+            products,
+            "k = {k}: {ops:?}"
+        );
+    }
+    for k in [2.5f32, 0.0, -1.0, 17.0] {
+        let mut g = Graph::new(13);
+        g.input("a", &[D::N(1), D::N(3)]).output("y");
+        g.init_f32("k", &[], &[k]);
+        g.node("cube", "Pow", &["a", "k"], &["y"]);
+        let e = lower_err(&load(&g), None);
+        assert!(
+            e.contains("cube") && e.contains("integer exponent in 1..=16"),
+            "{e}"
+        );
+    }
 }

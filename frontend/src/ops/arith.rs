@@ -257,9 +257,21 @@ fn sqrt(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
 
 /// `Pow`: of a run-time tensor by the constant exponent 2, its secret square; of two
 /// constants, folded. Other exponents of run-time tensors are an error.
+/// The largest integer exponent `Pow` of an activation accepts.
+const MAX_POW: u32 = 16;
+
+/// `Pow`: folded on constants; on an activation with a constant integer exponent `k` in
+/// `1..=16` (the same for every element), `x^k` by square-and-multiply, one `mul` of
+/// two activations per squaring and per set bit below the top one (`x³ = x²·x`: 2).
 fn pow(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let e = cx.const_input(1, "exponent")?;
-    let two = e.to_f64().iter().all(|&v| v == 2.0);
+    let exps = e.to_f64();
+    let k = match exps.first() {
+        Some(&k) if exps.iter().all(|&v| v == k) && k.fract() == 0.0 && k >= 1.0 => {
+            (k <= f64::from(MAX_POW)).then_some(k as u32)
+        }
+        _ => None,
+    };
     match cx.input(0)?.clone() {
         Value::Const(t) => {
             let (b, e) = (t.to_f64(), e.to_f64());
@@ -277,10 +289,23 @@ fn pow(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
                 .map(|t| vec![Value::constant(t)])
                 .map_err(|err| cx.error(err))
         }
-        Value::Act(x) if two => Ok(vec![cx.emit_value(Op::Mul { a: x, b: x })?]),
-        Value::Act(_) => Err(cx.error(
-            "Pow of a run-time tensor is only supported with the constant exponent 2 (a square)",
-        )),
+        Value::Act(x) => {
+            let k = k.ok_or_else(|| {
+                cx.error(format!(
+                    "Pow of a run-time tensor is only supported with one constant integer \
+                     exponent in 1..={MAX_POW} (got {exps:?})"
+                ))
+            })?;
+            // Bits of k from the top: square, then multiply by x where the bit is set.
+            let mut acc = x;
+            for bit in (0..k.ilog2()).rev() {
+                acc = cx.emit(Op::Mul { a: acc, b: acc })?;
+                if k >> bit & 1 == 1 {
+                    acc = cx.emit(Op::Mul { a: acc, b: x })?;
+                }
+            }
+            Ok(vec![Value::Act(acc)])
+        }
     }
 }
 
