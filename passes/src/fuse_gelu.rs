@@ -126,8 +126,8 @@ fn phi_plus_one(p: &Program, users: &[Vec<ValueId>], a: ValueId) -> Option<(Valu
         return None;
     };
     let f = match (scalar(p, l), scalar(p, r)) {
-        (_, Some(c)) if c == 1.0 => l,
-        (Some(c), _) if c == 1.0 => r,
+        (_, Some(1.0)) => l,
+        (Some(1.0), _) => r,
         _ => return None,
     };
     if !(only_user(users, f, a) && users[a.index()].len() == 1) {
