@@ -408,6 +408,126 @@ pub fn constant_of_shape(shape_t: &Tensor, value: Option<&Tensor>) -> ShapeResul
     }
 }
 
+/// How `ScatterND` combines an update with the element it lands on (`reduction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scatter {
+    /// The update replaces the element (`none`).
+    Replace,
+    /// `element + update` (`add`).
+    Add,
+    /// `element · update` (`mul`).
+    Mul,
+    /// `max(element, update)` (`max`).
+    Max,
+    /// `min(element, update)` (`min`).
+    Min,
+}
+
+/// `ScatterND(data, indices, updates)`: a copy of `data` where each index tuple
+/// `indices[j…, :]` (length `k` ≤ rank, negative entries counting from the end)
+/// addresses the slice `data[i_1, …, i_k, :]`, combined with `updates[j…]` by
+/// `how`; updates apply in row-major order of `j`. `updates` must have shape
+/// `indices.shape[..-1] ++ data.shape[k..]` and the same type as `data`.
+pub fn scatter_nd(
+    data: &Tensor,
+    indices: &Tensor,
+    updates: &Tensor,
+    how: Scatter,
+) -> ShapeResult<Tensor> {
+    let ind = indices
+        .as_ints()
+        .ok_or("ScatterND indices must be integers")?;
+    let (d_shape, i_shape) = (data.shape(), indices.shape());
+    let k = *i_shape
+        .last()
+        .ok_or("ScatterND indices must have rank at least 1")?;
+    if k > d_shape.len() {
+        return Err(format!(
+            "ScatterND index tuples have {k} entries but data has rank {}",
+            d_shape.len()
+        ));
+    }
+    let expected: Vec<usize> = i_shape[..i_shape.len() - 1]
+        .iter()
+        .chain(&d_shape[k..])
+        .copied()
+        .collect();
+    if updates.shape() != expected.as_slice() {
+        return Err(format!(
+            "ScatterND updates have shape {:?}, expected {expected:?} (indices {i_shape:?}, data {d_shape:?})",
+            updates.shape()
+        ));
+    }
+    if updates.dtype() != data.dtype() {
+        return Err(format!(
+            "ScatterND updates are {} but data is {}",
+            updates.dtype(),
+            data.dtype()
+        ));
+    }
+    let slice: usize = d_shape[k..].iter().product();
+    let strides = shape::strides(d_shape);
+    // The flat offset of every index tuple's slice.
+    let tuples: usize = i_shape[..i_shape.len() - 1].iter().product();
+    let offsets = (0..tuples)
+        .map(|j| {
+            ind[j * k..(j + 1) * k]
+                .iter()
+                .enumerate()
+                .try_fold(0usize, |acc, (axis, &i)| {
+                    let dim = d_shape[axis] as i64;
+                    let at = if i < 0 { i + dim } else { i };
+                    if !(0..dim).contains(&at) {
+                        return Err(format!(
+                            "ScatterND index {i} is out of range for axis {axis} of size {dim}"
+                        ));
+                    }
+                    Ok(acc + at as usize * strides[axis])
+                })
+        })
+        .collect::<ShapeResult<Vec<usize>>>()?;
+    fn apply<T: Copy>(
+        out: &mut [T],
+        upd: &[T],
+        offsets: &[usize],
+        slice: usize,
+        f: impl Fn(T, T) -> T,
+    ) {
+        for (j, &o) in offsets.iter().enumerate() {
+            let src = &upd[j * slice..(j + 1) * slice];
+            for (e, &u) in out[o..o + slice].iter_mut().zip(src) {
+                *e = f(*e, u);
+            }
+        }
+    }
+    let out = match (data.data().clone(), updates.data()) {
+        (Data::Float(mut v), Data::Float(u)) => {
+            apply(&mut v, u, &offsets, slice, |e, u| match how {
+                Scatter::Replace => u,
+                Scatter::Add => e + u,
+                Scatter::Mul => e * u,
+                Scatter::Max => e.max(u),
+                Scatter::Min => e.min(u),
+            });
+            Data::Float(v)
+        }
+        (Data::Int(mut v), Data::Int(u)) => {
+            apply(&mut v, u, &offsets, slice, |e, u| match how {
+                Scatter::Replace => u,
+                Scatter::Add => e.wrapping_add(u),
+                Scatter::Mul => e.wrapping_mul(u),
+                Scatter::Max => e.max(u),
+                Scatter::Min => e.min(u),
+            });
+            Data::Int(v)
+        }
+        _ => return Err("ScatterND data and updates differ in storage class".into()),
+    };
+    let mut t = make(data.dtype(), d_shape.to_vec(), out)?;
+    t.round_to_dtype();
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1938,3 +1938,296 @@ fn pow_sqrt_and_div_of_activations() {
         );
     }
 }
+
+/// `einsum` by definition, in f64: `terms` the operands' letters, `out` the output's,
+/// `size` every letter's size.
+fn einsum_reference(
+    terms: [&str; 2],
+    out: &str,
+    size: &[(char, usize)],
+    a: &[f32],
+    b: &[f32],
+) -> Vec<f32> {
+    let dim = |c: char| size.iter().find(|(l, _)| *l == c).unwrap().1;
+    let letters: Vec<char> = size.iter().map(|(l, _)| *l).collect();
+    let flat = |term: &str, at: &[usize]| {
+        term.chars().fold(0, |acc, c| {
+            acc * dim(c) + at[letters.iter().position(|&l| l == c).unwrap()]
+        })
+    };
+    let out_len: usize = out.chars().map(dim).product();
+    let mut y = vec![0.0f64; out_len];
+    let total: usize = letters.iter().map(|&c| dim(c)).product();
+    let mut at = vec![0usize; letters.len()];
+    for _ in 0..total {
+        y[flat(out, &at)] += f64::from(a[flat(terms[0], &at)]) * f64::from(b[flat(terms[1], &at)]);
+        for d in (0..at.len()).rev() {
+            at[d] += 1;
+            if at[d] < dim(letters[d]) {
+                break;
+            }
+            at[d] = 0;
+        }
+    }
+    y.iter().map(|&v| v as f32).collect()
+}
+
+/// An einsum test: equation, operand terms, output term, letter sizes, the number of
+/// IR `matmul`s, whether the right operand is a constant.
+type EinsumCase = (
+    &'static str,
+    [&'static str; 2],
+    &'static str,
+    &'static [(char, usize)],
+    usize,
+    bool,
+);
+
+#[test]
+fn einsum_is_one_matrix_product_between_transposes() {
+    let cases: [EinsumCase; 5] = [
+        // MaxViT's attention scores and weighted values (batch B G H = 1 2 2).
+        (
+            "B G H I D, B G H J D -> B G H I J",
+            ["BGHID", "BGHJD"],
+            "BGHIJ",
+            &[('B', 1), ('G', 2), ('H', 2), ('I', 3), ('J', 3), ('D', 2)],
+            4,
+            false,
+        ),
+        (
+            "B G H I J, B G H J D -> B G H I D",
+            ["BGHIJ", "BGHJD"],
+            "BGHID",
+            &[('B', 1), ('G', 2), ('H', 2), ('I', 3), ('J', 3), ('D', 2)],
+            4,
+            false,
+        ),
+        // Implicit output (letters occurring once, alphabetical): "ik".
+        (
+            "ij,jk",
+            ["ij", "jk"],
+            "ik",
+            &[('i', 2), ('j', 3), ('k', 4)],
+            1,
+            false,
+        ),
+        // Free letters in a transposed output order, and an outer product.
+        (
+            "kj,ij->jik",
+            ["kj", "ij"],
+            "jik",
+            &[('k', 2), ('j', 3), ('i', 2)],
+            3,
+            false,
+        ),
+        // By constant weights: one `matmul` by the server's weights.
+        (
+            "bj,jk->bk",
+            ["bj", "jk"],
+            "bk",
+            &[('b', 2), ('j', 3), ('k', 2)],
+            1,
+            true,
+        ),
+    ];
+    for (eq, terms, out, size, matmuls, weights) in cases {
+        let dims = |t: &str| -> Vec<usize> {
+            t.chars()
+                .map(|c| size.iter().find(|(l, _)| *l == c).unwrap().1)
+                .collect()
+        };
+        let (da, db) = (dims(terms[0]), dims(terms[1]));
+        let a: Vec<f32> = (0..da.iter().product::<usize>())
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let b: Vec<f32> = (0..db.iter().product::<usize>())
+            .map(|i| (i as f32 * 0.71).cos())
+            .collect();
+        let mut g = Graph::new(12);
+        let n = |d: &[usize]| d.iter().map(|&d| D::N(d as i64)).collect::<Vec<_>>();
+        g.input("a", &n(&da)).output("y");
+        if weights {
+            let d: Vec<i64> = db.iter().map(|&d| d as i64).collect();
+            g.init_f32("b", &d, &b);
+        } else {
+            g.input("b", &n(&db));
+        }
+        attr_s(g.node("es", "Einsum", &["a", "b"], &["y"]), "equation", eq);
+        let (p, _) = load(&g).lower(None).unwrap();
+        let m = mnemonics(&p);
+        assert_eq!(
+            m.iter().filter(|&&o| o == "matmul").count(),
+            matmuls,
+            "{eq}: {m:?}"
+        );
+        let mut inputs = vec![(da.clone(), a.clone())];
+        if !weights {
+            inputs.push((db.clone(), b.clone()));
+        }
+        let y = run(&p, &inputs);
+        assert_eq!(p.outputs().len(), 1);
+        let want = einsum_reference(terms, out, size, &a, &b);
+        assert_eq!(y[0].len(), want.len(), "{eq}");
+        for (k, (u, v)) in y[0].iter().zip(&want).enumerate() {
+            assert!((u - v).abs() <= 1e-5, "{eq}: element {k}: {u} vs {v}");
+        }
+    }
+}
+
+#[test]
+fn einsum_outside_one_matrix_product_is_rejected_naming_the_node() {
+    for (eq, inputs, needle) in [
+        ("...ij,...jk->...ik", 2, "ellipsis"),
+        ("ii,ij->ij", 2, "repeats within one term"),
+        ("ij,jk->i", 2, "sums letter 'k' over one operand only"),
+        ("ij->i", 1, "only permutations"),
+        ("ij,jk,kl->il", 3, "one or two are supported"),
+        ("ij,jk->iz", 2, "output letter 'z' is in no operand"),
+    ] {
+        let mut g = Graph::new(12);
+        let names = ["a", "b", "c"];
+        for name in &names[..inputs] {
+            g.input(name, &[D::N(2), D::N(2)]);
+        }
+        g.output("y");
+        attr_s(
+            g.node("es_bad", "Einsum", &names[..inputs], &["y"]),
+            "equation",
+            eq,
+        );
+        let e = lower_err(&load(&g), None);
+        assert!(
+            e.contains("node 'es_bad'") && e.contains("Einsum") && e.contains(needle),
+            "{eq}: {e}"
+        );
+    }
+    // Shared letters of different sizes (broadcasting) are named.
+    let mut g = Graph::new(12);
+    g.input("a", &[D::N(2), D::N(3)])
+        .input("b", &[D::N(2), D::N(2)])
+        .output("y");
+    attr_s(
+        g.node("es_size", "Einsum", &["a", "b"], &["y"]),
+        "equation",
+        "ij,jk->ik",
+    );
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'es_size'") && e.contains("letter 'j' has size 3 and 2"),
+        "{e}"
+    );
+}
+
+/// `x + ScatterND(data, indices, updates)` with constant scatter operands; `reduction`
+/// set unless `None`.
+fn scatter_graph(
+    opset: i64,
+    indices: (&[i64], &[i64]),
+    updates: &[f32],
+    reduction: Option<&str>,
+) -> Graph {
+    let mut g = Graph::new(opset);
+    g.input("x", &[D::N(3), D::N(2)]).output("y");
+    g.init_f32("data", &[3, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    g.init_i64("idx", indices.0, indices.1);
+    let k = indices.0.iter().take(indices.0.len() - 1).product::<i64>();
+    let udims: Vec<i64> = if indices.0.last() == Some(&2) {
+        vec![k]
+    } else {
+        vec![k, 2]
+    };
+    g.init_f32("upd", &udims, updates);
+    let n = g.node("sc", "ScatterND", &["data", "idx", "upd"], &["s"]);
+    if let Some(r) = reduction {
+        attr_s(n, "reduction", r);
+    }
+    g.node("add", "Add", &["x", "s"], &["y"]);
+    g
+}
+
+#[test]
+fn scatter_nd_on_constants_folds() {
+    let x = vec![0.0, 0.5, 1.0, 1.5, 2.0, 2.5];
+    let fold = |g: &Graph| {
+        let (p, _) = load(g).lower(None).unwrap();
+        assert_eq!(mnemonics(&p), ["input", "const", "add", "output"]);
+        let y = run(&p, &[(vec![3, 2], x.clone())]);
+        y[0].iter()
+            .zip(&x)
+            .map(|(y, x)| y - x)
+            .collect::<Vec<f32>>()
+    };
+    // Rows 2 and 0 (a negative index) replaced.
+    assert_eq!(
+        fold(&scatter_graph(
+            13,
+            (&[2, 1], &[2, -3]),
+            &[9.0, 8.0, 7.0, 6.0],
+            None
+        )),
+        [7.0, 6.0, 3.0, 4.0, 9.0, 8.0]
+    );
+    // Single elements (index tuples of length 2), accumulated with `add` (twice onto [1, 1]).
+    assert_eq!(
+        fold(&scatter_graph(
+            16,
+            (&[3, 2], &[1, 1, 0, 0, 1, 1]),
+            &[10.0, 20.0, 30.0],
+            Some("add")
+        )),
+        [21.0, 2.0, 3.0, 44.0, 5.0, 6.0]
+    );
+    // `max` and `min` from opset 18.
+    assert_eq!(
+        fold(&scatter_graph(
+            18,
+            (&[2, 1], &[0, 2]),
+            &[0.0, 9.0, 0.0, 9.0],
+            Some("max")
+        )),
+        [1.0, 9.0, 3.0, 4.0, 5.0, 9.0]
+    );
+    assert_eq!(
+        fold(&scatter_graph(
+            18,
+            (&[1, 1], &[1]),
+            &[0.0, 9.0],
+            Some("min")
+        )),
+        [1.0, 2.0, 0.0, 4.0, 5.0, 6.0]
+    );
+    // A reduction newer than the opset, an index out of range and run-time data are
+    // errors naming the node.
+    let e = lower_err(
+        &load(&scatter_graph(
+            16,
+            (&[1, 1], &[1]),
+            &[0.0, 9.0],
+            Some("max"),
+        )),
+        None,
+    );
+    assert!(
+        e.contains("node 'sc'") && e.contains("'max' is not a reduction of ScatterND at opset 16"),
+        "{e}"
+    );
+    let e = lower_err(
+        &load(&scatter_graph(13, (&[1, 1], &[3]), &[0.0, 9.0], None)),
+        None,
+    );
+    assert!(
+        e.contains("node 'sc'") && e.contains("index 3 is out of range for axis 0 of size 3"),
+        "{e}"
+    );
+    let mut g = Graph::new(13);
+    g.input("x", &[D::N(3), D::N(2)]).output("y");
+    g.init_i64("idx", &[1, 1], &[0]);
+    g.init_f32("upd", &[1, 2], &[1.0, 1.0]);
+    g.node("sc_rt", "ScatterND", &["x", "idx", "upd"], &["y"]);
+    let e = lower_err(&load(&g), None);
+    assert!(
+        e.contains("node 'sc_rt'") && e.contains("ScatterND is only supported on constants"),
+        "{e}"
+    );
+}

@@ -1,5 +1,6 @@
 //! Selection by constant indices: `Gather` and `GatherND` (constant indices),
-//! `Slice` and `Split`.
+//! `Slice` and `Split`; and `ScatterND`, on constants only (the attention masks
+//! Swin's shifted windows build in-graph).
 //!
 //! On constants they fold; on run-time tensors they lower to the IR's `gather`
 //! (one per selected axis, then a `reshape` where `Gather` drops or adds axes).
@@ -18,6 +19,32 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("GatherND", gather_nd);
     reg.op("Slice", slice);
     reg.op("Split", split);
+    reg.const_op("ScatterND", scatter_nd);
+}
+
+/// `ScatterND(data, indices, updates)` on constants ([`fold::scatter_nd`]):
+/// `reduction` (opset 16: `none`, `add`, `mul`; 18: also `max`, `min`).
+fn scatter_nd(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
+    cx.node.check_known_attrs(&["reduction"])?;
+    let reduction = cx.node.attr_string("reduction")?;
+    let how = match (reduction.as_deref().unwrap_or("none"), cx.opset) {
+        ("none", _) => fold::Scatter::Replace,
+        ("add", 16..) => fold::Scatter::Add,
+        ("mul", 16..) => fold::Scatter::Mul,
+        ("max", 18..) => fold::Scatter::Max,
+        ("min", 18..) => fold::Scatter::Min,
+        (r, opset) => {
+            return Err(cx.node.attr_error(
+                "reduction",
+                format!("'{r}' is not a reduction of ScatterND at opset {opset}"),
+            ));
+        }
+    };
+    let data = cx.const_input(0, "data; ScatterND is only supported on constants")?;
+    let (indices, updates) = (cx.const_input(1, "indices")?, cx.const_input(2, "updates")?);
+    fold::scatter_nd(&data, &indices, &updates, how)
+        .map(|t| vec![Value::constant(t)])
+        .map_err(|e| cx.error(e))
 }
 
 /// `v` selected along `axis` by `indices` (each below the dimension): folded

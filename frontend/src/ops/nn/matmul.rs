@@ -182,6 +182,13 @@ fn matmul_2d(
 pub(super) fn matmul(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
     let a = cx.input(0)?.clone();
     let b = cx.input(1)?.clone();
+    Ok(vec![matmul_values(cx, &a, &b)?])
+}
+
+/// ONNX `MatMul` (numpy semantics) of `a` and `b`, either of which may be
+/// constant: folded when both are matrices, else IR `matmul`s as the module says.
+pub(super) fn matmul_values(cx: &mut Ctx<'_>, a: &Value, b: &Value) -> Result<Value> {
+    let (a, b) = (a.clone(), b.clone());
     let (a_shape, b_shape) = (cx.shape_of(&a), cx.shape_of(&b));
     if a_shape.is_empty() || b_shape.is_empty() {
         return Err(cx.error("MatMul operands must have rank at least 1"));
@@ -190,7 +197,7 @@ pub(super) fn matmul(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         && a_shape.len() <= 2
         && b_shape.len() <= 2
     {
-        return matmul_const(cx, x, y).map(|t| vec![Value::constant(t)]);
+        return matmul_const(cx, x, y).map(Value::constant);
     }
     // numpy semantics: 1-D operands get a unit dimension that is removed afterwards.
     let a2 = if a_shape.len() == 1 {
@@ -233,11 +240,11 @@ pub(super) fn matmul(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
         let b_flat = reshape_value(cx, &b, vec![k, n])?;
         matmul_2d(cx, &a_flat, &b_flat, None, (0, 1))?
     } else if let (Value::Act(x), Value::Act(y)) = (&a, &b) {
-        return Ok(vec![batched_secret(cx, [*x, *y], &a2, &b2, &out)?]);
+        return batched_secret(cx, [*x, *y], &a2, &b2, &out);
     } else {
         batched_const_rhs(cx, &a, &b, &batch, (m, k, n))?
     };
-    Ok(vec![reshape_value(cx, &Value::Act(y), out)?])
+    reshape_value(cx, &Value::Act(y), out)
 }
 
 /// A batch of products of two run-time tensors `a: [..., M, K]` and `b: [..., K, N]`

@@ -1,6 +1,6 @@
 //! Neural-network layers, one module per family (as tract's `onnx/src/ops/nn/`):
 //! [`conv`] (`Conv`), [`conv_transpose`] (`ConvTranspose`), [`matmul`] (`Gemm`,
-//! `MatMul`), [`norm`] (`BatchNormalization`), [`layernorm`] (`LayerNormalization`),
+//! `MatMul`), [`einsum`] (`Einsum` around one matrix product), [`norm`] (`BatchNormalization`), [`layernorm`] (`LayerNormalization`),
 //! [`activation`] (`Relu`, `Clip`,
 //! `LeakyRelu`, `PRelu`, `HardSigmoid`, `HardSwish`), [`pool`] (`MaxPool`,
 //! `AveragePool`, `GlobalAveragePool`, `GlobalMaxPool`, the spatial mean of `ReduceMean`),
@@ -18,6 +18,7 @@ mod activation;
 mod classifier;
 mod conv;
 mod conv_transpose;
+mod einsum;
 mod layernorm;
 mod matmul;
 mod norm;
@@ -36,6 +37,7 @@ pub(crate) fn register(reg: &mut Registry) {
     reg.op("ConvTranspose", conv_transpose::conv_transpose);
     reg.op("Gemm", matmul::gemm);
     reg.op("MatMul", matmul::matmul);
+    reg.op("Einsum", einsum::einsum);
     reg.op("BatchNormalization", norm::batch_norm);
     reg.op("LayerNormalization", layernorm::layer_norm);
     reg.op("Relu", activation::relu);
