@@ -19,7 +19,8 @@
 # `testdata/.venv/bin/python testdata/generate.py --only bench-large`), mobilenetv3
 # (torchvision's MobileNetV3-small at 224×224, random weights, the legacy exporter:
 # testdata/zoo-large, git-ignored: `testdata/.venv/bin/python testdata/generate.py --only
-# zoo-large`).
+# zoo-large`), vittiny (torchvision's VisionTransformer in DeiT-Tiny's shape at 224×224,
+# the same group).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -30,7 +31,8 @@ model_file() {
     squeezenet) echo testdata/bench/squeezenet.onnx ;;
     resnet50) echo testdata/bench-large/resnet50.onnx ;;
     mobilenetv3) echo testdata/zoo-large/mobilenet_v3_small_legacy_o17.onnx ;;
-    *) echo "unknown model $1 (lenet minionn squeezenet resnet50 mobilenetv3)" >&2; return 1 ;;
+    vittiny) echo testdata/zoo-large/vit_tiny_16_legacy_o17.onnx ;;
+    *) echo "unknown model $1 (lenet minionn squeezenet resnet50 mobilenetv3 vittiny)" >&2; return 1 ;;
   esac
 }
 model_input() {

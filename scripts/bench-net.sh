@@ -10,7 +10,7 @@
 # together), its wall time, bytes, rounds and CPU seconds, and the load average at its
 # end (the machine is shared: wall times under load are not the protocol's).
 #
-# usage: scripts/bench-net.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50 mobilenetv3;
+# usage: scripts/bench-net.sh [MODEL...]   (MODEL: lenet minionn squeezenet resnet50 mobilenetv3 vittiny;
 #        default minionn squeezenet resnet50)
 # env:   BACKENDS="ot he rlwe auto"  NETS="lan wan"  THREADS=2  OUT=target/bench-net
 #        OT=iknp|silent   the plans' OT engine (default iknp, the paper's; see
