@@ -87,7 +87,7 @@ fn compiles_lenet_with_autotuning_and_writes_everything() {
     let emitted = Program::parse(&std::fs::read_to_string(&ir).unwrap()).unwrap();
     assert_eq!(&emitted, server.program());
     // One dump per pass (the fixed-point stage's, then fuse_relu_trunc) plus the input.
-    assert_eq!(std::fs::read_dir(&dumps).unwrap().count(), 14);
+    assert_eq!(std::fs::read_dir(&dumps).unwrap().count(), 15);
 
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
