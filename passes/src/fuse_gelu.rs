@@ -65,10 +65,9 @@ fn scalar(p: &Program, v: ValueId) -> Option<f32> {
 
 /// Whether the old value `v` is a scalar constant within 2 f32 ULPs of `want`.
 fn is_const(p: &Program, v: ValueId, want: f64) -> bool {
-    scalar(p, v).is_some_and(|c| {
-        let want = want as f32;
-        (c - want).abs() <= 2.0 * (want.abs() * f32::EPSILON / 2.0)
-    })
+    let want = want as f32;
+    let ulp = want.abs().next_up() - want.abs();
+    scalar(p, v).is_some_and(|c| (c - want).abs() <= 2.0 * ulp)
 }
 
 /// `√(2/π)`, the tanh-GELU's inner scale.

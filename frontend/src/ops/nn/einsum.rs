@@ -157,26 +157,14 @@ pub(super) fn einsum(cx: &mut Ctx<'_>) -> Result<Vec<Value>> {
                     "'{equation}' sums letter '{c}' over one operand only; not supported"
                 )));
             }
-            let batch: Vec<char> = out
-                .iter()
-                .copied()
-                .filter(|c| ta.contains(c) && tb.contains(c))
-                .collect();
-            let left: Vec<char> = out
-                .iter()
-                .copied()
-                .filter(|c| ta.contains(c) && !tb.contains(c))
-                .collect();
-            let right: Vec<char> = out
-                .iter()
-                .copied()
-                .filter(|c| tb.contains(c) && !ta.contains(c))
-                .collect();
-            let con: Vec<char> = ta
-                .iter()
-                .copied()
-                .filter(|c| tb.contains(c) && !out.contains(c))
-                .collect();
+            // The letters of `from` that satisfy `keep`, in `from`'s order.
+            let pick = |from: &[char], keep: &dyn Fn(&char) -> bool| -> Vec<char> {
+                from.iter().copied().filter(keep).collect()
+            };
+            let batch = pick(&out, &|c| ta.contains(c) && tb.contains(c));
+            let left = pick(&out, &|c| ta.contains(c) && !tb.contains(c));
+            let right = pick(&out, &|c| tb.contains(c) && !ta.contains(c));
+            let con = pick(ta, &|c| tb.contains(c) && !out.contains(c));
             if cx.all_const() && !batch.is_empty() {
                 return Err(cx.error(format!(
                     "'{equation}' of two constants with batch letters is not supported"
